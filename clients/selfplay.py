@@ -1,0 +1,230 @@
+"""Self-play: bots play whole games through the engine and the result is a complete log.
+
+The bot is a random legal policy drawn from its own seeded stream ("bots"), so a game is
+a pure function of (seed, players, options). Declines are left implicit in the log;
+every outcome is recorded (OUTCOME_RECORDING_COMPLETE).
+"""
+
+from __future__ import annotations
+
+from sgsverify.v1 import game_log_pb2 as pb
+from verifier.engine.effects import Ruleset, Use, UsedCard
+from verifier.engine.game import Game
+from verifier.engine.requests import (
+    CardRequest,
+    ChoiceRequest,
+    DiscardRequest,
+    NullifyRequest,
+    OfferRequest,
+    PeachRequest,
+    PlayRequest,
+    Request,
+    ShuffleRequest,
+    name_matches,
+)
+from verifier.replay import default_ruleset
+from verifier.rng import Stream, shuffled
+from verifier.setup import new_game, starting_hand_outcomes
+
+MAX_DECISIONS = 20_000
+
+
+class BotError(RuntimeError):
+    """A bot made a move the engine rejected: a bug in the bot or the engine."""
+
+
+def make_header(seed: int, players: int, role_variant: int = pb.ROLE_VARIANT_STANDARD) -> pb.GameHeader:
+    header = pb.GameHeader(ruleset="identity/1", mode=pb.MODE_IDENTITY, seed=seed, recorder="sgs-verify selfplay")
+    header.options.generals = pb.GENERALS_MODE_WHITE
+    header.options.outcomes = pb.OUTCOME_RECORDING_COMPLETE
+    header.options.role_variant = role_variant  # type: ignore[assignment]
+    for i in range(players):
+        header.seats.add(player=f"bot-{i}")
+    return header
+
+
+class RandomBot:
+    """Chooses uniformly among legal options, with a bias towards acting."""
+
+    def __init__(self, rng: Stream) -> None:
+        self.rng = rng
+
+    def chance(self, percent: int) -> bool:
+        return self.rng.below(100) < percent
+
+    def pick(self, items: list[object]) -> object:
+        return items[self.rng.below(len(items))]
+
+    def decide(self, game: Game, req: Request) -> pb.Event | None:
+        if isinstance(req, PlayRequest):
+            return self.play(game, req)
+        if isinstance(req, CardRequest):
+            return self.respond(game, req)
+        if isinstance(req, NullifyRequest):
+            return self.nullify(game, req)
+        if isinstance(req, PeachRequest):
+            return self.rescue(game, req)
+        if isinstance(req, DiscardRequest):
+            assert req.seat is not None
+            hand = list(game.players[req.seat].hand)
+            self.rng.shuffle(hand)
+            ev = pb.Event()
+            ev.choose_cards.seat = req.seat
+            ev.choose_cards.cards.extend(hand[:req.count])
+            return ev
+        if isinstance(req, ChoiceRequest):
+            if req.optional and self.chance(40):
+                return None
+            opts = list(req.options)
+            self.rng.shuffle(opts)
+            ev = pb.Event()
+            ev.choose_cards.seat = req.seat or 0
+            ev.choose_cards.cards.extend(opts[:req.count])
+            return ev
+        if isinstance(req, OfferRequest):
+            return self.offer(game, req)
+        raise BotError(f"no policy for {req!r}")
+
+    # ---------------------------------------------------------------- play phase
+
+    def play(self, game: Game, req: PlayRequest) -> pb.Event:
+        seat = req.seat
+        assert seat is not None
+        ruleset = game.ruleset
+        options: list[tuple[pb.CardRef, tuple[int, ...]]] = []
+        p = game.players[seat]
+        for cid in p.hand:
+            card = game.cards[cid]
+            spec = ruleset.cards.get(card.name)
+            if spec is None or not spec.play_phase:
+                continue
+            used = UsedCard(card.name, (cid,), card.suit, card.color, card.number, real=card)
+            for targets in spec.candidate_targets(game, seat):
+                use = Use(seat, used, targets or spec.default_targets(game, seat))
+                if spec.can_use(game, use):
+                    options.append((pb.CardRef(id=cid), targets))
+        if game.has_effect(seat, "spear") and len(p.hand) >= 2 and self.chance(30):
+            a, b = p.hand[self.rng.below(len(p.hand))], p.hand[self.rng.below(len(p.hand))]
+            if a != b:
+                ref = pb.CardRef()
+                ref.virtual.name = "slash"
+                ref.virtual.skill = "spear"
+                ref.virtual.subcards.extend([a, b])
+                spec = ruleset.cards["slash"]
+                used = UsedCard("slash", (a, b), game.cards[a].suit, game.cards[a].color, 0, skill="spear")
+                for targets in spec.candidate_targets(game, seat):
+                    if spec.can_use(game, Use(seat, used, targets)):
+                        options.append((ref, targets))
+        ev = pb.Event()
+        if not options or self.chance(12):
+            ev.end_play_phase.seat = seat
+            return ev
+        ref, targets = options[self.rng.below(len(options))]
+        ev.use_card.seat = seat
+        ev.use_card.card.CopyFrom(ref)
+        ev.use_card.targets.extend(targets)
+        return ev
+
+    # ---------------------------------------------------------------- responses
+
+    def respond(self, game: Game, req: CardRequest) -> pb.Event | None:
+        seat = req.seat
+        assert seat is not None
+        if req.skills and self.chance(70):
+            ev = pb.Event()
+            ev.invoke_skill.seat = seat
+            ev.invoke_skill.skill = req.skills[0]
+            return ev
+        matching = [c for c in game.players[seat].hand if name_matches(game.cards[c].name, req.names)]
+        if matching and self.chance(80):
+            ev = pb.Event()
+            ev.respond.seat = seat
+            ev.respond.card.id = matching[self.rng.below(len(matching))]
+            return ev
+        return None
+
+    def nullify(self, game: Game, req: NullifyRequest) -> pb.Event | None:
+        for seat in game.alive_seats(game.current):
+            held = [c for c in game.players[seat].hand if game.cards[c].name == "nullification"]
+            if held and self.chance(30):
+                ev = pb.Event()
+                ev.respond.seat = seat
+                ev.respond.card.id = held[0]
+                if req.target is not None:
+                    ev.respond.target = req.target
+                return ev
+        return None
+
+    def rescue(self, game: Game, req: PeachRequest) -> pb.Event | None:
+        seat = req.seat
+        assert seat is not None
+        peaches = [c for c in game.players[seat].hand if game.cards[c].name == "peach"]
+        if peaches and self.chance(85 if seat == req.dying else 40):
+            ev = pb.Event()
+            ev.respond.seat = seat
+            ev.respond.card.id = peaches[0]
+            ev.respond.target = req.dying
+            return ev
+        return None
+
+    def offer(self, game: Game, req: OfferRequest) -> pb.Event | None:
+        seat = req.seat
+        assert seat is not None
+        if not self.chance(60):
+            return None
+        p = game.players[seat]
+        ev = pb.Event()
+        if req.names:
+            matching = [c for c in p.hand if name_matches(game.cards[c].name, req.names)]
+            if not matching:
+                return None
+            ev.respond.seat = seat
+            ev.respond.card.id = matching[0]
+            return ev
+        ev.invoke_skill.seat = seat
+        ev.invoke_skill.skill = req.skill
+        if req.skill == "axe":
+            cost = [c for c in [*p.hand, *p.equipped()] if c != p.equips.get("weapon")]
+            if len(cost) < 2:
+                return None
+            ev.invoke_skill.cards.extend(cost[:2])
+        elif req.skill == "kylin_bow":
+            assert req.target is not None
+            t = game.players[req.target]
+            horses = [t.equips[s] for s in ("defensive_horse", "offensive_horse") if s in t.equips]
+            ev.invoke_skill.cards.append(horses[0])
+        return ev
+
+
+def play_game(seed: int, players: int, role_variant: int = pb.ROLE_VARIANT_STANDARD,
+              ruleset: Ruleset | None = None) -> pb.GameLog:
+    """One complete self-play game as a log with every outcome recorded."""
+    header = make_header(seed, players, role_variant)
+    game = new_game(header, ruleset or default_ruleset(header))
+    log = pb.GameLog(header=header)
+    log.events.extend(starting_hand_outcomes(game))
+    bot = RandomBot(Stream(seed, "bots"))
+    gen = game.run()
+    req: Request | None = next(gen)
+    decisions = 0
+    while True:
+        log.events.extend(o.event for o in game.outcomes)
+        game.outcomes.clear()
+        if game.violations:
+            raise BotError(f"seed {seed}: the engine flagged a bot decision: {game.violations}")
+        if req is None:
+            break
+        if isinstance(req, ShuffleRequest):
+            answer: object = shuffled(game.seed, req.label, list(req.cards))
+        else:
+            decisions += 1
+            if decisions > MAX_DECISIONS:
+                raise BotError(f"seed {seed}: no end after {MAX_DECISIONS} decisions")
+            answer = bot.decide(game, req)
+            if answer is not None:
+                log.events.append(answer)  # type: ignore[arg-type]
+        try:
+            req = gen.send(answer)  # type: ignore[arg-type]
+        except StopIteration:
+            req = None
+    return log

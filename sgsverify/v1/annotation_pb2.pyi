@@ -1,0 +1,96 @@
+from sgsverify.v1 import game_log_pb2 as _game_log_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Status(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    STATUS_UNSPECIFIED: _ClassVar[Status]
+    STATUS_OK: _ClassVar[Status]
+    STATUS_ILLEGAL: _ClassVar[Status]
+    STATUS_MISMATCH: _ClassVar[Status]
+    STATUS_MALFORMED: _ClassVar[Status]
+    STATUS_DERIVED: _ClassVar[Status]
+    STATUS_NOT_CHECKED: _ClassVar[Status]
+STATUS_UNSPECIFIED: Status
+STATUS_OK: Status
+STATUS_ILLEGAL: Status
+STATUS_MISMATCH: Status
+STATUS_MALFORMED: Status
+STATUS_DERIVED: Status
+STATUS_NOT_CHECKED: Status
+
+class Violation(_message.Message):
+    __slots__ = ("code", "message", "seat", "card", "rule")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    code: str
+    message: str
+    seat: int
+    card: int
+    rule: str
+    def __init__(self, code: _Optional[str] = ..., message: _Optional[str] = ..., seat: _Optional[int] = ..., card: _Optional[int] = ..., rule: _Optional[str] = ...) -> None: ...
+
+class Annotation(_message.Message):
+    __slots__ = ("index", "derived", "event", "status", "violations", "applied", "digest")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    DERIVED_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    VIOLATIONS_FIELD_NUMBER: _ClassVar[int]
+    APPLIED_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    derived: bool
+    event: _game_log_pb2.Event
+    status: Status
+    violations: _containers.RepeatedCompositeFieldContainer[Violation]
+    applied: bool
+    digest: bytes
+    def __init__(self, index: _Optional[int] = ..., derived: _Optional[bool] = ..., event: _Optional[_Union[_game_log_pb2.Event, _Mapping]] = ..., status: _Optional[_Union[Status, str]] = ..., violations: _Optional[_Iterable[_Union[Violation, _Mapping]]] = ..., applied: _Optional[bool] = ..., digest: _Optional[bytes] = ...) -> None: ...
+
+class GameResult(_message.Message):
+    __slots__ = ("finished", "side", "winners", "reason")
+    FINISHED_FIELD_NUMBER: _ClassVar[int]
+    SIDE_FIELD_NUMBER: _ClassVar[int]
+    WINNERS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    finished: bool
+    side: _game_log_pb2.Side
+    winners: _containers.RepeatedScalarFieldContainer[int]
+    reason: str
+    def __init__(self, finished: _Optional[bool] = ..., side: _Optional[_Union[_game_log_pb2.Side, str]] = ..., winners: _Optional[_Iterable[int]] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class AnnotatedReplay(_message.Message):
+    __slots__ = ("engine_version", "log_sha256", "annotations", "result", "violation_count", "violation_codes", "followed", "stopped_at", "stopped_reason", "header_violations", "final_digest")
+    ENGINE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    LOG_SHA256_FIELD_NUMBER: _ClassVar[int]
+    ANNOTATIONS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    VIOLATION_COUNT_FIELD_NUMBER: _ClassVar[int]
+    VIOLATION_CODES_FIELD_NUMBER: _ClassVar[int]
+    FOLLOWED_FIELD_NUMBER: _ClassVar[int]
+    STOPPED_AT_FIELD_NUMBER: _ClassVar[int]
+    STOPPED_REASON_FIELD_NUMBER: _ClassVar[int]
+    HEADER_VIOLATIONS_FIELD_NUMBER: _ClassVar[int]
+    FINAL_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    engine_version: str
+    log_sha256: str
+    annotations: _containers.RepeatedCompositeFieldContainer[Annotation]
+    result: GameResult
+    violation_count: int
+    violation_codes: _containers.RepeatedScalarFieldContainer[str]
+    followed: bool
+    stopped_at: int
+    stopped_reason: str
+    header_violations: _containers.RepeatedCompositeFieldContainer[Violation]
+    final_digest: bytes
+    def __init__(self, engine_version: _Optional[str] = ..., log_sha256: _Optional[str] = ..., annotations: _Optional[_Iterable[_Union[Annotation, _Mapping]]] = ..., result: _Optional[_Union[GameResult, _Mapping]] = ..., violation_count: _Optional[int] = ..., violation_codes: _Optional[_Iterable[str]] = ..., followed: _Optional[bool] = ..., stopped_at: _Optional[int] = ..., stopped_reason: _Optional[str] = ..., header_violations: _Optional[_Iterable[_Union[Violation, _Mapping]]] = ..., final_digest: _Optional[bytes] = ...) -> None: ...

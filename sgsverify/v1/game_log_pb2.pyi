@@ -1,0 +1,483 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Mode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MODE_UNSPECIFIED: _ClassVar[Mode]
+    MODE_IDENTITY: _ClassVar[Mode]
+
+class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ROLE_UNSPECIFIED: _ClassVar[Role]
+    ROLE_LORD: _ClassVar[Role]
+    ROLE_LOYALIST: _ClassVar[Role]
+    ROLE_REBEL: _ClassVar[Role]
+    ROLE_SPY: _ClassVar[Role]
+
+class RoleVariant(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ROLE_VARIANT_UNSPECIFIED: _ClassVar[RoleVariant]
+    ROLE_VARIANT_STANDARD: _ClassVar[RoleVariant]
+    ROLE_VARIANT_TWO_SPIES: _ClassVar[RoleVariant]
+
+class GeneralsMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    GENERALS_MODE_UNSPECIFIED: _ClassVar[GeneralsMode]
+    GENERALS_MODE_WHITE: _ClassVar[GeneralsMode]
+    GENERALS_MODE_STANDARD: _ClassVar[GeneralsMode]
+
+class OutcomeRecording(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    OUTCOME_RECORDING_UNSPECIFIED: _ClassVar[OutcomeRecording]
+    OUTCOME_RECORDING_PARTIAL: _ClassVar[OutcomeRecording]
+    OUTCOME_RECORDING_COMPLETE: _ClassVar[OutcomeRecording]
+
+class Suit(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SUIT_UNSPECIFIED: _ClassVar[Suit]
+    SUIT_SPADE: _ClassVar[Suit]
+    SUIT_CLUB: _ClassVar[Suit]
+    SUIT_HEART: _ClassVar[Suit]
+    SUIT_DIAMOND: _ClassVar[Suit]
+
+class Gender(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    GENDER_UNSPECIFIED: _ClassVar[Gender]
+    GENDER_MALE: _ClassVar[Gender]
+    GENDER_FEMALE: _ClassVar[Gender]
+
+class Phase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PHASE_UNSPECIFIED: _ClassVar[Phase]
+    PHASE_START: _ClassVar[Phase]
+    PHASE_JUDGMENT: _ClassVar[Phase]
+    PHASE_DRAW: _ClassVar[Phase]
+    PHASE_PLAY: _ClassVar[Phase]
+    PHASE_DISCARD: _ClassVar[Phase]
+    PHASE_FINISH: _ClassVar[Phase]
+
+class DamageNature(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DAMAGE_NATURE_NORMAL: _ClassVar[DamageNature]
+    DAMAGE_NATURE_FIRE: _ClassVar[DamageNature]
+    DAMAGE_NATURE_THUNDER: _ClassVar[DamageNature]
+
+class Zone(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ZONE_UNSPECIFIED: _ClassVar[Zone]
+    ZONE_HAND: _ClassVar[Zone]
+    ZONE_EQUIPMENT: _ClassVar[Zone]
+    ZONE_JUDGMENT: _ClassVar[Zone]
+    ZONE_DRAW_PILE: _ClassVar[Zone]
+    ZONE_DISCARD_PILE: _ClassVar[Zone]
+    ZONE_PROCESSING: _ClassVar[Zone]
+
+class DrawReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DRAW_REASON_UNSPECIFIED: _ClassVar[DrawReason]
+    DRAW_REASON_INITIAL: _ClassVar[DrawReason]
+    DRAW_REASON_DRAW_PHASE: _ClassVar[DrawReason]
+    DRAW_REASON_CARD_EFFECT: _ClassVar[DrawReason]
+    DRAW_REASON_KILL_REWARD: _ClassVar[DrawReason]
+    DRAW_REASON_SKILL: _ClassVar[DrawReason]
+
+class MoveReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MOVE_REASON_UNSPECIFIED: _ClassVar[MoveReason]
+    MOVE_REASON_KILL_PENALTY: _ClassVar[MoveReason]
+    MOVE_REASON_DEATH: _ClassVar[MoveReason]
+    MOVE_REASON_EQUIP_REPLACED: _ClassVar[MoveReason]
+    MOVE_REASON_LIGHTNING_MOVES: _ClassVar[MoveReason]
+    MOVE_REASON_WEAPON_GIVEN: _ClassVar[MoveReason]
+    MOVE_REASON_LEFTOVER: _ClassVar[MoveReason]
+
+class Side(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SIDE_UNSPECIFIED: _ClassVar[Side]
+    SIDE_LORD: _ClassVar[Side]
+    SIDE_REBELS: _ClassVar[Side]
+    SIDE_SPY: _ClassVar[Side]
+    SIDE_NONE: _ClassVar[Side]
+MODE_UNSPECIFIED: Mode
+MODE_IDENTITY: Mode
+ROLE_UNSPECIFIED: Role
+ROLE_LORD: Role
+ROLE_LOYALIST: Role
+ROLE_REBEL: Role
+ROLE_SPY: Role
+ROLE_VARIANT_UNSPECIFIED: RoleVariant
+ROLE_VARIANT_STANDARD: RoleVariant
+ROLE_VARIANT_TWO_SPIES: RoleVariant
+GENERALS_MODE_UNSPECIFIED: GeneralsMode
+GENERALS_MODE_WHITE: GeneralsMode
+GENERALS_MODE_STANDARD: GeneralsMode
+OUTCOME_RECORDING_UNSPECIFIED: OutcomeRecording
+OUTCOME_RECORDING_PARTIAL: OutcomeRecording
+OUTCOME_RECORDING_COMPLETE: OutcomeRecording
+SUIT_UNSPECIFIED: Suit
+SUIT_SPADE: Suit
+SUIT_CLUB: Suit
+SUIT_HEART: Suit
+SUIT_DIAMOND: Suit
+GENDER_UNSPECIFIED: Gender
+GENDER_MALE: Gender
+GENDER_FEMALE: Gender
+PHASE_UNSPECIFIED: Phase
+PHASE_START: Phase
+PHASE_JUDGMENT: Phase
+PHASE_DRAW: Phase
+PHASE_PLAY: Phase
+PHASE_DISCARD: Phase
+PHASE_FINISH: Phase
+DAMAGE_NATURE_NORMAL: DamageNature
+DAMAGE_NATURE_FIRE: DamageNature
+DAMAGE_NATURE_THUNDER: DamageNature
+ZONE_UNSPECIFIED: Zone
+ZONE_HAND: Zone
+ZONE_EQUIPMENT: Zone
+ZONE_JUDGMENT: Zone
+ZONE_DRAW_PILE: Zone
+ZONE_DISCARD_PILE: Zone
+ZONE_PROCESSING: Zone
+DRAW_REASON_UNSPECIFIED: DrawReason
+DRAW_REASON_INITIAL: DrawReason
+DRAW_REASON_DRAW_PHASE: DrawReason
+DRAW_REASON_CARD_EFFECT: DrawReason
+DRAW_REASON_KILL_REWARD: DrawReason
+DRAW_REASON_SKILL: DrawReason
+MOVE_REASON_UNSPECIFIED: MoveReason
+MOVE_REASON_KILL_PENALTY: MoveReason
+MOVE_REASON_DEATH: MoveReason
+MOVE_REASON_EQUIP_REPLACED: MoveReason
+MOVE_REASON_LIGHTNING_MOVES: MoveReason
+MOVE_REASON_WEAPON_GIVEN: MoveReason
+MOVE_REASON_LEFTOVER: MoveReason
+SIDE_UNSPECIFIED: Side
+SIDE_LORD: Side
+SIDE_REBELS: Side
+SIDE_SPY: Side
+SIDE_NONE: Side
+
+class GameOptions(_message.Message):
+    __slots__ = ("packages", "role_variant", "generals", "max_reshuffles", "outcomes", "recorded_reshuffles")
+    PACKAGES_FIELD_NUMBER: _ClassVar[int]
+    ROLE_VARIANT_FIELD_NUMBER: _ClassVar[int]
+    GENERALS_FIELD_NUMBER: _ClassVar[int]
+    MAX_RESHUFFLES_FIELD_NUMBER: _ClassVar[int]
+    OUTCOMES_FIELD_NUMBER: _ClassVar[int]
+    RECORDED_RESHUFFLES_FIELD_NUMBER: _ClassVar[int]
+    packages: _containers.RepeatedScalarFieldContainer[str]
+    role_variant: RoleVariant
+    generals: GeneralsMode
+    max_reshuffles: int
+    outcomes: OutcomeRecording
+    recorded_reshuffles: bool
+    def __init__(self, packages: _Optional[_Iterable[str]] = ..., role_variant: _Optional[_Union[RoleVariant, str]] = ..., generals: _Optional[_Union[GeneralsMode, str]] = ..., max_reshuffles: _Optional[int] = ..., outcomes: _Optional[_Union[OutcomeRecording, str]] = ..., recorded_reshuffles: _Optional[bool] = ...) -> None: ...
+
+class Seat(_message.Message):
+    __slots__ = ("player", "role", "general", "gender")
+    PLAYER_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    GENERAL_FIELD_NUMBER: _ClassVar[int]
+    GENDER_FIELD_NUMBER: _ClassVar[int]
+    player: str
+    role: Role
+    general: str
+    gender: Gender
+    def __init__(self, player: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., general: _Optional[str] = ..., gender: _Optional[_Union[Gender, str]] = ...) -> None: ...
+
+class StartingHand(_message.Message):
+    __slots__ = ("seat", "cards")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    cards: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, seat: _Optional[int] = ..., cards: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class Setup(_message.Message):
+    __slots__ = ("draw_pile", "stacked_top", "starting_hands")
+    DRAW_PILE_FIELD_NUMBER: _ClassVar[int]
+    STACKED_TOP_FIELD_NUMBER: _ClassVar[int]
+    STARTING_HANDS_FIELD_NUMBER: _ClassVar[int]
+    draw_pile: _containers.RepeatedScalarFieldContainer[int]
+    stacked_top: bool
+    starting_hands: _containers.RepeatedCompositeFieldContainer[StartingHand]
+    def __init__(self, draw_pile: _Optional[_Iterable[int]] = ..., stacked_top: _Optional[bool] = ..., starting_hands: _Optional[_Iterable[_Union[StartingHand, _Mapping]]] = ...) -> None: ...
+
+class GameHeader(_message.Message):
+    __slots__ = ("ruleset", "mode", "options", "seed", "seats", "setup", "recorder")
+    RULESET_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    SETUP_FIELD_NUMBER: _ClassVar[int]
+    RECORDER_FIELD_NUMBER: _ClassVar[int]
+    ruleset: str
+    mode: Mode
+    options: GameOptions
+    seed: int
+    seats: _containers.RepeatedCompositeFieldContainer[Seat]
+    setup: Setup
+    recorder: str
+    def __init__(self, ruleset: _Optional[str] = ..., mode: _Optional[_Union[Mode, str]] = ..., options: _Optional[_Union[GameOptions, _Mapping]] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[Seat, _Mapping]]] = ..., setup: _Optional[_Union[Setup, _Mapping]] = ..., recorder: _Optional[str] = ...) -> None: ...
+
+class VirtualCard(_message.Message):
+    __slots__ = ("name", "subcards", "skill")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SUBCARDS_FIELD_NUMBER: _ClassVar[int]
+    SKILL_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    subcards: _containers.RepeatedScalarFieldContainer[int]
+    skill: str
+    def __init__(self, name: _Optional[str] = ..., subcards: _Optional[_Iterable[int]] = ..., skill: _Optional[str] = ...) -> None: ...
+
+class CardRef(_message.Message):
+    __slots__ = ("id", "virtual")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    VIRTUAL_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    virtual: VirtualCard
+    def __init__(self, id: _Optional[int] = ..., virtual: _Optional[_Union[VirtualCard, _Mapping]] = ...) -> None: ...
+
+class UseCard(_message.Message):
+    __slots__ = ("seat", "card", "targets")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    TARGETS_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    card: CardRef
+    targets: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, seat: _Optional[int] = ..., card: _Optional[_Union[CardRef, _Mapping]] = ..., targets: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class Respond(_message.Message):
+    __slots__ = ("seat", "card", "target")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    card: CardRef
+    target: int
+    def __init__(self, seat: _Optional[int] = ..., card: _Optional[_Union[CardRef, _Mapping]] = ..., target: _Optional[int] = ...) -> None: ...
+
+class Decline(_message.Message):
+    __slots__ = ("seat",)
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    def __init__(self, seat: _Optional[int] = ...) -> None: ...
+
+class ChooseCards(_message.Message):
+    __slots__ = ("seat", "cards")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    cards: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, seat: _Optional[int] = ..., cards: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class InvokeSkill(_message.Message):
+    __slots__ = ("seat", "skill", "cards", "targets")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    SKILL_FIELD_NUMBER: _ClassVar[int]
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    TARGETS_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    skill: str
+    cards: _containers.RepeatedScalarFieldContainer[int]
+    targets: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, seat: _Optional[int] = ..., skill: _Optional[str] = ..., cards: _Optional[_Iterable[int]] = ..., targets: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class EndPlayPhase(_message.Message):
+    __slots__ = ("seat",)
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    def __init__(self, seat: _Optional[int] = ...) -> None: ...
+
+class PickGeneral(_message.Message):
+    __slots__ = ("seat", "general")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    GENERAL_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    general: str
+    def __init__(self, seat: _Optional[int] = ..., general: _Optional[str] = ...) -> None: ...
+
+class TurnStart(_message.Message):
+    __slots__ = ("seat", "turn")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    TURN_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    turn: int
+    def __init__(self, seat: _Optional[int] = ..., turn: _Optional[int] = ...) -> None: ...
+
+class PhaseStart(_message.Message):
+    __slots__ = ("seat", "phase")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    phase: Phase
+    def __init__(self, seat: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ...) -> None: ...
+
+class DrawCards(_message.Message):
+    __slots__ = ("seat", "cards", "reason")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    cards: _containers.RepeatedScalarFieldContainer[int]
+    reason: DrawReason
+    def __init__(self, seat: _Optional[int] = ..., cards: _Optional[_Iterable[int]] = ..., reason: _Optional[_Union[DrawReason, str]] = ...) -> None: ...
+
+class Judgment(_message.Message):
+    __slots__ = ("seat", "card", "reason")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    card: int
+    reason: str
+    def __init__(self, seat: _Optional[int] = ..., card: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class Reveal(_message.Message):
+    __slots__ = ("cards", "reason")
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    cards: _containers.RepeatedScalarFieldContainer[int]
+    reason: str
+    def __init__(self, cards: _Optional[_Iterable[int]] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class Damage(_message.Message):
+    __slots__ = ("source", "target", "amount", "nature", "hp_after")
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    AMOUNT_FIELD_NUMBER: _ClassVar[int]
+    NATURE_FIELD_NUMBER: _ClassVar[int]
+    HP_AFTER_FIELD_NUMBER: _ClassVar[int]
+    source: int
+    target: int
+    amount: int
+    nature: DamageNature
+    hp_after: int
+    def __init__(self, source: _Optional[int] = ..., target: _Optional[int] = ..., amount: _Optional[int] = ..., nature: _Optional[_Union[DamageNature, str]] = ..., hp_after: _Optional[int] = ...) -> None: ...
+
+class LoseHp(_message.Message):
+    __slots__ = ("seat", "amount", "hp_after")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    AMOUNT_FIELD_NUMBER: _ClassVar[int]
+    HP_AFTER_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    amount: int
+    hp_after: int
+    def __init__(self, seat: _Optional[int] = ..., amount: _Optional[int] = ..., hp_after: _Optional[int] = ...) -> None: ...
+
+class Recover(_message.Message):
+    __slots__ = ("seat", "amount", "hp_after")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    AMOUNT_FIELD_NUMBER: _ClassVar[int]
+    HP_AFTER_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    amount: int
+    hp_after: int
+    def __init__(self, seat: _Optional[int] = ..., amount: _Optional[int] = ..., hp_after: _Optional[int] = ...) -> None: ...
+
+class Dying(_message.Message):
+    __slots__ = ("seat",)
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    def __init__(self, seat: _Optional[int] = ...) -> None: ...
+
+class Death(_message.Message):
+    __slots__ = ("seat", "killer", "role")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    KILLER_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    killer: int
+    role: Role
+    def __init__(self, seat: _Optional[int] = ..., killer: _Optional[int] = ..., role: _Optional[_Union[Role, str]] = ...) -> None: ...
+
+class CardsMoved(_message.Message):
+    __slots__ = ("cards", "from_seat", "from_zone", "to_seat", "to_zone", "reason")
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    FROM_SEAT_FIELD_NUMBER: _ClassVar[int]
+    FROM_ZONE_FIELD_NUMBER: _ClassVar[int]
+    TO_SEAT_FIELD_NUMBER: _ClassVar[int]
+    TO_ZONE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    cards: _containers.RepeatedScalarFieldContainer[int]
+    from_seat: int
+    from_zone: Zone
+    to_seat: int
+    to_zone: Zone
+    reason: MoveReason
+    def __init__(self, cards: _Optional[_Iterable[int]] = ..., from_seat: _Optional[int] = ..., from_zone: _Optional[_Union[Zone, str]] = ..., to_seat: _Optional[int] = ..., to_zone: _Optional[_Union[Zone, str]] = ..., reason: _Optional[_Union[MoveReason, str]] = ...) -> None: ...
+
+class Reshuffle(_message.Message):
+    __slots__ = ("order",)
+    ORDER_FIELD_NUMBER: _ClassVar[int]
+    order: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, order: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class GameOver(_message.Message):
+    __slots__ = ("side", "winners")
+    SIDE_FIELD_NUMBER: _ClassVar[int]
+    WINNERS_FIELD_NUMBER: _ClassVar[int]
+    side: Side
+    winners: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, side: _Optional[_Union[Side, str]] = ..., winners: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class Event(_message.Message):
+    __slots__ = ("use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general", "turn_start", "phase_start", "draw_cards", "judgment", "reveal", "damage", "lose_hp", "recover", "dying", "death", "cards_moved", "reshuffle", "game_over")
+    USE_CARD_FIELD_NUMBER: _ClassVar[int]
+    RESPOND_FIELD_NUMBER: _ClassVar[int]
+    DECLINE_FIELD_NUMBER: _ClassVar[int]
+    CHOOSE_CARDS_FIELD_NUMBER: _ClassVar[int]
+    INVOKE_SKILL_FIELD_NUMBER: _ClassVar[int]
+    END_PLAY_PHASE_FIELD_NUMBER: _ClassVar[int]
+    PICK_GENERAL_FIELD_NUMBER: _ClassVar[int]
+    TURN_START_FIELD_NUMBER: _ClassVar[int]
+    PHASE_START_FIELD_NUMBER: _ClassVar[int]
+    DRAW_CARDS_FIELD_NUMBER: _ClassVar[int]
+    JUDGMENT_FIELD_NUMBER: _ClassVar[int]
+    REVEAL_FIELD_NUMBER: _ClassVar[int]
+    DAMAGE_FIELD_NUMBER: _ClassVar[int]
+    LOSE_HP_FIELD_NUMBER: _ClassVar[int]
+    RECOVER_FIELD_NUMBER: _ClassVar[int]
+    DYING_FIELD_NUMBER: _ClassVar[int]
+    DEATH_FIELD_NUMBER: _ClassVar[int]
+    CARDS_MOVED_FIELD_NUMBER: _ClassVar[int]
+    RESHUFFLE_FIELD_NUMBER: _ClassVar[int]
+    GAME_OVER_FIELD_NUMBER: _ClassVar[int]
+    use_card: UseCard
+    respond: Respond
+    decline: Decline
+    choose_cards: ChooseCards
+    invoke_skill: InvokeSkill
+    end_play_phase: EndPlayPhase
+    pick_general: PickGeneral
+    turn_start: TurnStart
+    phase_start: PhaseStart
+    draw_cards: DrawCards
+    judgment: Judgment
+    reveal: Reveal
+    damage: Damage
+    lose_hp: LoseHp
+    recover: Recover
+    dying: Dying
+    death: Death
+    cards_moved: CardsMoved
+    reshuffle: Reshuffle
+    game_over: GameOver
+    def __init__(self, use_card: _Optional[_Union[UseCard, _Mapping]] = ..., respond: _Optional[_Union[Respond, _Mapping]] = ..., decline: _Optional[_Union[Decline, _Mapping]] = ..., choose_cards: _Optional[_Union[ChooseCards, _Mapping]] = ..., invoke_skill: _Optional[_Union[InvokeSkill, _Mapping]] = ..., end_play_phase: _Optional[_Union[EndPlayPhase, _Mapping]] = ..., pick_general: _Optional[_Union[PickGeneral, _Mapping]] = ..., turn_start: _Optional[_Union[TurnStart, _Mapping]] = ..., phase_start: _Optional[_Union[PhaseStart, _Mapping]] = ..., draw_cards: _Optional[_Union[DrawCards, _Mapping]] = ..., judgment: _Optional[_Union[Judgment, _Mapping]] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., damage: _Optional[_Union[Damage, _Mapping]] = ..., lose_hp: _Optional[_Union[LoseHp, _Mapping]] = ..., recover: _Optional[_Union[Recover, _Mapping]] = ..., dying: _Optional[_Union[Dying, _Mapping]] = ..., death: _Optional[_Union[Death, _Mapping]] = ..., cards_moved: _Optional[_Union[CardsMoved, _Mapping]] = ..., reshuffle: _Optional[_Union[Reshuffle, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ...) -> None: ...
+
+class GameLog(_message.Message):
+    __slots__ = ("header", "events")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    header: GameHeader
+    events: _containers.RepeatedCompositeFieldContainer[Event]
+    def __init__(self, header: _Optional[_Union[GameHeader, _Mapping]] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ...) -> None: ...

@@ -1,0 +1,350 @@
+"""How packages plug into the core: card specs, effects (equipment now, skills later),
+and the Ruleset that assembles them for one game.
+
+A card spec keeps its legality check and its effect side by side (``verify_use`` /
+``use``); an effect answers the core's questions (distance, range, slash limit) and
+offers its triggers. Adding a package means registering new specs and effects; the core
+never names them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from sgsverify.v1 import game_log_pb2 as pb
+from verifier.cards import CardDef, Color, Suit, color_of
+from verifier.engine.game import Game, Settle, Violation
+from verifier.engine.requests import UNANSWERED, card_request
+
+
+@dataclass(frozen=True, slots=True)
+class UsedCard:
+    """A card as used or played: one real card, or a virtual card made by an effect."""
+
+    name: str
+    ids: tuple[int, ...]  # the physical cards
+    suit: Suit
+    color: Color
+    number: int
+    real: CardDef | None = None
+    skill: str = ""
+
+    @property
+    def is_virtual(self) -> bool:
+        return self.real is None
+
+
+class Effect:
+    """An equipment effect (and, later, a general's skill). Every hook is optional."""
+
+    name: ClassVar[str] = ""
+    # Card names this effect can make as virtual cards (丈八蛇矛: "slash").
+    converts_to: ClassVar[frozenset[str]] = frozenset()
+    # Card names this effect can provide when asked for them without a card (八卦阵: "jink").
+    provides: ClassVar[frozenset[str]] = frozenset()
+    is_armor: ClassVar[bool] = False
+    # A weapon whose 杀 ignores the target's armor (青釭剑).
+    ignores_armor: ClassVar[bool] = False
+
+    # --- questions the core asks
+    def distance_from(self, game: Game, seat: int) -> int:
+        return 0
+
+    def distance_to(self, game: Game, seat: int) -> int:
+        return 0
+
+    def attack_range(self, game: Game, seat: int) -> int | None:
+        return None
+
+    def unlimited_slash(self, game: Game, seat: int) -> bool:
+        return False
+
+    def extra_slash_targets(self, game: Game, use: Use) -> int:
+        return 0
+
+    # --- 杀 settlement hooks, in the order they happen
+    def on_slash_target(self, game: Game, use: Use, target: int) -> Settle[None]:
+        """The user's effect after choosing ``target`` (雌雄双股剑)."""
+        return None
+        yield  # pragma: no cover
+
+    def slash_has_no_effect(self, game: Game, use: Use) -> bool:
+        """The target's armor: is this 杀 without effect on its wearer (仁王盾)?"""
+        return False
+
+    def on_slash_jinked(self, game: Game, use: Use, target: int) -> Settle[bool]:
+        """The user's effect after the 杀 was dodged; True if it still hits (贯石斧)."""
+        return False
+        yield  # pragma: no cover
+
+    def on_slash_hit(self, game: Game, use: Use, target: int) -> Settle[bool]:
+        """The user's effect when the 杀 would deal damage; True if the damage is prevented (寒冰剑)."""
+        return False
+        yield  # pragma: no cover
+
+    # --- conversions (view-as)
+    def verify_conversion(self, game: Game, seat: int, virtual: pb.VirtualCard) -> list[Violation]:
+        return [Violation("INVALID_CONVERSION", f"{self.name} cannot make a {virtual.name}", seat, hard=True)]
+
+    # --- providing a card without one (八卦阵)
+    def provide(self, game: Game, seat: int, reason: str) -> Settle[UsedCard | None]:
+        return None
+        yield  # pragma: no cover
+
+
+@dataclass(frozen=True, slots=True)
+class Use:
+    """One use of a card: who, what, on whom."""
+
+    user: int
+    card: UsedCard
+    targets: tuple[int, ...]
+
+
+class CardSpec:
+    """One card name's rules. Subclasses set the class attributes and override hooks."""
+
+    name: ClassVar[str] = ""
+    # Can it be used on one's own initiative in one's play phase?
+    play_phase: ClassVar[bool] = True
+
+    def verify_use(self, game: Game, use: Use) -> Iterator[Violation]:
+        """Why this use is illegal (nothing when it is legal)."""
+        return iter(())
+
+    def can_use(self, game: Game, use: Use) -> bool:
+        return not any(True for _ in self.verify_use(game, use))
+
+    def default_targets(self, game: Game, user: int) -> tuple[int, ...]:
+        """Targets the rules fix when the log names none (e.g. 南蛮入侵: everyone else)."""
+        return ()
+
+    def use(self, game: Game, use: Use) -> Settle[None]:
+        """Put the card into play and settle it."""
+        game.to_processing(use.card.ids)
+        yield from self.resolve(game, use)
+        game.processing_to_discard(use.card.ids)
+
+    def resolve(self, game: Game, use: Use) -> Settle[None]:
+        return None
+        yield  # pragma: no cover
+
+    # For self-play bots: candidate target lists worth trying.
+    def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
+        return [()]
+
+
+class DelayedSpec(CardSpec):
+    """A delayed trick: placed in a judgment area, judged in its owner's judgment phase."""
+
+    def judge_phase(self, game: Game, seat: int, card_id: int) -> Settle[set[int]]:
+        """Resolve the card in ``seat``'s judgment phase; return the phases to skip."""
+        return set()
+        yield  # pragma: no cover
+
+
+@dataclass
+class Package:
+    """A unit of content: card specs and effects, registered by name."""
+
+    name: str
+    cards: dict[str, CardSpec] = field(default_factory=dict)
+    effects: dict[str, Effect] = field(default_factory=dict)
+
+    def card(self, cls: type[CardSpec]) -> type[CardSpec]:
+        """Class decorator: register a card spec."""
+        self.cards[cls.name] = cls()
+        return cls
+
+    def effect(self, cls: type[Effect]) -> type[Effect]:
+        """Class decorator: register an effect."""
+        self.effects[cls.name] = cls()
+        return cls
+
+
+class Ruleset:
+    """The packages in force for one game, and the generic handling of decisions."""
+
+    def __init__(self, packages: list[Package]) -> None:
+        self.packages = packages
+        self.cards: dict[str, CardSpec] = {}
+        self.effects: dict[str, Effect] = {}
+        for pkg in packages:
+            self.cards.update(pkg.cards)
+            self.effects.update(pkg.effects)
+
+    def delayed(self, name: str) -> DelayedSpec:
+        spec = self.cards[name]
+        assert isinstance(spec, DelayedSpec)
+        return spec
+
+    # ------------------------------------------------------------ reading card references
+
+    def resolve_card(self, game: Game, seat: int, ref: pb.CardRef, zones: tuple[str, ...] = ("hand",)
+                     ) -> UsedCard | None:
+        """The card a decision names, checked to be the seat's to use; None (reported) if not."""
+        which = ref.WhichOneof("kind")
+        if which == "id":
+            cid = ref.id
+            card = game.cards.get(cid)
+            if card is None:
+                game.report([Violation("UNKNOWN_CARD", f"card #{cid} is not in this game's deck", seat, cid,
+                                       hard=True)])
+                return None
+            if game.report(game.verify_own_cards(seat, [cid], zones)):
+                return None
+            return UsedCard(card.name, (cid,), card.suit, card.color, card.number, real=card)
+        if which == "virtual":
+            v = ref.virtual
+            if v.name not in self.cards:
+                game.report([Violation("UNKNOWN_CARD", f"no card is named {v.name!r}", seat, hard=True)])
+                return None
+            effect = next((e for e in game.effects_of(seat) if e.name == v.skill), None)
+            if effect is None or v.name not in effect.converts_to:
+                game.report([Violation("INVALID_CONVERSION", f"seat {seat} has no {v.skill or 'effect'} that "
+                                       f"makes a {v.name}", seat, hard=True)])
+                return None
+            if game.report(effect.verify_conversion(game, seat, v)):
+                return None
+            ids = tuple(v.subcards)
+            suits = {game.cards[c].suit for c in ids}
+            colors = {color_of(s) for s in suits}
+            suit = suits.pop() if len(suits) == 1 else Suit.NONE
+            color = colors.pop() if len(colors) == 1 else Color.NONE
+            number = game.cards[ids[0]].number if len(ids) == 1 else 0
+            return UsedCard(v.name, ids, suit, color, number, skill=v.skill)
+        game.report([Violation("MALFORMED_EVENT", "the decision names no card", seat, hard=True)])
+        return None
+
+    # ------------------------------------------------------------ play-phase actions
+
+    def play_action(self, game: Game, seat: int, ev: pb.Event) -> Settle[None]:
+        kind = ev.WhichOneof("kind")
+        if kind == "use_card":
+            yield from self.use_card(game, seat, ev.use_card)
+        elif kind == "invoke_skill":
+            name = ev.invoke_skill.skill
+            game.report([Violation("SKILL_NOT_AVAILABLE", f"seat {seat} has no skill {name!r} to invoke in the "
+                                   "play phase", seat, hard=True)])
+
+    def use_card(self, game: Game, seat: int, uc: pb.UseCard) -> Settle[None]:
+        card = self.resolve_card(game, seat, uc.card)
+        if card is None:
+            return
+        spec = self.cards.get(card.name)
+        if spec is None or not spec.play_phase:
+            game.report([Violation("WRONG_TIMING", f"seat {seat} cannot use {game.used_card_label(card)} on "
+                                   "their own initiative in the play phase", seat, card.ids[0] if card.ids
+                                   else None, hard=True)])
+            return
+        targets = tuple(uc.targets)
+        for t in targets:
+            if t >= game.n:
+                game.report([Violation("SEAT_OUT_OF_RANGE", f"target seat {t} is not at the table", seat,
+                                       hard=True)])
+                return
+            if not game.players[t].alive:
+                game.report([Violation("INVALID_TARGET", f"seat {t} is dead and cannot be a target", seat,
+                                       hard=True)])
+                return
+        if not targets:
+            targets = spec.default_targets(game, seat)
+        use = Use(seat, card, targets)
+        if game.report(spec.verify_use(game, use)):
+            return
+        yield from spec.use(game, use)
+
+    # ------------------------------------------------------------ responses
+
+    def ask_for_card(self, game: Game, seat: int, names: frozenset[str], reason: str,
+                     target: int | None = None, skills_off: frozenset[str] = frozenset(),
+                     settle_now: bool = True) -> Settle[UsedCard | None]:
+        """Ask ``seat`` to use or play a card named in ``names``; None if they decline.
+
+        Equipment that can provide such a card without one (八卦阵) may be invoked first,
+        once per request. The answering card is settled at once (to the discard pile)
+        unless ``settle_now`` is False (the caller then settles it, e.g. a 杀 for 借刀杀人).
+        """
+        if not game.players[seat].alive:
+            return None
+        offered = tuple(e.name for e in game.effects_of(seat)
+                        if names & e.provides and e.name not in skills_off)
+        tried: set[str] = set()
+        while True:
+            answer = yield card_request(seat, names, reason, tuple(s for s in offered if s not in tried), target)
+            if answer is None or answer is UNANSWERED:
+                return None
+            assert isinstance(answer, pb.Event)
+            if answer.HasField("invoke_skill"):
+                name = answer.invoke_skill.skill
+                effect = next((e for e in game.effects_of(seat) if e.name == name), None)
+                if effect is None or name not in offered or name in tried:
+                    game.report([Violation("SKILL_NOT_AVAILABLE", f"seat {seat} cannot invoke {name!r} now "
+                                           f"({reason})", seat, hard=True)])
+                    continue
+                tried.add(name)
+                provided = yield from effect.provide(game, seat, reason)
+                if provided is not None:
+                    return provided
+                continue
+            card = self.resolve_card(game, seat, answer.respond.card, ("hand",))
+            if card is None:
+                continue
+            if card.name not in names and not (card.name.endswith("slash") and "slash" in names):
+                game.report([Violation("WRONG_CARD", f"seat {seat} answered {reason} with "
+                                       f"{game.used_card_label(card)}; it needs "
+                                       f"{' or '.join(sorted(names))}", seat,
+                                       card.ids[0] if card.ids else None, hard=True)])
+                continue
+            game.to_processing(card.ids)
+            if settle_now:
+                game.processing_to_discard(card.ids)
+            return card
+
+    def rescue(self, game: Game, seat: int, dying: int, ev: pb.Event) -> Settle[None]:
+        """A 桃 for a dying character (RULES.md §4)."""
+        if not ev.HasField("respond"):
+            game.report([Violation("WRONG_TIMING", f"seat {dying} is dying: seat {seat} can only answer with 桃",
+                                   seat, hard=True)])
+            return
+        card = self.resolve_card(game, seat, ev.respond.card)
+        if card is None:
+            return
+        rescuers = {"peach"} | ({"analeptic"} if seat == dying else set())
+        if card.name not in rescuers:
+            game.report([Violation("WRONG_CARD", f"seat {seat} tried to save dying seat {dying} with "
+                                   f"{game.used_card_label(card)}; only 桃 (or 酒 on oneself) saves", seat,
+                                   card.ids[0] if card.ids else None, hard=True)])
+            return
+        game.to_processing(card.ids)
+        game.recover(dying, 1)
+        game.processing_to_discard(card.ids)
+        return
+        yield  # pragma: no cover
+
+    def play_nullification(self, game: Game, ev: pb.Event) -> Settle[bool]:
+        """A 无懈可击 played into an open window; False (reported) if it cannot be."""
+        if not ev.HasField("respond"):
+            game.report([Violation("WRONG_TIMING", "only 无懈可击 can be played while a trick may be "
+                                   "nullified", hard=True)])
+            return False
+        seat = ev.respond.seat
+        if seat >= game.n:
+            game.report([Violation("SEAT_OUT_OF_RANGE", f"seat {seat} is not at the table", hard=True)])
+            return False
+        if not game.players[seat].alive:
+            game.report([Violation("DEAD_PLAYER", f"seat {seat} is dead", seat, hard=True)])
+            return False
+        card = self.resolve_card(game, seat, ev.respond.card)
+        if card is None:
+            return False
+        if card.name != "nullification":
+            game.report([Violation("WRONG_CARD", f"seat {seat} played {game.used_card_label(card)} where only "
+                                   "无懈可击 can be played", seat, card.ids[0] if card.ids else None, hard=True)])
+            return False
+        game.to_processing(card.ids)
+        game.processing_to_discard(card.ids)
+        return True
+        yield  # pragma: no cover

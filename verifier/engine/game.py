@@ -1,0 +1,646 @@
+"""The engine core: game state, the primitives every rule goes through, and the turn.
+
+Settlement is written as generators: a rule that needs a decision ``yield``s a request
+and receives the answer (see requests.py). Nested settlement is ``yield from``. The core
+knows no card by name beyond what the turn structure itself needs (the judgment
+phase, the discard phase, rescue with 桃): card and equipment behaviour comes from
+packages through the Ruleset (effects.py).
+
+No I/O, no clock, no global state; all chance comes from seeded streams.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from sgsverify.v1 import game_log_pb2 as pb
+from verifier.cards import EQUIP_SLOTS, CardDef, Suit
+from verifier.engine.requests import (
+    UNANSWERED,
+    Answer,
+    Request,
+    ShuffleRequest,
+    choice_request,
+    discard_request,
+    nullify_request,
+    peach_request,
+    play_request,
+)
+
+if TYPE_CHECKING:
+    from verifier.engine.effects import Effect, Ruleset, UsedCard
+
+T = TypeVar("T")
+Settle = Generator[Request, Answer, T]
+
+LORD, LOYALIST, REBEL, SPY = pb.ROLE_LORD, pb.ROLE_LOYALIST, pb.ROLE_REBEL, pb.ROLE_SPY
+ROLE_NAMES = {LORD: "lord", LOYALIST: "loyalist", REBEL: "rebel", SPY: "spy"}
+PHASE_NAMES = {
+    pb.PHASE_START: "start", pb.PHASE_JUDGMENT: "judgment", pb.PHASE_DRAW: "draw",
+    pb.PHASE_PLAY: "play", pb.PHASE_DISCARD: "discard", pb.PHASE_FINISH: "finish",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    code: str
+    message: str
+    seat: int | None = None
+    card: int | None = None
+    # A hard violation makes the decision impossible to apply (it is rejected).
+    hard: bool = False
+
+
+class GameEnded(Exception):
+    """Raised out of settlement when the game ends; caught by ``Game.run``."""
+
+    def __init__(self, side: int, winners: list[int], reason: str) -> None:
+        super().__init__(reason)
+        self.side = side
+        self.winners = winners
+        self.reason = reason
+
+
+@dataclass(slots=True)
+class Player:
+    seat: int
+    role: int
+    max_hp: int
+    hp: int
+    gender: int = pb.GENDER_UNSPECIFIED
+    alive: bool = True
+    hand: list[int] = field(default_factory=list)
+    equips: dict[str, int] = field(default_factory=dict)  # slot -> card id
+    judgment: list[int] = field(default_factory=list)  # placement order
+    slash_count: int = 0  # 杀 used in the current play phase
+
+    @property
+    def wounded(self) -> bool:
+        return self.hp < self.max_hp
+
+    def equipped(self) -> list[int]:
+        return [self.equips[slot] for slot in EQUIP_SLOTS if slot in self.equips]
+
+    def all_cards(self) -> list[int]:
+        """Hand, then equipment, then judgment area."""
+        return [*self.hand, *self.equipped(), *self.judgment]
+
+    def has_cards(self) -> bool:
+        return bool(self.hand or self.equips or self.judgment)
+
+
+@dataclass(slots=True)
+class Outcome:
+    """An outcome the engine derived, with the code to report if the log disagrees."""
+
+    event: pb.Event
+    code: str
+
+
+class Game:
+    """One game of identity mode, driven through ``run()``."""
+
+    def __init__(
+        self,
+        *,
+        ruleset: Ruleset,
+        cards: dict[int, CardDef],
+        players: list[Player],
+        draw_pile_top_first: list[int],
+        seed: int,
+        max_reshuffles: int = 0,
+    ) -> None:
+        self.ruleset = ruleset
+        self.cards = cards
+        self.players = players
+        self.n = len(players)
+        # Internally the top of the draw pile is the END of the list (O(1) draws).
+        self.draw_pile: list[int] = list(reversed(draw_pile_top_first))
+        self.discard_pile: list[int] = []
+        self.processing: list[int] = []
+        self.seed = seed
+        self.max_reshuffles = max_reshuffles
+        self.reshuffles = 0
+        self.current = 0  # whose turn it is
+        self.phase = pb.PHASE_UNSPECIFIED
+        self.turn_number = 0
+        self.over = False
+        self.result: GameEnded | None = None
+        # Per decision: filled by the engine, drained by the driver.
+        self.outcomes: list[Outcome] = []
+        self.violations: list[Violation] = []
+        self.rejected = False
+        # State changes since the driver last took them (for the state digest).
+        self.journal: list[Any] = []
+
+    # ------------------------------------------------------------------ reporting
+
+    def emit(self, event: pb.Event, code: str) -> None:
+        self.outcomes.append(Outcome(event, code))
+
+    def flag(self, code: str, message: str, seat: int | None = None, card: int | None = None,
+             hard: bool = False) -> None:
+        self.violations.append(Violation(code, message, seat, card, hard))
+
+    def report(self, violations: Iterable[Violation]) -> bool:
+        """Record violations; True when one of them is hard (the decision is rejected)."""
+        hard = False
+        for v in violations:
+            self.violations.append(v)
+            hard = hard or v.hard
+        if hard:
+            self.rejected = True
+        return hard
+
+    def label(self, card_id: int) -> str:
+        card = self.cards.get(card_id)
+        return card.label() if card else f"#{card_id}"
+
+    # ------------------------------------------------------------------ queries
+
+    def player(self, seat: int) -> Player:
+        return self.players[seat]
+
+    def alive_seats(self, start: int | None = None) -> list[int]:
+        """Living seats in turn order, starting from ``start`` (default: seat 0)."""
+        start = 0 if start is None else start
+        return [s for s in ((start + i) % self.n for i in range(self.n)) if self.players[s].alive]
+
+    def next_alive(self, seat: int) -> int:
+        for i in range(1, self.n + 1):
+            s = (seat + i) % self.n
+            if self.players[s].alive:
+                return s
+        return seat
+
+    def effects_of(self, seat: int) -> list[Effect]:
+        """The equipment effects (and, with generals, skills) a character has now."""
+        p = self.players[seat]
+        out = []
+        for slot in EQUIP_SLOTS:
+            cid = p.equips.get(slot)
+            if cid is not None:
+                eff = self.ruleset.effects.get(self.cards[cid].name)
+                if eff is not None:
+                    out.append(eff)
+        return out
+
+    def has_effect(self, seat: int, name: str) -> bool:
+        return any(e.name == name for e in self.effects_of(seat))
+
+    def weapon(self, seat: int) -> CardDef | None:
+        cid = self.players[seat].equips.get("weapon")
+        return self.cards[cid] if cid is not None else None
+
+    def distance(self, a: int, b: int) -> int:
+        """Seat distance from a to b among the living, with horse modifiers (RULES.md §3)."""
+        if a == b:
+            return 0
+        ring = self.alive_seats()
+        if a not in ring or b not in ring:
+            return 1 << 30
+        ia, ib = ring.index(a), ring.index(b)
+        steps = (ib - ia) % len(ring)
+        d = min(steps, len(ring) - steps)
+        for eff in self.effects_of(a):
+            d += eff.distance_from(self, a)
+        for eff in self.effects_of(b):
+            d += eff.distance_to(self, b)
+        return max(1, d)
+
+    def attack_range(self, seat: int) -> int:
+        rng = 1
+        for eff in self.effects_of(seat):
+            r = eff.attack_range(self, seat)
+            if r is not None:
+                rng = r
+        return rng
+
+    def in_attack_range(self, a: int, b: int) -> bool:
+        return a != b and self.distance(a, b) <= self.attack_range(a)
+
+    def slash_limit_lifted(self, seat: int) -> bool:
+        return any(eff.unlimited_slash(self, seat) for eff in self.effects_of(seat))
+
+    def owner_zone(self, card_id: int) -> tuple[int, str] | None:
+        """Which player area holds the card: (seat, "hand" | "equip" | "judgment")."""
+        for p in self.players:
+            if card_id in p.hand:
+                return p.seat, "hand"
+            if card_id in p.equips.values():
+                return p.seat, "equip"
+            if card_id in p.judgment:
+                return p.seat, "judgment"
+        return None
+
+    # ------------------------------------------------------------------ card moves
+
+    def remove_from_owner(self, card_id: int) -> None:
+        for p in self.players:
+            if card_id in p.hand:
+                p.hand.remove(card_id)
+                return
+            for slot, cid in p.equips.items():
+                if cid == card_id:
+                    del p.equips[slot]
+                    return
+            if card_id in p.judgment:
+                p.judgment.remove(card_id)
+                return
+        if card_id in self.processing:
+            self.processing.remove(card_id)
+
+    def to_processing(self, card_ids: Iterable[int]) -> None:
+        for cid in card_ids:
+            self.remove_from_owner(cid)
+            self.processing.append(cid)
+            self.journal.append(("proc", cid))
+
+    def to_discard(self, card_ids: Iterable[int]) -> None:
+        for cid in card_ids:
+            self.remove_from_owner(cid)
+            self.discard_pile.append(cid)
+            self.journal.append(("disc", cid))
+
+    def processing_to_discard(self, card_ids: Iterable[int]) -> None:
+        """Used cards finish: whatever is still in processing goes to the discard pile."""
+        for cid in card_ids:
+            if cid in self.processing:
+                self.processing.remove(cid)
+                self.discard_pile.append(cid)
+                self.journal.append(("disc", cid))
+
+    def to_hand(self, seat: int, card_ids: Iterable[int]) -> None:
+        hand = self.players[seat].hand
+        for cid in card_ids:
+            self.remove_from_owner(cid)
+            hand.append(cid)
+            self.journal.append(("hand", seat, cid))
+
+    def to_judgment(self, seat: int, card_id: int) -> None:
+        self.remove_from_owner(card_id)
+        self.players[seat].judgment.append(card_id)
+        self.journal.append(("judg", seat, card_id))
+
+    def equip(self, seat: int, card_id: int) -> None:
+        """Put an equipment card into its slot; an occupied slot's card is discarded first."""
+        slot = self.cards[card_id].subtype
+        p = self.players[seat]
+        old = p.equips.get(slot)
+        self.remove_from_owner(card_id)
+        if old is not None:
+            self.move_out(seat, [old], pb.ZONE_EQUIPMENT, pb.MOVE_REASON_EQUIP_REPLACED, "EQUIP_SLOT")
+        p.equips[slot] = card_id
+        self.journal.append(("equip", seat, card_id))
+
+    def move_out(self, seat: int | None, card_ids: list[int], zone: int, reason: int, code: str,
+                 to_seat: int | None = None) -> None:
+        """A move no decision names: recorded as a CardsMoved outcome."""
+        if not card_ids:
+            return
+        if to_seat is None:
+            self.to_discard(card_ids)
+            to_zone = pb.ZONE_DISCARD_PILE
+        else:
+            self.to_hand(to_seat, card_ids)
+            to_zone = pb.ZONE_HAND
+        ev = pb.Event()
+        m = ev.cards_moved
+        m.cards.extend(card_ids)
+        if seat is not None:
+            m.from_seat = seat
+        m.from_zone = zone  # type: ignore[assignment]
+        if to_seat is not None:
+            m.to_seat = to_seat
+        m.to_zone = to_zone  # type: ignore[assignment]
+        m.reason = reason  # type: ignore[assignment]
+        self.emit(ev, code)
+
+    # ------------------------------------------------------------------ the draw pile
+
+    def take_top(self) -> Settle[int]:
+        """The top card of the draw pile, reshuffling the discard pile when it is empty."""
+        if not self.draw_pile:
+            yield from self.reshuffle()
+        cid = self.draw_pile.pop()
+        return cid
+
+    def reshuffle(self) -> Settle[None]:
+        if not self.discard_pile or (self.max_reshuffles and self.reshuffles >= self.max_reshuffles):
+            why = ("no card left in the draw or discard pile" if not self.discard_pile
+                   else f"the header's cap of {self.max_reshuffles} reshuffles was reached")
+            raise GameEnded(pb.SIDE_NONE, [], f"draw game: a card was needed and {why}")
+        self.reshuffles += 1
+        # The seeded order shuffles the discard pile in pile order (bottom first).
+        request = ShuffleRequest(None, label=f"reshuffle/{self.reshuffles}", cards=tuple(self.discard_pile))
+        order_top_first = yield request
+        assert isinstance(order_top_first, list)
+        self.discard_pile = []
+        self.draw_pile = list(reversed(order_top_first))
+        self.journal.append(("reshuffle", tuple(order_top_first)))
+        ev = pb.Event()
+        ev.reshuffle.order.extend(order_top_first)
+        self.emit(ev, "RESHUFFLE_MISMATCH")
+
+    def draw(self, seat: int, count: int, reason: int, code: str = "") -> Settle[list[int]]:
+        """Draw ``count`` cards one at a time from the top (RULES.md §1.4)."""
+        drawn: list[int] = []
+        try:
+            for _ in range(count):
+                drawn.append((yield from self.take_top()))
+        finally:
+            if drawn:
+                self.players[seat].hand.extend(drawn)
+                self.journal.append(("draw", seat, tuple(drawn)))
+                ev = pb.Event()
+                d = ev.draw_cards
+                d.seat = seat
+                d.cards.extend(drawn)
+                d.reason = reason  # type: ignore[assignment]
+                self.emit(ev, code or "DRAW_NOT_TOP")
+        return drawn
+
+    def judge(self, seat: int, reason: str) -> Settle[CardDef]:
+        """Reveal the top card as a judgment; it is discarded once it has taken effect."""
+        cid = yield from self.take_top()
+        self.processing.append(cid)
+        self.journal.append(("judge", seat, cid))
+        ev = pb.Event()
+        ev.judgment.seat = seat
+        ev.judgment.card = cid
+        ev.judgment.reason = reason
+        self.emit(ev, "JUDGMENT_MISMATCH")
+        return self.cards[cid]
+
+    def judgment_done(self, card: CardDef) -> None:
+        self.processing_to_discard([card.id])
+
+    # ------------------------------------------------------------------ HP
+
+    def damage(self, source: int | None, target: int, amount: int, nature: int = pb.DAMAGE_NATURE_NORMAL,
+               ) -> Settle[None]:
+        p = self.players[target]
+        if not p.alive or amount <= 0:
+            return
+        p.hp -= amount
+        self.journal.append(("dmg", target, amount))
+        ev = pb.Event()
+        d = ev.damage
+        if source is not None:
+            d.source = source
+        d.target = target
+        d.amount = amount
+        d.nature = nature  # type: ignore[assignment]
+        d.hp_after = p.hp
+        self.emit(ev, "DAMAGE_MISMATCH")
+        if p.hp <= 0:
+            yield from self.dying(target, killer=source)
+
+    def lose_hp(self, seat: int, amount: int) -> Settle[None]:
+        p = self.players[seat]
+        p.hp -= amount
+        self.journal.append(("lose", seat, amount))
+        ev = pb.Event()
+        ev.lose_hp.seat = seat
+        ev.lose_hp.amount = amount
+        ev.lose_hp.hp_after = p.hp
+        self.emit(ev, "HP_MISMATCH")
+        if p.hp <= 0:
+            yield from self.dying(seat, killer=None)
+
+    def recover(self, seat: int, amount: int = 1) -> None:
+        """Recover up to max HP; recovering nothing produces no outcome."""
+        p = self.players[seat]
+        gained = min(amount, p.max_hp - p.hp)
+        if gained <= 0 or not p.alive:
+            return
+        p.hp += gained
+        self.journal.append(("rec", seat, gained))
+        ev = pb.Event()
+        ev.recover.seat = seat
+        ev.recover.amount = gained
+        ev.recover.hp_after = p.hp
+        self.emit(ev, "RECOVER_MISMATCH")
+
+    # ------------------------------------------------------------------ dying and death
+
+    def dying(self, seat: int, killer: int | None) -> Settle[None]:
+        """RULES.md §4: from the current player in seat order, each may save with 桃."""
+        p = self.players[seat]
+        ev = pb.Event()
+        ev.dying.seat = seat
+        self.emit(ev, "DEATH_MISMATCH")
+        for asked in self.alive_seats(self.current):
+            while p.hp <= 0:
+                answer = yield peach_request(asked, seat)
+                if answer is None or answer is UNANSWERED:
+                    break
+                assert isinstance(answer, pb.Event)
+                yield from self.ruleset.rescue(self, asked, seat, answer)
+            if p.hp > 0:
+                return
+        yield from self.die(seat, killer)
+
+    def die(self, seat: int, killer: int | None) -> Settle[None]:
+        p = self.players[seat]
+        p.alive = False
+        self.journal.append(("die", seat))
+        ev = pb.Event()
+        ev.death.seat = seat
+        if killer is not None:
+            ev.death.killer = killer
+        ev.death.role = p.role  # type: ignore[assignment]
+        self.emit(ev, "DEATH_MISMATCH")
+        self.check_victory(seat)
+        # Only now are the victim's cards discarded, then reward or penalty (RULES.md §4).
+        self.move_out(seat, list(p.hand), pb.ZONE_HAND, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
+        self.move_out(seat, p.equipped(), pb.ZONE_EQUIPMENT, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
+        self.move_out(seat, list(p.judgment), pb.ZONE_JUDGMENT, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
+        yield from self.reward_or_penalty(seat, killer)
+
+    def reward_or_penalty(self, victim: int, killer: int | None) -> Settle[None]:
+        if killer is None or killer == victim or not self.players[killer].alive:
+            return
+        v = self.players[victim]
+        k = self.players[killer]
+        if v.role == REBEL:
+            yield from self.draw(killer, 3, pb.DRAW_REASON_KILL_REWARD, "KILL_REWARD")
+        elif v.role == LOYALIST and k.role == LORD:
+            self.move_out(killer, list(k.hand), pb.ZONE_HAND, pb.MOVE_REASON_KILL_PENALTY, "KILL_PENALTY")
+            self.move_out(killer, k.equipped(), pb.ZONE_EQUIPMENT, pb.MOVE_REASON_KILL_PENALTY,
+                          "KILL_PENALTY")
+
+    def check_victory(self, just_died: int) -> None:
+        """RULES.md §5."""
+        lord = next(p for p in self.players if p.role == LORD)
+        if not lord.alive:
+            alive = [p for p in self.players if p.alive]
+            if len(alive) == 1 and alive[0].role == SPY:
+                raise GameEnded(pb.SIDE_SPY, [alive[0].seat], f"the lord died; spy seat {alive[0].seat} is the "
+                                "sole survivor")
+            rebels = [p.seat for p in self.players if p.role == REBEL]
+            raise GameEnded(pb.SIDE_REBELS, rebels, "the lord died: the rebels win")
+        if not any(p.alive and p.role in (REBEL, SPY) for p in self.players):
+            winners = [p.seat for p in self.players if p.role in (LORD, LOYALIST)]
+            raise GameEnded(pb.SIDE_LORD, winners, "all rebels and spies are dead: the lord's side wins")
+
+    # ------------------------------------------------------------------ nullification
+
+    def nullified(self, trick: str, target: int | None) -> Settle[bool]:
+        """Offer 无懈可击 against a trick's effect on one target; True if it is cancelled.
+
+        Each 无懈可击 played opens a new window in which it can itself be nullified.
+        """
+        cancelled = False
+        what = trick
+        while True:
+            answer = yield nullify_request(what, target)
+            if answer is None or answer is UNANSWERED:
+                return cancelled
+            assert isinstance(answer, pb.Event)
+            if not (yield from self.ruleset.play_nullification(self, answer)):
+                continue
+            cancelled = not cancelled
+            what = "nullification"
+
+    # ------------------------------------------------------------------ the turn
+
+    def run(self) -> Settle[None]:
+        """The whole game from the first turn (the starting hands are already dealt)."""
+        try:
+            seat = next(p.seat for p in self.players if p.role == LORD)
+            while True:
+                yield from self.turn(seat)
+                seat = self.next_alive(seat)
+        except GameEnded as end:
+            self.finish(end)
+
+    def finish(self, end: GameEnded) -> None:
+        self.over = True
+        self.result = end
+        ev = pb.Event()
+        ev.game_over.side = end.side  # type: ignore[assignment]
+        ev.game_over.winners.extend(sorted(end.winners))
+        self.journal.append(("over", end.side))
+        self.emit(ev, "GAME_RESULT")
+
+    def begin_phase(self, seat: int, phase: int) -> None:
+        self.phase = phase
+        self.journal.append(("phase", seat, phase))
+        ev = pb.Event()
+        ev.phase_start.seat = seat
+        ev.phase_start.phase = phase  # type: ignore[assignment]
+        self.emit(ev, "TURN_MISMATCH")
+
+    def turn(self, seat: int) -> Settle[None]:
+        self.current = seat
+        self.turn_number += 1
+        p = self.players[seat]
+        self.journal.append(("turn", seat, self.turn_number))
+        ev = pb.Event()
+        ev.turn_start.seat = seat
+        ev.turn_start.turn = self.turn_number
+        self.emit(ev, "TURN_MISMATCH")
+        skipped: set[int] = set()
+
+        self.begin_phase(seat, pb.PHASE_START)
+        if p.judgment:
+            self.begin_phase(seat, pb.PHASE_JUDGMENT)
+            while p.alive:
+                # The last placed is resolved first; the list can change meanwhile.
+                pending = [c for c in reversed(p.judgment)]
+                if not pending:
+                    break
+                cid = pending[0]
+                spec = self.ruleset.delayed(self.cards[cid].name)
+                skipped |= (yield from spec.judge_phase(self, seat, cid))
+        if p.alive and pb.PHASE_DRAW not in skipped:
+            self.begin_phase(seat, pb.PHASE_DRAW)
+            yield from self.draw(seat, 2, pb.DRAW_REASON_DRAW_PHASE, "DRAW_COUNT")
+        if p.alive and pb.PHASE_PLAY not in skipped:
+            self.begin_phase(seat, pb.PHASE_PLAY)
+            p.slash_count = 0
+            while p.alive:
+                answer = yield play_request(seat)
+                assert isinstance(answer, pb.Event)
+                if answer.HasField("end_play_phase"):
+                    break
+                yield from self.ruleset.play_action(self, seat, answer)
+        if p.alive:
+            self.begin_phase(seat, pb.PHASE_DISCARD)
+            yield from self.discard_phase(seat)
+        if p.alive:
+            self.begin_phase(seat, pb.PHASE_FINISH)
+        self.phase = pb.PHASE_UNSPECIFIED
+
+    def discard_phase(self, seat: int) -> Settle[None]:
+        """RULES.md §2: discard down to current HP; no voluntary discards."""
+        p = self.players[seat]
+        excess = len(p.hand) - max(p.hp, 0)
+        if excess <= 0:
+            return
+        while True:
+            answer = yield discard_request(seat, excess)
+            if answer is UNANSWERED:
+                self.flag("HAND_LIMIT", f"seat {seat} holds {len(p.hand)} cards with {p.hp} HP and had to "
+                          f"discard {excess} in the discard phase, but discarded none", seat)
+                return
+            assert isinstance(answer, pb.Event)
+            chosen = list(answer.choose_cards.cards)
+            if self.report(self.verify_own_cards(seat, chosen, zones=("hand",))):
+                continue
+            if len(chosen) != excess:
+                self.flag("HAND_LIMIT", f"seat {seat} holds {len(p.hand)} cards with {p.hp} HP and must discard "
+                          f"exactly {excess} in the discard phase, not {len(chosen)}", seat)
+            self.to_discard(chosen)
+            return
+
+    # ------------------------------------------------------------------ shared checks
+
+    def verify_own_cards(self, seat: int, card_ids: list[int], zones: tuple[str, ...] = ("hand",)
+                         ) -> list[Violation]:
+        """Each card must exist, be named once, and lie in one of the seat's given zones."""
+        out: list[Violation] = []
+        if len(set(card_ids)) != len(card_ids):
+            out.append(Violation("INVALID_CHOICE", f"seat {seat} names the same card twice", seat, hard=True))
+        p = self.players[seat]
+        for cid in card_ids:
+            if cid not in self.cards:
+                out.append(Violation("UNKNOWN_CARD", f"card #{cid} is not in this game's deck", seat, cid,
+                                     hard=True))
+                continue
+            ok = (("hand" in zones and cid in p.hand) or ("equip" in zones and cid in p.equips.values())
+                  or ("judgment" in zones and cid in p.judgment))
+            if not ok:
+                where = " or ".join(zones)
+                out.append(Violation("CARD_NOT_OWNED", f"seat {seat} does not have {self.label(cid)} in "
+                                     f"their {where}", seat, cid, hard=True))
+        return out
+
+    def choose(self, seat: int, options: list[int], count: int, reason: str, optional: bool = False
+               ) -> Settle[list[int] | None]:
+        """Ask ``seat`` to choose ``count`` of ``options``; None if an optional choice is declined."""
+        while True:
+            answer = yield choice_request(seat, tuple(options), count, reason, optional)
+            if answer is None or answer is UNANSWERED:
+                return None
+            assert isinstance(answer, pb.Event)
+            chosen = list(answer.choose_cards.cards)
+            bad = [c for c in chosen if c not in options]
+            if bad or len(chosen) != count or len(set(chosen)) != len(chosen):
+                what = (f"{self.label(bad[0])} is not among the cards that can be chosen" if bad
+                        else f"{len(chosen)} card(s) chosen where {count} are required")
+                self.report([Violation("INVALID_CHOICE", f"seat {seat} for {reason}: {what}", seat,
+                                       bad[0] if bad else None, hard=True)])
+                continue
+            return chosen
+
+    def suit_of(self, card_id: int) -> Suit:
+        return self.cards[card_id].suit
+
+    def used_card_label(self, card: UsedCard) -> str:
+        if card.real is not None:
+            return card.real.label()
+        return f"{card.name} made by {card.skill} from {[self.label(c) for c in card.ids]}"

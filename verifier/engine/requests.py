@@ -1,0 +1,226 @@
+"""What the engine waits for: each request names who must decide and what answers fit.
+
+A settlement generator yields a request and receives the answer: the decision event
+(a `pb.Event`), ``None`` for a decline (explicit or implicit), or ``UNANSWERED`` when a
+mandatory request was not answered and the engine must go on with a default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+from sgsverify.v1 import game_log_pb2 as pb
+
+
+class _Unanswered:
+    """The log went on without answering a mandatory request that has a default."""
+
+    def __repr__(self) -> str:
+        return "UNANSWERED"
+
+
+UNANSWERED: Final = _Unanswered()
+
+Answer = pb.Event | None | _Unanswered
+
+
+@dataclass(slots=True)
+class Request:
+    """Base: ``seat`` must answer (None: any living seat may)."""
+
+    seat: int | None
+    # Event kinds (the oneof names) that answer this request.
+    kinds: frozenset[str] = field(default=frozenset())
+    # May the request be declined (explicitly, or implicitly by a log that goes on)?
+    optional: bool = True
+    # For mandatory requests: may the engine go on with a default when the log does
+    # not answer (the default is flagged)? If not, a non-answering event is rejected.
+    has_default: bool = False
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+    def fits(self, ev: pb.Event, kind: str, seat: int, card_name: str | None) -> bool:
+        """Does this decision answer the request? ``card_name`` is the name of the card a
+        Respond offers (None when it is unknown: then the engine judges it)."""
+        if kind not in self.kinds or (self.seat is not None and self.seat != seat):
+            return False
+        if kind == "respond" and card_name is not None:
+            return name_matches(card_name, self.answer_names())
+        if kind == "invoke_skill":
+            return self.invokable(ev.invoke_skill.skill)
+        return True
+
+    def answer_names(self) -> frozenset[str]:
+        return frozenset()
+
+    def invokable(self, skill: str) -> bool:
+        return False
+
+
+def name_matches(name: str, names: frozenset[str]) -> bool:
+    """Fire and thunder 杀 are 杀 for every purpose (RULES.md §6)."""
+    return name in names or ("slash" in names and name.endswith("_slash"))
+
+
+@dataclass(slots=True)
+class PlayRequest(Request):
+    """A play-phase action: use a card, invoke a skill, or end the play phase."""
+
+    def describe(self) -> str:
+        return f"seat {self.seat} to act in their play phase"
+
+    def invokable(self, skill: str) -> bool:
+        return True
+
+
+@dataclass(slots=True)
+class CardRequest(Request):
+    """Use or play a card in response (闪 to 杀, 杀 in 决斗, ...)."""
+
+    names: frozenset[str] = field(default=frozenset())
+    reason: str = ""
+    # Equipment effects or skills that may be invoked instead (e.g. eight_diagram).
+    skills: tuple[str, ...] = ()
+    # The character the answering card would be aimed at, where it matters (借刀杀人).
+    target: int | None = None
+
+    def describe(self) -> str:
+        return f"seat {self.seat} to respond with {'/'.join(sorted(self.names))} ({self.reason})"
+
+    def answer_names(self) -> frozenset[str]:
+        return self.names
+
+    def invokable(self, skill: str) -> bool:
+        return skill in self.skills
+
+
+@dataclass(slots=True)
+class NullifyRequest(Request):
+    """A window in which anyone may play 无懈可击 against an effect."""
+
+    trick: str = ""
+    target: int | None = None
+
+    def describe(self) -> str:
+        return f"anyone to nullify {self.trick}"
+
+    def answer_names(self) -> frozenset[str]:
+        return frozenset({"nullification"})
+
+    def fits(self, ev: pb.Event, kind: str, seat: int, card_name: str | None) -> bool:
+        if kind == "respond" and ev.respond.HasField("target") and ev.respond.target != self.target:
+            return False
+        return Request.fits(self, ev, kind, seat, card_name)
+
+
+@dataclass(slots=True)
+class PeachRequest(Request):
+    """Ask ``seat`` whether to save the dying character."""
+
+    dying: int = -1
+
+    def describe(self) -> str:
+        return f"seat {self.seat} to save dying seat {self.dying}"
+
+    def answer_names(self) -> frozenset[str]:
+        return frozenset({"peach", "analeptic"}) if self.seat == self.dying else frozenset({"peach"})
+
+    def fits(self, ev: pb.Event, kind: str, seat: int, card_name: str | None) -> bool:
+        if kind == "respond" and ev.respond.HasField("target") and ev.respond.target != self.dying:
+            return False
+        return Request.fits(self, ev, kind, seat, card_name)
+
+
+@dataclass(slots=True)
+class DiscardRequest(Request):
+    """The discard phase: discard exactly ``count`` hand cards."""
+
+    count: int = 0
+
+    def describe(self) -> str:
+        return f"seat {self.seat} to discard {self.count} card(s)"
+
+
+@dataclass(slots=True)
+class ChoiceRequest(Request):
+    """Choose ``count`` cards among ``options`` (过河拆桥, 五谷丰登, 寒冰剑, ...)."""
+
+    options: tuple[int, ...] = ()
+    count: int = 1
+    reason: str = ""
+
+    def describe(self) -> str:
+        return f"seat {self.seat} to choose {self.count} card(s) for {self.reason}"
+
+
+@dataclass(slots=True)
+class OfferRequest(Request):
+    """An optional effect the seat may invoke now (e.g. 寒冰剑, 贯石斧, 青龙偃月刀)."""
+
+    skill: str = ""
+    # Card names that may be used to take the offer (青龙偃月刀 takes a 杀).
+    names: frozenset[str] = field(default=frozenset())
+    # The character the effect concerns (e.g. whose horse 麒麟弓 may discard).
+    target: int | None = None
+
+    def describe(self) -> str:
+        return f"seat {self.seat} may invoke {self.skill}"
+
+    def answer_names(self) -> frozenset[str]:
+        return self.names
+
+    def invokable(self, skill: str) -> bool:
+        return skill == self.skill
+
+
+@dataclass(slots=True)
+class ShuffleRequest(Request):
+    """Chance: the discard pile becomes the new draw pile. Answered by the driver."""
+
+    label: str = ""
+    cards: tuple[int, ...] = ()
+
+
+DECISION_KINDS: Final = frozenset(
+    {"use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general"}
+)
+
+
+def play_request(seat: int) -> PlayRequest:
+    return PlayRequest(seat, frozenset({"use_card", "invoke_skill", "end_play_phase"}), optional=False)
+
+
+def card_request(
+    seat: int, names: frozenset[str], reason: str, skills: tuple[str, ...] = (), target: int | None = None
+) -> CardRequest:
+    kinds = {"respond", "decline"} | ({"invoke_skill"} if skills else set())
+    return CardRequest(seat, frozenset(kinds), names=names, reason=reason, skills=skills, target=target)
+
+
+def nullify_request(trick: str, target: int | None) -> NullifyRequest:
+    return NullifyRequest(None, frozenset({"respond", "decline"}), trick=trick, target=target)
+
+
+def peach_request(seat: int, dying: int) -> PeachRequest:
+    return PeachRequest(seat, frozenset({"respond", "decline"}), dying=dying)
+
+
+def discard_request(seat: int, count: int) -> DiscardRequest:
+    return DiscardRequest(seat, frozenset({"choose_cards"}), optional=False, has_default=True, count=count)
+
+
+def choice_request(
+    seat: int, options: tuple[int, ...], count: int, reason: str, optional: bool = False
+) -> ChoiceRequest:
+    kinds = {"choose_cards", "decline"} if optional else {"choose_cards"}
+    return ChoiceRequest(
+        seat, frozenset(kinds), optional=optional, options=options, count=count, reason=reason
+    )
+
+
+def offer_request(seat: int, skill: str, names: frozenset[str] = frozenset(), target: int | None = None
+                  ) -> OfferRequest:
+    kinds = {"invoke_skill", "decline"} | ({"respond"} if names else set())
+    return OfferRequest(seat, frozenset(kinds), skill=skill, names=names, target=target)

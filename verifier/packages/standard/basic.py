@@ -1,0 +1,132 @@
+"""Basic cards: 杀, 闪, 桃 (RULES.md §6, basic cards)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sgsverify.v1 import game_log_pb2 as pb
+from verifier.cards import Color
+from verifier.engine.effects import CardSpec, Use
+from verifier.engine.game import Game, Settle, Violation
+from verifier.packages.standard.package import PACKAGE
+
+NATURES = {"slash": pb.DAMAGE_NATURE_NORMAL, "fire_slash": pb.DAMAGE_NATURE_FIRE,
+           "thunder_slash": pb.DAMAGE_NATURE_THUNDER}
+
+
+def max_slash_targets(game: Game, use: Use) -> int:
+    """1, or more where an effect allows extra targets (方天画戟)."""
+    return 1 + sum(e.extra_slash_targets(game, use) for e in game.effects_of(use.user))
+
+
+def verify_slash_targets(game: Game, use: Use, check_range: bool = True) -> Iterator[Violation]:
+    user = use.user
+    if not use.targets or len(use.targets) > max_slash_targets(game, use) \
+            or len(set(use.targets)) != len(use.targets):
+        yield Violation("INVALID_TARGET", f"seat {user}'s 杀 names {len(use.targets)} target(s); it takes one "
+                        f"(up to {max_slash_targets(game, use)} here)", user, hard=True)
+        return
+    for t in use.targets:
+        if t == user:
+            yield Violation("INVALID_TARGET", f"seat {user} cannot use 杀 on themself", user, hard=True)
+            return
+    if check_range:
+        rng = game.attack_range(user)
+        for t in use.targets:
+            if game.distance(user, t) > rng:
+                yield Violation("OUT_OF_RANGE", f"seat {t} is at distance {game.distance(user, t)} from seat "
+                                f"{user}, beyond their attack range {rng}", user,
+                                use.card.ids[0] if use.card.ids else None)
+
+
+@PACKAGE.card
+class Slash(CardSpec):
+    """杀: one other character in attack range; at most one per play phase."""
+
+    name = "slash"
+
+    def verify_use(self, game: Game, use: Use) -> Iterator[Violation]:
+        yield from verify_slash_targets(game, use)
+        p = game.players[use.user]
+        if p.slash_count >= 1 and not game.slash_limit_lifted(use.user):
+            yield Violation("SLASH_LIMIT", f"seat {use.user} already used a 杀 in this play phase; "
+                            f"{game.used_card_label(use.card)} is a second one without 诸葛连弩", use.user,
+                            use.card.ids[0] if use.card.ids else None)
+
+    def use(self, game: Game, use: Use) -> Settle[None]:
+        game.players[use.user].slash_count += 1
+        game.to_processing(use.card.ids)
+        for target in use.targets:
+            yield from slash_effect(game, use, target)
+        game.processing_to_discard(use.card.ids)
+
+    def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
+        return [(t,) for t in game.alive_seats() if game.in_attack_range(user, t)]
+
+
+def slash_effect(game: Game, use: Use, target: int) -> Settle[None]:
+    """One 杀 against one target: triggers, armor, 闪, then damage (equipment hooks decide)."""
+    user = use.user
+    if not game.players[target].alive:
+        return
+    ignores_armor = any(e.ignores_armor for e in game.effects_of(user))
+    for eff in game.effects_of(user):
+        yield from eff.on_slash_target(game, use, target)
+    if not game.players[target].alive:
+        return
+    armor = [] if ignores_armor else [e for e in game.effects_of(target) if e.is_armor]
+    if any(e.slash_has_no_effect(game, use) for e in armor):
+        return
+    armor_off = frozenset(e.name for e in game.effects_of(target) if e.is_armor and ignores_armor)
+    jink = yield from game.ruleset.ask_for_card(game, target, frozenset({"jink"}), "杀", skills_off=armor_off)
+    if jink is not None:
+        forced = False
+        for eff in game.effects_of(user):
+            if not forced:
+                forced = yield from eff.on_slash_jinked(game, use, target)
+        if not forced:
+            return
+    prevented = False
+    for eff in game.effects_of(user):
+        if not prevented and game.players[target].alive:
+            prevented = yield from eff.on_slash_hit(game, use, target)
+    if prevented:
+        return
+    yield from game.damage(user, target, 1, NATURES.get(use.card.name, pb.DAMAGE_NATURE_NORMAL))
+
+
+@PACKAGE.card
+class Jink(CardSpec):
+    """闪: only in response (to 杀, or played against 万箭齐发)."""
+
+    name = "jink"
+    play_phase = False
+
+
+@PACKAGE.card
+class Peach(CardSpec):
+    """桃: recover 1 in your play phase (only when wounded), or save a dying character."""
+
+    name = "peach"
+
+    def default_targets(self, game: Game, user: int) -> tuple[int, ...]:
+        return (user,)
+
+    def verify_use(self, game: Game, use: Use) -> Iterator[Violation]:
+        if use.targets != (use.user,):
+            yield Violation("INVALID_TARGET", f"seat {use.user} can use 桃 in the play phase only on themself",
+                            use.user, hard=True)
+            return
+        p = game.players[use.user]
+        if not p.wounded:
+            yield Violation("PEACH_FULL_HP", f"seat {use.user} used {game.used_card_label(use.card)} at full HP "
+                            f"({p.hp}/{p.max_hp})", use.user, use.card.ids[0] if use.card.ids else None)
+
+    def resolve(self, game: Game, use: Use) -> Settle[None]:
+        game.recover(use.user, 1)
+        return
+        yield  # pragma: no cover
+
+
+def is_black(use: Use) -> bool:
+    return use.card.color == Color.BLACK

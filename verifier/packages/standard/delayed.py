@@ -1,0 +1,106 @@
+"""Delayed tricks of the standard deck: 乐不思蜀 and 闪电 (RULES.md §6, delayed tricks)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sgsverify.v1 import game_log_pb2 as pb
+from verifier.cards import Suit
+from verifier.engine.effects import DelayedSpec, Use
+from verifier.engine.game import Game, Settle, Violation
+from verifier.packages.standard.package import PACKAGE
+
+
+def verify_no_duplicate(game: Game, use: Use, name: str, target: int) -> Iterator[Violation]:
+    """RULES.md §2: no judgment area may hold two cards of the same name."""
+    held = [c for c in game.players[target].judgment if game.cards[c].name == name]
+    if held:
+        yield Violation("DUPLICATE_DELAYED_TRICK", f"seat {target}'s judgment area already holds "
+                        f"{game.label(held[0])}; {game.used_card_label(use.card)} cannot be placed there too",
+                        use.user, use.card.ids[0] if use.card.ids else None)
+
+
+@PACKAGE.card
+class Indulgence(DelayedSpec):
+    """乐不思蜀: on another character; unless the judgment is ♥, they skip their play phase."""
+
+    name = "indulgence"
+
+    def verify_use(self, game: Game, use: Use) -> Iterator[Violation]:
+        if len(use.targets) != 1 or use.targets[0] == use.user:
+            yield Violation("INVALID_TARGET", "乐不思蜀 takes exactly one other character", use.user, hard=True)
+            return
+        yield from verify_no_duplicate(game, use, self.name, use.targets[0])
+
+    def use(self, game: Game, use: Use) -> Settle[None]:
+        game.to_judgment(use.targets[0], use.card.ids[0])
+        return
+        yield  # pragma: no cover
+
+    def judge_phase(self, game: Game, seat: int, card_id: int) -> Settle[set[int]]:
+        game.to_processing([card_id])
+        skip: set[int] = set()
+        if not (yield from game.nullified(self.name, seat)):
+            judged = yield from game.judge(seat, self.name)
+            if judged.suit != Suit.HEART:
+                skip.add(pb.PHASE_PLAY)
+            game.judgment_done(judged)
+        game.processing_to_discard([card_id])
+        return skip
+
+    def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
+        return [(t,) for t in game.alive_seats() if t != user
+                and not any(game.cards[c].name == self.name for c in game.players[t].judgment)]
+
+
+@PACKAGE.card
+class Lightning(DelayedSpec):
+    """闪电: on yourself; ♠2-9 deals 3 thunder damage with no source, otherwise it moves on."""
+
+    name = "lightning"
+
+    def default_targets(self, game: Game, user: int) -> tuple[int, ...]:
+        return (user,)
+
+    def verify_use(self, game: Game, use: Use) -> Iterator[Violation]:
+        if use.targets != (use.user,):
+            yield Violation("INVALID_TARGET", "闪电 is placed only in its user's own judgment area", use.user,
+                            hard=True)
+            return
+        yield from verify_no_duplicate(game, use, self.name, use.user)
+
+    def use(self, game: Game, use: Use) -> Settle[None]:
+        game.to_judgment(use.user, use.card.ids[0])
+        return
+        yield  # pragma: no cover
+
+    def judge_phase(self, game: Game, seat: int, card_id: int) -> Settle[set[int]]:
+        game.to_processing([card_id])
+        if not (yield from game.nullified(self.name, seat)):
+            judged = yield from game.judge(seat, self.name)
+            struck = judged.suit == Suit.SPADE and 2 <= judged.number <= 9
+            game.judgment_done(judged)
+            if struck:
+                game.processing_to_discard([card_id])
+                yield from game.damage(None, seat, 3, pb.DAMAGE_NATURE_THUNDER)
+                return set()
+        self.move_on(game, seat, card_id)
+        return set()
+
+    def move_on(self, game: Game, seat: int, card_id: int) -> None:
+        """To the next living character without a 闪电 (it stays if there is none)."""
+        for nxt in game.alive_seats(seat)[1:] + [seat]:
+            if not any(game.cards[c].name == self.name for c in game.players[nxt].judgment):
+                break
+        game.to_judgment(nxt, card_id)
+        if nxt == seat:
+            return
+        ev = pb.Event()
+        m = ev.cards_moved
+        m.cards.append(card_id)
+        m.from_seat = seat
+        m.from_zone = pb.ZONE_JUDGMENT
+        m.to_seat = nxt
+        m.to_zone = pb.ZONE_JUDGMENT
+        m.reason = pb.MOVE_REASON_LIGHTNING_MOVES
+        game.emit(ev, "MOVE_MISMATCH")

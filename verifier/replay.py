@@ -1,0 +1,382 @@
+"""The replay driver: follows a log through the engine and annotates every event.
+
+``Verifier`` is incremental — ``feed`` events as they arrive, ``finish`` at the end — so
+the same code checks a whole log offline and a live game streamed batch by batch. Each
+fed event is judged as soon as the engine reaches it; derived outcomes the log left
+out are added in their place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from collections.abc import Iterable
+
+from sgsverify.v1 import annotation_pb2 as apb
+from sgsverify.v1 import game_log_pb2 as pb
+from verifier import text
+from verifier.codes import CATALOGUE, Kind
+from verifier.engine.effects import Ruleset
+from verifier.engine.game import Game, Outcome, Violation
+from verifier.engine.requests import (
+    DECISION_KINDS,
+    UNANSWERED,
+    Answer,
+    NullifyRequest,
+    PlayRequest,
+    Request,
+    ShuffleRequest,
+)
+from verifier.rng import shuffled
+from verifier.setup import HeaderError, new_game, starting_hand_outcomes
+from verifier.version import engine_version
+
+# After this many decisions in a row that fit nothing, the log is taken to be unfollowable.
+MAX_CONSECUTIVE_REJECTS = 32
+
+
+def default_ruleset(header: pb.GameHeader) -> Ruleset:
+    from verifier.packages import standard  # the replay layer assembles packages; the core never does
+
+    return Ruleset([standard.PACKAGE])
+
+
+def decision_seat(ev: pb.Event, kind: str) -> int:
+    seat: int = getattr(ev, kind).seat
+    return seat
+
+
+class Verifier:
+    """Verifies one game, event by event."""
+
+    def __init__(self, header: pb.GameHeader, ruleset: Ruleset | None = None) -> None:
+        self.header = header
+        self.annotations: list[apb.Annotation] = []
+        self.index = 0  # index of the next log event
+        self.expected: deque[Outcome] = deque()
+        self.complete = header.options.outcomes == pb.OUTCOME_RECORDING_COMPLETE
+        self.recorded_reshuffles = header.options.recorded_reshuffles
+        self.digest = hashlib.blake2b(header.SerializeToString(deterministic=True), digest_size=16).digest()
+        self.header_violations: list[Violation] = []
+        self.stopped_at: int | None = None
+        self.stopped_reason = ""
+        self.rejects_in_row = 0
+        self.pending: Request | None = None
+        self.game: Game | None = None
+        try:
+            self.game = new_game(header, ruleset or default_ruleset(header))
+        except HeaderError as err:
+            self.header_violations = err.violations
+            self.stopped_at = 0
+            self.stopped_reason = "the header is unusable: " + "; ".join(v.message for v in err.violations)
+            return
+        for ev in starting_hand_outcomes(self.game):
+            self.expected.append(Outcome(ev, "DRAW_NOT_TOP"))
+        self.gen = self.game.run()
+        self._step(None, first=True)
+
+    # ------------------------------------------------------------------ engine stepping
+
+    def _step(self, answer: Answer, first: bool = False) -> tuple[list[Violation], bool]:
+        """Send an answer to the engine and run it to its next request."""
+        game = self.game
+        assert game is not None
+        try:
+            req = next(self.gen) if first else self.gen.send(answer)
+            while isinstance(req, ShuffleRequest) and not self.recorded_reshuffles:
+                req = self.gen.send(self._seeded_order(req))
+        except StopIteration:
+            req = None
+        self.pending = req
+        self.expected.extend(game.outcomes)
+        game.outcomes.clear()
+        violations = game.violations
+        game.violations = []
+        rejected = game.rejected
+        game.rejected = False
+        return violations, rejected
+
+    def _seeded_order(self, req: ShuffleRequest) -> list[int]:
+        assert self.game is not None
+        return shuffled(self.game.seed, req.label, list(req.cards))
+
+    def _digest(self) -> bytes:
+        game = self.game
+        if game is not None and game.journal:
+            self.digest = hashlib.blake2b(self.digest + repr(game.journal).encode(), digest_size=16).digest()
+            game.journal.clear()
+        return self.digest
+
+    # ------------------------------------------------------------------ annotations
+
+    def _annotate(self, status: int, violations: Iterable[Violation] = (), applied: bool = True,
+                  derived: pb.Event | None = None) -> apb.Annotation:
+        ann = apb.Annotation(index=self.index, status=status, applied=applied)  # type: ignore[arg-type]
+        if derived is not None:
+            ann.derived = True
+            ann.event.CopyFrom(derived)
+        for v in violations:
+            out = ann.violations.add(code=v.code, message=v.message, rule=CATALOGUE[v.code].rule)
+            if v.seat is not None:
+                out.seat = v.seat
+            if v.card is not None:
+                out.card = v.card
+        ann.digest = self._digest()
+        self.annotations.append(ann)
+        return ann
+
+    def _status_for(self, violations: list[Violation]) -> int:
+        if not violations:
+            return apb.STATUS_OK
+        if any(CATALOGUE[v.code].kind == Kind.MALFORMED for v in violations):
+            return apb.STATUS_MALFORMED
+        if all(CATALOGUE[v.code].kind == Kind.MISMATCH for v in violations):
+            return apb.STATUS_MISMATCH
+        return apb.STATUS_ILLEGAL
+
+    def _flush_expected(self, upto: int | None = None) -> None:
+        """Outcomes the log left out: add them as derived (missing, for complete logs)."""
+        count = len(self.expected) if upto is None else upto
+        for _ in range(count):
+            out = self.expected.popleft()
+            violations = []
+            if self.complete:
+                code = out.code if out.code in ("KILL_REWARD", "KILL_PENALTY", "EQUIP_SLOT") else "MISSING_OUTCOME"
+                violations.append(Violation(code, f"the log claims complete outcomes but leaves out: "
+                                            f"{text.describe(out.event)}"))
+            self._annotate(apb.STATUS_MISMATCH if violations else apb.STATUS_DERIVED, violations,
+                           derived=out.event)
+
+    # ------------------------------------------------------------------ feeding events
+
+    @property
+    def over(self) -> bool:
+        return self.game is not None and self.game.over and self.pending is None
+
+    def feed(self, events: Iterable[pb.Event]) -> list[apb.Annotation]:
+        """Judge more events; returns the annotations they (and derived outcomes) produced."""
+        start = len(self.annotations)
+        for ev in events:
+            self._feed_one(ev)
+            self.index += 1
+        return self.annotations[start:]
+
+    def _feed_one(self, ev: pb.Event) -> None:
+        if self.stopped_at is not None:
+            self._annotate(apb.STATUS_NOT_CHECKED, applied=False)
+            return
+        try:
+            kind = ev.WhichOneof("kind")
+            if kind is None:
+                self._annotate(apb.STATUS_MALFORMED, [Violation("MALFORMED_EVENT", "the event is empty (no known "
+                                                                "kind is set)")], applied=False)
+            elif kind in DECISION_KINDS:
+                self._feed_decision(ev, kind)
+            else:
+                self._feed_outcome(ev, kind)
+        except Exception as err:  # an engine fault must never lose the report
+            self.stopped_at = self.index
+            self.stopped_reason = f"internal error while judging event {self.index}: {type(err).__name__}: {err}"
+            self._annotate(apb.STATUS_NOT_CHECKED, applied=False)
+
+    def _feed_outcome(self, ev: pb.Event, kind: str) -> None:
+        if isinstance(self.pending, ShuffleRequest) and kind == "reshuffle" and \
+                not any(o.event.HasField("reshuffle") for o in self.expected):
+            self._answer_recorded_shuffle(ev)
+        while True:
+            k = next((i for i, o in enumerate(self.expected) if o.event.WhichOneof("kind") == kind), None)
+            req = self.pending
+            if k is not None or req is None or isinstance(req, ShuffleRequest):
+                break
+            # The log records what happened next: the pending request went unanswered.
+            if req.optional:
+                self._step(None)
+            elif req.has_default:
+                self._unanswered()
+            else:
+                break
+        if k is None:
+            self._annotate(apb.STATUS_MISMATCH, [self._unexpected(ev, kind)], applied=False)
+            return
+        self._flush_expected(k)
+        out = self.expected.popleft()
+        if out.event == ev:
+            self._annotate(apb.STATUS_OK)
+        else:
+            self._annotate(apb.STATUS_MISMATCH, [mismatch(out, ev, kind)], applied=False)
+
+    def _unexpected(self, ev: pb.Event, kind: str) -> Violation:
+        what = text.describe(ev)
+        if self.over and not self.expected:
+            return Violation("AFTER_GAME_OVER", f"the game is already over: {what}")
+        if kind == "draw_cards" and ev.draw_cards.reason == pb.DRAW_REASON_KILL_REWARD:
+            return Violation("KILL_REWARD", f"a kill reward was recorded that the rules do not give here: {what}",
+                             ev.draw_cards.seat)
+        if kind == "cards_moved" and ev.cards_moved.reason == pb.MOVE_REASON_KILL_PENALTY:
+            return Violation("KILL_PENALTY", f"a kill penalty was recorded that the rules do not give here: {what}")
+        if kind == "game_over":
+            return Violation("GAME_RESULT", f"the log ends the game but by the rules it goes on: {what}")
+        return Violation("UNEXPECTED_OUTCOME", f"the rules produce no such outcome here: {what}")
+
+    def _answer_recorded_shuffle(self, ev: pb.Event) -> None:
+        req = self.pending
+        assert isinstance(req, ShuffleRequest) and self.game is not None
+        order = list(ev.reshuffle.order)
+        if sorted(order) != sorted(req.cards):
+            # Not a permutation of the discard pile: report it and go on with the seeded order.
+            self._step(self._seeded_order(req))
+            for o in self.expected:
+                if o.event.HasField("reshuffle"):
+                    o.code = "RESHUFFLE_MISMATCH"
+            return
+        self._step(order)
+
+    def _feed_decision(self, ev: pb.Event, kind: str) -> None:
+        game = self.game
+        assert game is not None
+        seat = decision_seat(ev, kind)
+        if isinstance(self.pending, ShuffleRequest):
+            # A recorded reshuffle was due but the log goes on without it.
+            self._step(self._seeded_order(self.pending))
+        self._flush_expected()
+        if self.over:
+            self._annotate(apb.STATUS_ILLEGAL, [Violation("AFTER_GAME_OVER", f"the game is already over: "
+                                                          f"{text.describe(ev)}", seat)], applied=False)
+            return
+        if seat >= game.n:
+            self._reject([Violation("SEAT_OUT_OF_RANGE", f"seat {seat} is not at this {game.n}-seat table")])
+            return
+        if not game.players[seat].alive:
+            self._reject([Violation("DEAD_PLAYER", f"seat {seat} is dead and cannot act: {text.describe(ev)}",
+                                    seat)])
+            return
+        if kind == "pick_general":
+            self._reject([Violation("UNSUPPORTED_EVENT", "there are no generals to pick in white-general mode",
+                                    seat)])
+            return
+        while True:
+            req = self.pending
+            if req is None:
+                self._annotate(apb.STATUS_ILLEGAL, [Violation("AFTER_GAME_OVER", "the game is already over",
+                                                              seat)], applied=False)
+                return
+            if req.fits(ev, kind, seat, self._card_name(ev, kind)):
+                break
+            if req.optional:
+                self._step(None)
+            elif req.has_default:
+                self._unanswered()
+            else:
+                self._reject([self._wrong_timing(req, ev, kind, seat)])
+                return
+            self._flush_expected()
+        violations, rejected = self._step(ev)
+        self.rejects_in_row = self.rejects_in_row + 1 if rejected else 0
+        self._annotate(self._status_for(violations), violations, applied=not rejected)
+        self._check_followable()
+
+    def _card_name(self, ev: pb.Event, kind: str) -> str | None:
+        if kind != "respond":
+            return None
+        ref = ev.respond.card
+        if ref.WhichOneof("kind") == "virtual":
+            return ref.virtual.name
+        assert self.game is not None
+        card = self.game.cards.get(ref.id)
+        return card.name if card else None
+
+    def _unanswered(self) -> None:
+        """A mandatory request with a default went unanswered: flag it where it happened."""
+        violations, _ = self._step(UNANSWERED)
+        if violations:
+            self._annotate(self._status_for(violations), violations, applied=False, derived=pb.Event())
+
+    def _wrong_timing(self, req: Request, ev: pb.Event, kind: str, seat: int) -> Violation:
+        what = text.describe(ev)
+        if isinstance(req, PlayRequest) and seat != req.seat and kind in ("use_card", "invoke_skill",
+                                                                          "end_play_phase"):
+            return Violation("OUT_OF_TURN", f"{what}: it is seat {req.seat}'s play phase", seat)
+        if isinstance(req, NullifyRequest):
+            return Violation("WRONG_TIMING", f"{what}: only 无懈可击 can be played now", seat)
+        return Violation("WRONG_TIMING", f"{what}: the game is waiting for {req.describe()}", seat)
+
+    def _reject(self, violations: list[Violation]) -> None:
+        self.rejects_in_row += 1
+        self._annotate(self._status_for(violations), violations, applied=False)
+        self._check_followable()
+
+    def _check_followable(self) -> None:
+        if self.rejects_in_row >= MAX_CONSECUTIVE_REJECTS:
+            self.stopped_at = self.index + 1
+            self.stopped_reason = (f"{MAX_CONSECUTIVE_REJECTS} decisions in a row fit nothing the game was "
+                                   f"waiting for (from event {self.index + 1 - MAX_CONSECUTIVE_REJECTS}); "
+                                   "the log cannot be followed further")
+
+    # ------------------------------------------------------------------ the end
+
+    def finish(self, log_sha256: str = "") -> apb.AnnotatedReplay:
+        """Close the log: add outcomes derived after its last event and build the replay."""
+        if self.stopped_at is None and self.game is not None:
+            if isinstance(self.pending, ShuffleRequest):
+                self._step(self._seeded_order(self.pending))
+            self._flush_expected()
+        replay = apb.AnnotatedReplay(engine_version=engine_version(), log_sha256=log_sha256)
+        replay.annotations.extend(self.annotations)
+        codes: set[str] = set()
+        count = 0
+        for ann in self.annotations:
+            for v in ann.violations:
+                codes.add(v.code)
+                count += 1
+        for v in self.header_violations:
+            replay.header_violations.add(code=v.code, message=v.message, rule=CATALOGUE[v.code].rule)
+            codes.add(v.code)
+            count += 1
+        replay.violation_count = count
+        replay.violation_codes.extend(sorted(codes))
+        replay.followed = self.stopped_at is None
+        if self.stopped_at is not None:
+            replay.stopped_at = self.stopped_at
+            replay.stopped_reason = self.stopped_reason
+        res = replay.result
+        game = self.game
+        if game is not None and game.result is not None:
+            res.finished = True
+            res.side = game.result.side  # type: ignore[assignment]
+            res.winners.extend(sorted(game.result.winners))
+            res.reason = game.result.reason
+        elif self.pending is not None:
+            res.reason = f"the log ends while the game waits for {self.pending.describe()}"
+        else:
+            res.reason = self.stopped_reason or "the game did not start"
+        replay.final_digest = self.digest
+        return replay
+
+
+def mismatch(out: Outcome, ev: pb.Event, kind: str) -> Violation:
+    """The violation for a recorded outcome that differs from the derived one."""
+    want, got = out.event, ev
+    detail = f"recorded «{text.describe(got)}», the rules give «{text.describe(want)}»"
+    code = out.code
+    if kind == "draw_cards":
+        w, g = want.draw_cards, got.draw_cards
+        if code != "KILL_REWARD":
+            code = "DRAW_NOT_TOP" if (w.seat == g.seat and len(w.cards) == len(g.cards)
+                                      and w.reason == g.reason) else "DRAW_COUNT"
+        return Violation(code, detail, g.seat)
+    if kind == "damage":
+        w2, g2 = want.damage, got.damage
+        same = (w2.target == g2.target and w2.amount == g2.amount and w2.nature == g2.nature
+                and w2.HasField("source") == g2.HasField("source") and w2.source == g2.source)
+        return Violation("HP_MISMATCH" if same else "DAMAGE_MISMATCH", detail, g2.target)
+    if kind == "recover":
+        same = want.recover.seat == got.recover.seat and want.recover.amount == got.recover.amount
+        return Violation("HP_MISMATCH" if same else "RECOVER_MISMATCH", detail, got.recover.seat)
+    return Violation(code, detail)
+
+
+def verify(log: pb.GameLog, ruleset: Ruleset | None = None) -> apb.AnnotatedReplay:
+    """Verify a whole log: the annotated replay (violations are results, never exceptions)."""
+    v = Verifier(log.header, ruleset)
+    v.feed(log.events)
+    return v.finish(hashlib.sha256(log.SerializeToString(deterministic=True)).hexdigest())

@@ -1,0 +1,157 @@
+"""From a header to a game ready to run: checks the header, deals roles and cards."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sgsverify.v1 import game_log_pb2 as pb
+from verifier.cards import CardDef, load_package
+from verifier.engine.effects import Ruleset
+from verifier.engine.game import LORD, LOYALIST, REBEL, SPY, Game, Player, Violation
+from verifier.rng import MASK64, shuffled
+
+RULESET = "identity/1"
+MIN_PLAYERS, MAX_PLAYERS = 4, 10
+STARTING_HAND = 4
+
+# RULES.md §1.1: (loyalists, rebels, spies) by player count; the lord is always one.
+ROLE_TABLE = {4: (1, 1, 1), 5: (1, 2, 1), 6: (1, 3, 1), 7: (2, 3, 1), 8: (2, 4, 1), 9: (3, 4, 1), 10: (3, 4, 2)}
+TWO_SPIES_VARIANT = {6: (1, 2, 2), 8: (2, 3, 2)}
+
+KNOWN_PACKAGES = {"standard"}
+PLANNED_PACKAGES = {"maneuvering"}
+
+
+class HeaderError(Exception):
+    def __init__(self, violations: list[Violation]) -> None:
+        super().__init__("; ".join(v.message for v in violations))
+        self.violations = violations
+
+
+@dataclass(frozen=True)
+class Deal:
+    roles: list[int]
+    hands: list[list[int]]
+    draw_pile: list[int]  # top first
+
+
+def role_list(players: int, variant: int) -> list[int]:
+    """The roles to deal, in a fixed order: lord, loyalists, rebels, spies."""
+    loyal, rebel, spy = ROLE_TABLE[players]
+    if variant == pb.ROLE_VARIANT_TWO_SPIES:
+        if players not in TWO_SPIES_VARIANT:
+            raise HeaderError([Violation("BAD_HEADER", f"the two-spy role variant exists only for 6 and 8 "
+                                         f"players, not {players}")])
+        loyal, rebel, spy = TWO_SPIES_VARIANT[players]
+    return [LORD] + [LOYALIST] * loyal + [REBEL] * rebel + [SPY] * spy
+
+
+def deck_for(header: pb.GameHeader) -> list[CardDef]:
+    return list(load_package("standard"))
+
+
+def check_header(header: pb.GameHeader) -> None:
+    problems: list[Violation] = []
+    if header.ruleset not in ("", RULESET):
+        problems.append(Violation("UNSUPPORTED_OPTION", f"ruleset {header.ruleset!r} is not known; this engine "
+                                  f"implements {RULESET!r}"))
+    if header.mode != pb.MODE_IDENTITY:
+        problems.append(Violation("UNSUPPORTED_OPTION", "only identity mode (MODE_IDENTITY) is implemented"))
+    n = len(header.seats)
+    if not MIN_PLAYERS <= n <= MAX_PLAYERS:
+        problems.append(Violation("BAD_HEADER", f"identity mode needs 4 to 10 seats, not {n}"))
+    opts = header.options
+    if opts.generals == pb.GENERALS_MODE_UNSPECIFIED:
+        problems.append(Violation("BAD_HEADER", "options.generals must say how generals are assigned "
+                                  "(GENERALS_MODE_WHITE for no generals)"))
+    elif opts.generals != pb.GENERALS_MODE_WHITE:
+        problems.append(Violation("UNSUPPORTED_OPTION", "standard generals are not implemented in this engine "
+                                  "version; only GENERALS_MODE_WHITE"))
+    for pkg in opts.packages:
+        if pkg in PLANNED_PACKAGES:
+            problems.append(Violation("UNSUPPORTED_OPTION", f"card package {pkg!r} is not implemented yet"))
+        elif pkg not in KNOWN_PACKAGES:
+            problems.append(Violation("UNSUPPORTED_OPTION", f"unknown card package {pkg!r}"))
+    for i, seat in enumerate(header.seats):
+        if seat.general:
+            problems.append(Violation("BAD_HEADER", f"seat {i} names a general in white-general mode", i))
+    if problems:
+        raise HeaderError(problems)
+
+
+def deal(header: pb.GameHeader, deck: list[CardDef]) -> Deal:
+    n = len(header.seats)
+    seed = header.seed & MASK64
+    roles_given = [s.role for s in header.seats]
+    wanted = role_list(n, header.options.role_variant)
+    if any(roles_given):
+        if not all(roles_given):
+            raise HeaderError([Violation("BAD_ROLES", "either every seat states its role or none does")])
+        if sorted(roles_given) != sorted(wanted):
+            raise HeaderError([Violation("BAD_ROLES", f"the roles {sorted(roles_given)} do not match the role "
+                                         f"table for {n} players ({sorted(wanted)})")])
+        roles = roles_given
+    else:
+        roles = shuffled(seed, "roles", wanted)
+
+    ids = [c.id for c in deck]
+    known = set(ids)
+    setup = header.setup
+    hands_given = {h.seat: list(h.cards) for h in setup.starting_hands}
+    named = list(setup.draw_pile) + [c for h in setup.starting_hands for c in h.cards]
+    unknown = [c for c in named if c not in known]
+    if unknown:
+        raise HeaderError([Violation("BAD_SETUP", f"the set-up names card #{unknown[0]}, which is not in the "
+                                     "deck", card=unknown[0])])
+    if len(set(named)) != len(named):
+        raise HeaderError([Violation("BAD_SETUP", "the set-up names a card twice")])
+    if hands_given:
+        if sorted(hands_given) != list(range(n)) or len(setup.starting_hands) != n:
+            raise HeaderError([Violation("BAD_SETUP", "starting hands must be given for every seat, once each")])
+        if any(len(h) != STARTING_HAND for h in hands_given.values()):
+            raise HeaderError([Violation("BAD_SETUP", f"every starting hand has exactly {STARTING_HAND} cards")])
+
+    if setup.draw_pile and not setup.stacked_top:
+        pile = list(setup.draw_pile)
+        if len(pile) + sum(len(h) for h in hands_given.values()) != len(ids):
+            raise HeaderError([Violation("BAD_SETUP", f"the set-up must place all {len(ids)} cards (or set "
+                                         "stacked_top)")])
+    else:
+        rest = [c for c in shuffled(seed, "deck", ids) if c not in set(named)]
+        pile = list(setup.draw_pile) + rest
+    if hands_given:
+        hands = [hands_given[s] for s in range(n)]
+    else:
+        if len(pile) < STARTING_HAND * n:
+            raise HeaderError([Violation("BAD_SETUP", "not enough cards to deal the starting hands")])
+        hands = [pile[STARTING_HAND * s:STARTING_HAND * (s + 1)] for s in range(n)]
+        pile = pile[STARTING_HAND * n:]
+    return Deal(roles, hands, pile)
+
+
+def new_game(header: pb.GameHeader, ruleset: Ruleset) -> Game:
+    """A game in its starting position. Raises HeaderError for an unusable header."""
+    check_header(header)
+    deck = deck_for(header)
+    d = deal(header, deck)
+    n = len(header.seats)
+    players = []
+    for seat in range(n):
+        max_hp = 4 + (1 if d.roles[seat] == LORD and n >= 5 else 0)
+        p = Player(seat, d.roles[seat], max_hp, max_hp, gender=header.seats[seat].gender)
+        p.hand = list(d.hands[seat])
+        players.append(p)
+    return Game(ruleset=ruleset, cards={c.id: c for c in deck}, players=players,
+                draw_pile_top_first=d.draw_pile, seed=header.seed & MASK64,
+                max_reshuffles=header.options.max_reshuffles)
+
+
+def starting_hand_outcomes(game: Game) -> list[pb.Event]:
+    out = []
+    for p in game.players:
+        ev = pb.Event()
+        ev.draw_cards.seat = p.seat
+        ev.draw_cards.cards.extend(p.hand)
+        ev.draw_cards.reason = pb.DRAW_REASON_INITIAL
+        out.append(ev)
+    return out

@@ -1,0 +1,86 @@
+"""One-line, human-readable renderings of events (for messages, reports and `show`)."""
+
+from __future__ import annotations
+
+from sgsverify.v1 import game_log_pb2 as pb
+from verifier.cards import all_cards
+
+ROLE = {pb.ROLE_LORD: "lord", pb.ROLE_LOYALIST: "loyalist", pb.ROLE_REBEL: "rebel", pb.ROLE_SPY: "spy"}
+PHASE = {pb.PHASE_START: "start", pb.PHASE_JUDGMENT: "judgment", pb.PHASE_DRAW: "draw", pb.PHASE_PLAY: "play",
+         pb.PHASE_DISCARD: "discard", pb.PHASE_FINISH: "finish"}
+SIDE = {pb.SIDE_LORD: "lord's side", pb.SIDE_REBELS: "rebels", pb.SIDE_SPY: "spy", pb.SIDE_NONE: "nobody (draw)"}
+NATURE = {pb.DAMAGE_NATURE_NORMAL: "", pb.DAMAGE_NATURE_FIRE: " fire", pb.DAMAGE_NATURE_THUNDER: " thunder"}
+
+
+def card(cid: int) -> str:
+    c = all_cards().get(cid)
+    return c.label() if c else f"#{cid}"
+
+
+def cards(ids: object) -> str:
+    return "[" + ", ".join(card(c) for c in ids) + "]"  # type: ignore[attr-defined]
+
+
+def card_ref(ref: pb.CardRef) -> str:
+    if ref.WhichOneof("kind") == "virtual":
+        v = ref.virtual
+        return f"{v.name} via {v.skill} from {cards(v.subcards)}"
+    return card(ref.id)
+
+
+def describe(ev: pb.Event) -> str:
+    kind = ev.WhichOneof("kind")
+    if kind is None:
+        return "(empty event)"
+    m = getattr(ev, kind)
+    if kind == "use_card":
+        tail = f" → {', '.join(f'seat {t}' for t in m.targets)}" if m.targets else ""
+        return f"seat {m.seat} uses {card_ref(m.card)}{tail}"
+    if kind == "respond":
+        return f"seat {m.seat} responds with {card_ref(m.card)}"
+    if kind == "decline":
+        return f"seat {m.seat} declines"
+    if kind == "choose_cards":
+        return f"seat {m.seat} chooses {cards(m.cards)}"
+    if kind == "invoke_skill":
+        extra = f" with {cards(m.cards)}" if m.cards else ""
+        return f"seat {m.seat} invokes {m.skill}{extra}"
+    if kind == "end_play_phase":
+        return f"seat {m.seat} ends the play phase"
+    if kind == "pick_general":
+        return f"seat {m.seat} picks {m.general}"
+    if kind == "turn_start":
+        return f"turn {m.turn}: seat {m.seat}"
+    if kind == "phase_start":
+        return f"seat {m.seat} {PHASE.get(m.phase, '?')} phase"
+    if kind == "draw_cards":
+        why = pb.DrawReason.Name(m.reason).removeprefix("DRAW_REASON_").lower()
+        return f"seat {m.seat} draws {cards(m.cards)} ({why})"
+    if kind == "judgment":
+        return f"seat {m.seat} judgment for {m.reason}: {card(m.card)}"
+    if kind == "reveal":
+        return f"revealed {cards(m.cards)} for {m.reason}"
+    if kind == "damage":
+        src = f"seat {m.source}" if m.HasField("source") else "no source"
+        return f"seat {m.target} takes {m.amount}{NATURE.get(m.nature, '')} damage from {src} (HP {m.hp_after})"
+    if kind == "lose_hp":
+        return f"seat {m.seat} loses {m.amount} HP (HP {m.hp_after})"
+    if kind == "recover":
+        return f"seat {m.seat} recovers {m.amount} (HP {m.hp_after})"
+    if kind == "dying":
+        return f"seat {m.seat} is dying"
+    if kind == "death":
+        killer = f"killed by seat {m.killer}" if m.HasField("killer") else "no killer"
+        return f"seat {m.seat} dies ({ROLE.get(m.role, '?')}, {killer})"
+    if kind == "cards_moved":
+        why = pb.MoveReason.Name(m.reason).removeprefix("MOVE_REASON_").lower()
+        dest = f"seat {m.to_seat}'s {pb.Zone.Name(m.to_zone).removeprefix('ZONE_').lower()}" \
+            if m.HasField("to_seat") else pb.Zone.Name(m.to_zone).removeprefix("ZONE_").lower()
+        src = f"seat {m.from_seat}'s " if m.HasField("from_seat") else ""
+        return f"{cards(m.cards)} from {src}{pb.Zone.Name(m.from_zone).removeprefix('ZONE_').lower()} to {dest} " \
+               f"({why})"
+    if kind == "reshuffle":
+        return f"discard pile reshuffled into a new draw pile of {len(m.order)} cards"
+    if kind == "game_over":
+        return f"game over: {SIDE.get(m.side, '?')} win{'' if m.winners else ''} {list(m.winners)}"
+    return kind
