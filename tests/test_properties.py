@@ -1,0 +1,95 @@
+"""Properties over seeded self-play games of 4 to 10 players:
+every game verifies clean and finishes, every card of the deck is in exactly one place
+after every event, and verifying twice (also in another process with another hash seed)
+gives byte-identical annotated replays."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from functools import cache
+
+import pytest
+
+from clients.selfplay import play_game
+from sgsverify.v1 import game_log_pb2 as pb
+from verifier import Verifier, verify
+from verifier.engine.game import Game
+
+GAMES = 200
+
+
+def game_params(i: int) -> tuple[int, int, int]:
+    players = 4 + i % 7
+    variant = pb.ROLE_VARIANT_TWO_SPIES if players in (6, 8) and i % 3 == 0 else pb.ROLE_VARIANT_STANDARD
+    return 1000 + i, players, variant
+
+
+@cache
+def corpus() -> list[pb.GameLog]:
+    return [play_game(*game_params(i)) for i in range(GAMES)]
+
+
+def card_places(game: Game) -> Counter[int]:
+    places: Counter[int] = Counter()
+    for p in game.players:
+        places.update(p.hand)
+        places.update(p.equips.values())
+        places.update(p.judgment)
+    places.update(game.draw_pile)
+    places.update(game.discard_pile)
+    places.update(game.processing)
+    return places
+
+
+def test_every_game_verifies_clean() -> None:
+    for log in corpus():
+        replay = verify(log)
+        assert replay.violation_count == 0, (log.header.seed, list(replay.violation_codes))
+        assert replay.followed and replay.result.finished, (log.header.seed, replay.result.reason)
+        assert all(not a.derived for a in replay.annotations), "complete self-play logs need no derived outcome"
+        assert replay.result.side == log.events[-1].game_over.side
+
+
+def test_player_counts_and_variants_covered() -> None:
+    seen = {(len(log.header.seats), log.header.options.role_variant) for log in corpus()}
+    assert {n for n, _ in seen} == set(range(4, 11))
+    assert (6, pb.ROLE_VARIANT_TWO_SPIES) in seen and (8, pb.ROLE_VARIANT_TWO_SPIES) in seen
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_every_card_in_exactly_one_place_after_every_event(chunk: int) -> None:
+    for log in corpus()[chunk::4]:
+        v = Verifier(log.header)
+        game = v.game
+        assert game is not None
+        deck = set(game.cards)
+        assert len(deck) == 108
+        for i, ev in enumerate(log.events):
+            v.feed([ev])
+            places = card_places(game)
+            assert set(places) == deck and max(places.values()) == 1, (log.header.seed, i, ev)
+
+
+def test_verifying_twice_is_identical() -> None:
+    for log in corpus()[:40]:
+        assert verify(log).SerializeToString(deterministic=True) == \
+            verify(log).SerializeToString(deterministic=True)
+
+
+def test_identical_in_another_process_with_another_hash_seed() -> None:
+    logs = corpus()[:6]
+    here = [verify(log).final_digest.hex() for log in logs]
+    code = (
+        "import sys\n"
+        "from clients.selfplay import play_game\n"
+        "from verifier import verify\n"
+        "from tests.test_properties import game_params\n"
+        "print(' '.join(verify(play_game(*game_params(i))).final_digest.hex() for i in range(6)))\n"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env,
+                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert out.stdout.split() == here
