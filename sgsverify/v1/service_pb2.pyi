@@ -1,0 +1,200 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from sgsverify.v1 import annotation_pb2 as _annotation_pb2
+from sgsverify.v1 import game_log_pb2 as _game_log_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class SubmissionMetadata(_message.Message):
+    __slots__ = ("tournament", "round", "table", "submitter")
+    TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    SUBMITTER_FIELD_NUMBER: _ClassVar[int]
+    tournament: str
+    round: str
+    table: str
+    submitter: str
+    def __init__(self, tournament: _Optional[str] = ..., round: _Optional[str] = ..., table: _Optional[str] = ..., submitter: _Optional[str] = ...) -> None: ...
+
+class ReplayInfo(_message.Message):
+    __slots__ = ("id", "log_sha256", "metadata", "submitted_at", "ruleset", "mode", "seed", "recorder", "seats", "event_count", "log_size", "engine_version", "violation_count", "violation_codes", "followed", "result")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    LOG_SHA256_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SUBMITTED_AT_FIELD_NUMBER: _ClassVar[int]
+    RULESET_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    RECORDER_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    EVENT_COUNT_FIELD_NUMBER: _ClassVar[int]
+    LOG_SIZE_FIELD_NUMBER: _ClassVar[int]
+    ENGINE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    VIOLATION_COUNT_FIELD_NUMBER: _ClassVar[int]
+    VIOLATION_CODES_FIELD_NUMBER: _ClassVar[int]
+    FOLLOWED_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    log_sha256: str
+    metadata: SubmissionMetadata
+    submitted_at: _timestamp_pb2.Timestamp
+    ruleset: str
+    mode: _game_log_pb2.Mode
+    seed: int
+    recorder: str
+    seats: _containers.RepeatedCompositeFieldContainer[_game_log_pb2.Seat]
+    event_count: int
+    log_size: int
+    engine_version: str
+    violation_count: int
+    violation_codes: _containers.RepeatedScalarFieldContainer[str]
+    followed: bool
+    result: _annotation_pb2.GameResult
+    def __init__(self, id: _Optional[str] = ..., log_sha256: _Optional[str] = ..., metadata: _Optional[_Union[SubmissionMetadata, _Mapping]] = ..., submitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ruleset: _Optional[str] = ..., mode: _Optional[_Union[_game_log_pb2.Mode, str]] = ..., seed: _Optional[int] = ..., recorder: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[_game_log_pb2.Seat, _Mapping]]] = ..., event_count: _Optional[int] = ..., log_size: _Optional[int] = ..., engine_version: _Optional[str] = ..., violation_count: _Optional[int] = ..., violation_codes: _Optional[_Iterable[str]] = ..., followed: _Optional[bool] = ..., result: _Optional[_Union[_annotation_pb2.GameResult, _Mapping]] = ...) -> None: ...
+
+class VerifyLogRequest(_message.Message):
+    __slots__ = ("log", "encoded_log", "metadata", "summary_only")
+    LOG_FIELD_NUMBER: _ClassVar[int]
+    ENCODED_LOG_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_ONLY_FIELD_NUMBER: _ClassVar[int]
+    log: _game_log_pb2.GameLog
+    encoded_log: bytes
+    metadata: SubmissionMetadata
+    summary_only: bool
+    def __init__(self, log: _Optional[_Union[_game_log_pb2.GameLog, _Mapping]] = ..., encoded_log: _Optional[bytes] = ..., metadata: _Optional[_Union[SubmissionMetadata, _Mapping]] = ..., summary_only: _Optional[bool] = ...) -> None: ...
+
+class VerifyLogResponse(_message.Message):
+    __slots__ = ("info", "created", "replay")
+    INFO_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    REPLAY_FIELD_NUMBER: _ClassVar[int]
+    info: ReplayInfo
+    created: bool
+    replay: _annotation_pb2.AnnotatedReplay
+    def __init__(self, info: _Optional[_Union[ReplayInfo, _Mapping]] = ..., created: _Optional[bool] = ..., replay: _Optional[_Union[_annotation_pb2.AnnotatedReplay, _Mapping]] = ...) -> None: ...
+
+class UploadLogRequest(_message.Message):
+    __slots__ = ("header", "metadata", "events", "summary_only")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_ONLY_FIELD_NUMBER: _ClassVar[int]
+    header: _game_log_pb2.GameHeader
+    metadata: SubmissionMetadata
+    events: _containers.RepeatedCompositeFieldContainer[_game_log_pb2.Event]
+    summary_only: bool
+    def __init__(self, header: _Optional[_Union[_game_log_pb2.GameHeader, _Mapping]] = ..., metadata: _Optional[_Union[SubmissionMetadata, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_game_log_pb2.Event, _Mapping]]] = ..., summary_only: _Optional[bool] = ...) -> None: ...
+
+class VerifyLiveRequest(_message.Message):
+    __slots__ = ("header", "metadata", "events", "discard")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    DISCARD_FIELD_NUMBER: _ClassVar[int]
+    header: _game_log_pb2.GameHeader
+    metadata: SubmissionMetadata
+    events: _containers.RepeatedCompositeFieldContainer[_game_log_pb2.Event]
+    discard: bool
+    def __init__(self, header: _Optional[_Union[_game_log_pb2.GameHeader, _Mapping]] = ..., metadata: _Optional[_Union[SubmissionMetadata, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_game_log_pb2.Event, _Mapping]]] = ..., discard: _Optional[bool] = ...) -> None: ...
+
+class VerifyLiveResponse(_message.Message):
+    __slots__ = ("annotations", "events_received", "game_over", "finished")
+    ANNOTATIONS_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_RECEIVED_FIELD_NUMBER: _ClassVar[int]
+    GAME_OVER_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_FIELD_NUMBER: _ClassVar[int]
+    annotations: _containers.RepeatedCompositeFieldContainer[_annotation_pb2.Annotation]
+    events_received: int
+    game_over: bool
+    finished: LiveFinished
+    def __init__(self, annotations: _Optional[_Iterable[_Union[_annotation_pb2.Annotation, _Mapping]]] = ..., events_received: _Optional[int] = ..., game_over: _Optional[bool] = ..., finished: _Optional[_Union[LiveFinished, _Mapping]] = ...) -> None: ...
+
+class LiveFinished(_message.Message):
+    __slots__ = ("info", "stored", "created", "annotation_count")
+    INFO_FIELD_NUMBER: _ClassVar[int]
+    STORED_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    ANNOTATION_COUNT_FIELD_NUMBER: _ClassVar[int]
+    info: ReplayInfo
+    stored: bool
+    created: bool
+    annotation_count: int
+    def __init__(self, info: _Optional[_Union[ReplayInfo, _Mapping]] = ..., stored: _Optional[bool] = ..., created: _Optional[bool] = ..., annotation_count: _Optional[int] = ...) -> None: ...
+
+class GetReplayRequest(_message.Message):
+    __slots__ = ("id", "include_log", "include_original")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_LOG_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_ORIGINAL_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    include_log: bool
+    include_original: bool
+    def __init__(self, id: _Optional[str] = ..., include_log: _Optional[bool] = ..., include_original: _Optional[bool] = ...) -> None: ...
+
+class GetReplayResponse(_message.Message):
+    __slots__ = ("info", "replay", "log", "original")
+    INFO_FIELD_NUMBER: _ClassVar[int]
+    REPLAY_FIELD_NUMBER: _ClassVar[int]
+    LOG_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_FIELD_NUMBER: _ClassVar[int]
+    info: ReplayInfo
+    replay: _annotation_pb2.AnnotatedReplay
+    log: _game_log_pb2.GameLog
+    original: bytes
+    def __init__(self, info: _Optional[_Union[ReplayInfo, _Mapping]] = ..., replay: _Optional[_Union[_annotation_pb2.AnnotatedReplay, _Mapping]] = ..., log: _Optional[_Union[_game_log_pb2.GameLog, _Mapping]] = ..., original: _Optional[bytes] = ...) -> None: ...
+
+class ListReplaysRequest(_message.Message):
+    __slots__ = ("tournament", "round", "table", "submitter", "player", "has_violations", "violation_code", "submitted_after", "submitted_before", "page_size", "page_token")
+    TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    SUBMITTER_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_FIELD_NUMBER: _ClassVar[int]
+    HAS_VIOLATIONS_FIELD_NUMBER: _ClassVar[int]
+    VIOLATION_CODE_FIELD_NUMBER: _ClassVar[int]
+    SUBMITTED_AFTER_FIELD_NUMBER: _ClassVar[int]
+    SUBMITTED_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    tournament: str
+    round: str
+    table: str
+    submitter: str
+    player: str
+    has_violations: bool
+    violation_code: str
+    submitted_after: _timestamp_pb2.Timestamp
+    submitted_before: _timestamp_pb2.Timestamp
+    page_size: int
+    page_token: str
+    def __init__(self, tournament: _Optional[str] = ..., round: _Optional[str] = ..., table: _Optional[str] = ..., submitter: _Optional[str] = ..., player: _Optional[str] = ..., has_violations: _Optional[bool] = ..., violation_code: _Optional[str] = ..., submitted_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., submitted_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListReplaysResponse(_message.Message):
+    __slots__ = ("replays", "next_page_token", "total_count")
+    REPLAYS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_COUNT_FIELD_NUMBER: _ClassVar[int]
+    replays: _containers.RepeatedCompositeFieldContainer[ReplayInfo]
+    next_page_token: str
+    total_count: int
+    def __init__(self, replays: _Optional[_Iterable[_Union[ReplayInfo, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., total_count: _Optional[int] = ...) -> None: ...
+
+class DeleteReplayRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class DeleteReplayResponse(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
