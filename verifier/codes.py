@@ -60,7 +60,7 @@ _CODES = [
          "or a character without the required cards or weapon."),
     Code("INVALID_CONVERSION", Kind.ILLEGAL, "RULES.md §6 (equipment)",
          "A virtual card made wrongly: by an effect the player does not have, or from the wrong cards."),
-    Code("SKILL_NOT_AVAILABLE", Kind.ILLEGAL, "docs/equipment.md",
+    Code("SKILL_NOT_AVAILABLE", Kind.ILLEGAL, "docs/cards.md",
          "An equipment effect or skill invoked by someone who does not have it, or when it does not apply."),
     Code("SLASH_LIMIT", Kind.ILLEGAL, "RULES.md §2 play phase rule 1",
          "A second 杀 in one play phase without 诸葛连弩 or a skill that allows it."),

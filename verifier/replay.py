@@ -41,6 +41,16 @@ def default_ruleset(header: pb.GameHeader) -> Ruleset:
     return Ruleset([standard.PACKAGE])
 
 
+def initial_digest(header: pb.GameHeader) -> bytes:
+    """The digest chain starts from the header less how the game was recorded (which
+    outcomes, by which program): one game gives one digest chain in any recording."""
+    game_only = pb.GameHeader()
+    game_only.CopyFrom(header)
+    game_only.options.ClearField("outcomes")
+    game_only.ClearField("recorder")
+    return hashlib.blake2b(game_only.SerializeToString(deterministic=True), digest_size=16).digest()
+
+
 def decision_seat(ev: pb.Event, kind: str) -> int:
     seat: int = getattr(ev, kind).seat
     return seat
@@ -56,7 +66,8 @@ class Verifier:
         self.expected: deque[Outcome] = deque()
         self.complete = header.options.outcomes == pb.OUTCOME_RECORDING_COMPLETE
         self.recorded_reshuffles = header.options.recorded_reshuffles
-        self.digest = hashlib.blake2b(header.SerializeToString(deterministic=True), digest_size=16).digest()
+        self.hasher = hashlib.blake2b(initial_digest(header), digest_size=16)
+        self.digest = self.hasher.digest()
         self.header_violations: list[Violation] = []
         self.stopped_at: int | None = None
         self.stopped_reason = ""
@@ -101,10 +112,13 @@ class Verifier:
         return shuffled(self.game.seed, req.label, list(req.cards))
 
     def _digest(self) -> bytes:
+        """The running hash of every state change so far (independent of how the changes
+        are grouped into annotations)."""
         game = self.game
         if game is not None and game.journal:
-            self.digest = hashlib.blake2b(self.digest + repr(game.journal).encode(), digest_size=16).digest()
+            self.hasher.update("".join([f"{entry!r};" for entry in game.journal]).encode())
             game.journal.clear()
+            self.digest = self.hasher.digest()
         return self.digest
 
     # ------------------------------------------------------------------ annotations
@@ -184,7 +198,7 @@ class Verifier:
                 not any(o.event.HasField("reshuffle") for o in self.expected):
             self._answer_recorded_shuffle(ev)
         while True:
-            k = next((i for i, o in enumerate(self.expected) if o.event.WhichOneof("kind") == kind), None)
+            k = self._match(ev, kind)
             req = self.pending
             if k is not None or req is None or isinstance(req, ShuffleRequest):
                 break
@@ -204,6 +218,22 @@ class Verifier:
             self._annotate(apb.STATUS_OK)
         else:
             self._annotate(apb.STATUS_MISMATCH, [mismatch(out, ev, kind)], applied=False)
+
+    def _match(self, ev: pb.Event, kind: str) -> int | None:
+        """Which derived outcome a recorded one stands for: the first equal one, else the
+        first of the same kind about the same thing (seat, reason), else the first of its kind."""
+        first_kind = first_key = None
+        key = outcome_key(ev, kind)
+        for i, o in enumerate(self.expected):
+            if o.event.WhichOneof("kind") != kind:
+                continue
+            if o.event == ev:
+                return i
+            if first_kind is None:
+                first_kind = i
+            if first_key is None and outcome_key(o.event, kind) == key:
+                first_key = i
+        return first_key if first_key is not None else first_kind
 
     def _unexpected(self, ev: pb.Event, kind: str) -> Violation:
         what = text.describe(ev)
@@ -317,8 +347,15 @@ class Verifier:
     def finish(self, log_sha256: str = "") -> apb.AnnotatedReplay:
         """Close the log: add outcomes derived after its last event and build the replay."""
         if self.stopped_at is None and self.game is not None:
-            if isinstance(self.pending, ShuffleRequest):
-                self._step(self._seeded_order(self.pending))
+            # The log has ended: every optional request left is declined, as it would be
+            # by a following decision, so the game runs on to its next real decision or end.
+            while self.pending is not None:
+                if isinstance(self.pending, ShuffleRequest):
+                    self._step(self._seeded_order(self.pending))
+                elif self.pending.optional:
+                    self._step(None)
+                else:
+                    break
             self._flush_expected()
         replay = apb.AnnotatedReplay(engine_version=engine_version(), log_sha256=log_sha256)
         replay.annotations.extend(self.annotations)
@@ -353,6 +390,24 @@ class Verifier:
         return replay
 
 
+def outcome_key(ev: pb.Event, kind: str) -> tuple[int, ...]:
+    """What an outcome is about, for pairing recorded outcomes with derived ones."""
+    m = getattr(ev, kind)
+    if kind == "draw_cards":
+        return (m.seat, m.reason)
+    if kind == "damage":
+        return (m.target,)
+    if kind in ("recover", "lose_hp", "dying", "death", "turn_start"):
+        return (m.seat,)
+    if kind == "phase_start":
+        return (m.seat, m.phase)
+    if kind == "judgment":
+        return (m.seat,)
+    if kind == "cards_moved":
+        return (m.reason,)
+    return ()
+
+
 def mismatch(out: Outcome, ev: pb.Event, kind: str) -> Violation:
     """The violation for a recorded outcome that differs from the derived one."""
     want, got = out.event, ev
@@ -373,6 +428,19 @@ def mismatch(out: Outcome, ev: pb.Event, kind: str) -> Violation:
         same = want.recover.seat == got.recover.seat and want.recover.amount == got.recover.amount
         return Violation("HP_MISMATCH" if same else "RECOVER_MISMATCH", detail, got.recover.seat)
     return Violation(code, detail)
+
+
+def completed(log: pb.GameLog, replay: apb.AnnotatedReplay) -> pb.GameLog:
+    """The log with every derived outcome put in its place: the canonical complete form."""
+    out = pb.GameLog()
+    out.header.CopyFrom(log.header)
+    out.header.options.outcomes = pb.OUTCOME_RECORDING_COMPLETE
+    for ann in replay.annotations:
+        if not ann.derived:
+            out.events.append(log.events[ann.index])
+        elif ann.event.WhichOneof("kind") is not None:
+            out.events.append(ann.event)
+    return out
 
 
 def verify(log: pb.GameLog, ruleset: Ruleset | None = None) -> apb.AnnotatedReplay:
