@@ -300,7 +300,8 @@ class Verifier:
                 self._reject([self._wrong_timing(req, ev, kind, seat)])
                 return
             self._flush_expected()
-        violations, rejected = self._step(ev)
+        # An explicit decline reaches the engine as a decline (None), like an implicit one.
+        violations, rejected = self._step(None if kind == "decline" else ev)
         self.rejects_in_row = self.rejects_in_row + 1 if rejected else 0
         self._annotate(self._status_for(violations), violations, applied=not rejected)
         self._check_followable()
@@ -365,9 +366,9 @@ class Verifier:
             for v in ann.violations:
                 codes.add(v.code)
                 count += 1
-        for v in self.header_violations:
-            replay.header_violations.add(code=v.code, message=v.message, rule=CATALOGUE[v.code].rule)
-            codes.add(v.code)
+        for hv in self.header_violations:
+            replay.header_violations.add(code=hv.code, message=hv.message, rule=CATALOGUE[hv.code].rule)
+            codes.add(hv.code)
             count += 1
         replay.violation_count = count
         replay.violation_codes.extend(sorted(codes))
