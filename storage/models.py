@@ -1,0 +1,162 @@
+"""The replay store's tables, as SQLAlchemy 2 typed models.
+
+    replays      one row per distinct log (id = SHA-256 of its canonical encoding): the log's
+                 bytes as submitted, its header facts and the submission metadata
+    replay_seats one row per seat: player, role, general (filter: player)
+    verdicts     one verification of a replay by one engine: the summary and every annotation
+                 (the serialized AnnotatedReplay). Keyed by (replay_id, run): the submission's
+                 own verdict has run = "" — re-verification runs add rows with their run name
+    violations   one row per violation of a verdict (filters: has violations, violation code)
+
+Changing a model needs a migration: ``alembic revision --autogenerate`` (see docs/service.md),
+and ``tests/test_service_migrations.py`` fails while models and migrations disagree.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+# The run name of the verdict made when a replay is submitted.
+SUBMISSION_RUN = ""
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """An aware UTC datetime on every backend (SQLite keeps no time zone: naive means UTC)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime: pass an aware (UTC) datetime")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        assert isinstance(value, datetime)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class Replay(Base):
+    __tablename__ = "replays"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    submitted_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    # The log exactly as submitted, and how it was encoded ("binary" or "json").
+    log_bytes: Mapped[bytes] = mapped_column(LargeBinary)
+    log_format: Mapped[str] = mapped_column(String(8))
+    log_size: Mapped[int] = mapped_column(BigInteger)
+    event_count: Mapped[int] = mapped_column(Integer)
+    # Header facts.
+    ruleset: Mapped[str] = mapped_column(String(64))
+    mode: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[str] = mapped_column(String(20))  # a uint64, as decimal text (no portable unsigned type)
+    recorder: Mapped[str] = mapped_column(Text)
+    player_count: Mapped[int] = mapped_column(Integer)
+    # Submission metadata.
+    tournament: Mapped[str] = mapped_column(String(200), index=True)
+    round: Mapped[str] = mapped_column(String(200))
+    table_label: Mapped[str] = mapped_column(String(200))
+    submitter: Mapped[str] = mapped_column(String(200))
+
+    seats: Mapped[list[ReplaySeat]] = relationship(
+        back_populates="replay", cascade="all, delete-orphan", passive_deletes=True, order_by="ReplaySeat.seat")
+    verdicts: Mapped[list[Verdict]] = relationship(
+        back_populates="replay", cascade="all, delete-orphan", passive_deletes=True)
+
+
+class ReplaySeat(Base):
+    __tablename__ = "replay_seats"
+
+    replay_id: Mapped[str] = mapped_column(ForeignKey("replays.id", ondelete="CASCADE"), primary_key=True)
+    seat: Mapped[int] = mapped_column(Integer, primary_key=True)
+    player: Mapped[str] = mapped_column(Text)
+    role: Mapped[int] = mapped_column(Integer)
+    general: Mapped[str] = mapped_column(String(64))
+
+    replay: Mapped[Replay] = relationship(back_populates="seats")
+
+    __table_args__ = (Index("ix_replay_seats_player", "player"),)
+
+
+class Verdict(Base):
+    __tablename__ = "verdicts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    replay_id: Mapped[str] = mapped_column(ForeignKey("replays.id", ondelete="CASCADE"))
+    # "" for the verdict made at submission; a later re-verification run stores its own.
+    run: Mapped[str] = mapped_column(String(100), default=SUBMISSION_RUN)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    engine_version: Mapped[str] = mapped_column(String(100))
+    violation_count: Mapped[int] = mapped_column(Integer, index=True)
+    violation_codes: Mapped[str] = mapped_column(Text)  # sorted, space-separated
+    followed: Mapped[bool] = mapped_column(Boolean)
+    stopped_at: Mapped[int | None] = mapped_column(Integer)
+    stopped_reason: Mapped[str] = mapped_column(Text)
+    finished: Mapped[bool] = mapped_column(Boolean)
+    side: Mapped[int] = mapped_column(Integer)
+    winners: Mapped[str] = mapped_column(String(64))  # seats, space-separated
+    result_reason: Mapped[str] = mapped_column(Text)
+    annotation_count: Mapped[int] = mapped_column(Integer)
+    # The whole AnnotatedReplay (protobuf binary): every annotation, result and digests.
+    replay_blob: Mapped[bytes] = mapped_column(LargeBinary)
+
+    replay: Mapped[Replay] = relationship(back_populates="verdicts")
+    violations: Mapped[list[ViolationRow]] = relationship(
+        back_populates="verdict", cascade="all, delete-orphan", passive_deletes=True)
+
+    __table_args__ = (UniqueConstraint("replay_id", "run"),)
+
+
+class ViolationRow(Base):
+    __tablename__ = "violations"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    verdict_id: Mapped[int] = mapped_column(ForeignKey("verdicts.id", ondelete="CASCADE"), index=True)
+    # The log event's index (derived outcomes: the event they were derived before);
+    # None for a violation of the header.
+    event_index: Mapped[int | None] = mapped_column(Integer)
+    derived: Mapped[bool] = mapped_column(Boolean)
+    code: Mapped[str] = mapped_column(String(64))
+    seat: Mapped[int | None] = mapped_column(Integer)
+    card: Mapped[int | None] = mapped_column(Integer)
+    message: Mapped[str] = mapped_column(Text)
+    rule: Mapped[str] = mapped_column(Text)
+
+    verdict: Mapped[Verdict] = relationship(back_populates="violations")
+
+    __table_args__ = (Index("ix_violations_code_verdict_id", "code", "verdict_id"),)

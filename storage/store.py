@@ -1,0 +1,424 @@
+"""The replay store: save a verified log whole (one transaction, idempotent by log hash), get
+it back, list with filters and keyset paging, delete.
+
+The store is synchronous and knows nothing of gRPC or protobuf messages: the service hands it
+plain records (``NewReplay``) and gets plain records back. Annotations travel as one opaque
+blob (the serialized AnnotatedReplay); violations are also rows, for the list filters.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from sqlalchemy import ColumnElement, Connection, Engine, and_, exists, func, or_, select, text
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.orm import Session, selectinload
+
+from storage.database import SQLITE_BEGIN_OPTION, create_database_engine
+from storage.models import SUBMISSION_RUN, Replay, ReplaySeat, Verdict, ViolationRow
+
+HASH_LENGTH = 64
+MIN_ID_PREFIX = 8
+MAX_PAGE_SIZE = 1000
+DEFAULT_PAGE_SIZE = 50
+MAX_LABEL_LENGTH = 200
+_HEX = re.compile(r"[0-9a-f]+")
+
+
+# ---------------------------------------------------------------------------------------- errors
+
+class StorageError(Exception):
+    """Base class of the store's errors."""
+
+
+class StorageUnavailable(StorageError):
+    """The database cannot be reached or is locked; retrying later may succeed."""
+
+
+class SchemaOutOfDate(StorageError):
+    """The database's schema is not the one this version needs (run ``sgs-verify db upgrade``)."""
+
+
+class ReplayNotFound(StorageError, LookupError):
+    """No stored replay has this id (or id prefix)."""
+
+
+class InvalidQuery(StorageError, ValueError):
+    """A malformed id, filter or page token; the message says which."""
+
+
+# ---------------------------------------------------------------------------------------- records
+
+@dataclass(frozen=True, slots=True)
+class SubmissionMetadata:
+    tournament: str = ""
+    round: str = ""
+    table: str = ""
+    submitter: str = ""
+
+    def problems(self) -> list[str]:
+        return [f"metadata.{name} is {len(value)} characters; the limit is {MAX_LABEL_LENGTH}"
+                for name, value in (("tournament", self.tournament), ("round", self.round),
+                                    ("table", self.table), ("submitter", self.submitter))
+                if len(value) > MAX_LABEL_LENGTH]
+
+
+@dataclass(frozen=True, slots=True)
+class SeatFacts:
+    seat: int
+    player: str
+    role: int
+    general: str
+
+
+@dataclass(frozen=True, slots=True)
+class ViolationFacts:
+    event_index: int | None  # None: a violation of the header
+    derived: bool
+    code: str
+    message: str
+    rule: str
+    seat: int | None = None
+    card: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictFacts:
+    """One verification's summary, its violations, and the serialized AnnotatedReplay."""
+
+    engine_version: str
+    violation_count: int
+    violation_codes: tuple[str, ...]
+    followed: bool
+    stopped_at: int | None
+    stopped_reason: str
+    finished: bool
+    side: int
+    winners: tuple[int, ...]
+    result_reason: str
+    annotation_count: int
+    replay_blob: bytes = field(repr=False)
+    violations: tuple[ViolationFacts, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NewReplay:
+    """Everything stored for one submitted log."""
+
+    log_sha256: str
+    log_bytes: bytes = field(repr=False)
+    log_format: str  # "binary" or "json"
+    event_count: int
+    ruleset: str
+    mode: int
+    seed: int
+    recorder: str
+    seats: tuple[SeatFacts, ...]
+    metadata: SubmissionMetadata
+    verdict: VerdictFacts
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaySummary:
+    """A stored replay without its blobs: what lists show."""
+
+    id: str
+    submitted_at: datetime
+    metadata: SubmissionMetadata
+    log_format: str
+    log_size: int
+    event_count: int
+    ruleset: str
+    mode: int
+    seed: int
+    recorder: str
+    seats: tuple[SeatFacts, ...]
+    engine_version: str
+    violation_count: int
+    violation_codes: tuple[str, ...]
+    followed: bool
+    stopped_at: int | None
+    stopped_reason: str
+    finished: bool
+    side: int
+    winners: tuple[int, ...]
+    result_reason: str
+    annotation_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoredReplay:
+    summary: ReplaySummary
+    replay_blob: bytes = field(repr=False)
+    log_bytes: bytes | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayFilter:
+    """List filters, combined with AND; empty strings and None match everything."""
+
+    tournament: str = ""
+    round: str = ""
+    table: str = ""
+    submitter: str = ""
+    player: str = ""
+    has_violations: bool | None = None
+    violation_code: str = ""
+    submitted_after: datetime | None = None  # inclusive
+    submitted_before: datetime | None = None  # exclusive
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    replays: list[ReplaySummary]
+    next_page_token: str
+    total_count: int
+
+
+# ---------------------------------------------------------------------------------------- the store
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Store:
+    """The replay store over one database (SQLite file or PostgreSQL)."""
+
+    def __init__(self, engine: Engine, clock: Callable[[], datetime] = utc_now) -> None:
+        self.engine = engine
+        self.clock = clock
+        self.sqlite = engine.dialect.name == "sqlite"
+
+    @classmethod
+    def open(cls, url: str, *, busy_timeout_ms: int = 5000, connect_timeout_s: int = 5,
+             pool_size: int = 5, clock: Callable[[], datetime] = utc_now) -> Store:
+        engine = create_database_engine(url, busy_timeout_ms=busy_timeout_ms, connect_timeout_s=connect_timeout_s,
+                                        pool_size=pool_size)
+        return cls(engine, clock)
+
+    @property
+    def url(self) -> str:
+        return self.engine.url.render_as_string(hide_password=True)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # ------------------------------------------------------------------ transactions
+
+    @contextmanager
+    def _unavailable_on_failure(self) -> Iterator[None]:
+        try:
+            yield
+        except (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.TimeoutError) as err:
+            cause = err.orig if isinstance(err, sa_exc.DBAPIError) and err.orig is not None else err
+            raise StorageUnavailable(f"the replay store ({self.url}) is unavailable: {_first_line(cause)}") from err
+
+    @contextmanager
+    def _session(self, write: bool = False) -> Iterator[Session]:
+        """One transaction: committed if the block ends normally, rolled back otherwise."""
+        with self._unavailable_on_failure(), self.engine.connect() as conn:
+            if write and self.sqlite:
+                conn.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"})
+            with Session(bind=conn, expire_on_commit=False) as session, session.begin():
+                yield session
+
+    def ping(self) -> None:
+        """Raise StorageUnavailable unless the database answers."""
+        with self._unavailable_on_failure(), self.engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+
+    def connect(self) -> Connection:
+        return self.engine.connect()
+
+    # ------------------------------------------------------------------ writing
+
+    def save(self, new: NewReplay) -> tuple[ReplaySummary, bool]:
+        """Store a verified log in one transaction. If the same log (by hash) is already stored,
+        nothing is written and the stored replay is returned. Returns (summary, created)."""
+        try:
+            with self._session(write=True) as session:
+                existing = session.get(Replay, new.log_sha256, options=[selectinload(Replay.seats)])
+                if existing is not None:
+                    return self._summary(session, existing), False
+                replay = _replay_row(new, self.clock())
+                session.add(replay)
+                session.flush()
+                return _summary_of(replay, replay.verdicts[0]), True
+        except sa_exc.IntegrityError:
+            # Another writer stored the same log between our read and our insert.
+            found = self.find(new.log_sha256)
+            if found is None:
+                raise
+            return found, False
+
+    def delete(self, replay_id: str) -> None:
+        with self._session(write=True) as session:
+            replay = session.get(Replay, replay_id)
+            if replay is None:
+                raise ReplayNotFound(f"no stored replay has the id {replay_id!r}")
+            session.delete(replay)
+
+    # ------------------------------------------------------------------ reading
+
+    def find(self, log_sha256: str) -> ReplaySummary | None:
+        with self._session() as session:
+            replay = session.get(Replay, log_sha256, options=[selectinload(Replay.seats)])
+            return None if replay is None else self._summary(session, replay)
+
+    def get(self, replay_id: str, include_log: bool = False) -> StoredReplay:
+        """A stored replay by id or unique id prefix (at least 8 hex digits)."""
+        key = replay_id.strip().lower()
+        if len(key) < MIN_ID_PREFIX or len(key) > HASH_LENGTH or not _HEX.fullmatch(key):
+            raise InvalidQuery(f"replay id {replay_id!r} is not a hex SHA-256 or a prefix of at least "
+                               f"{MIN_ID_PREFIX} hex digits")
+        with self._session() as session:
+            if len(key) == HASH_LENGTH:
+                replay = session.get(Replay, key, options=[selectinload(Replay.seats)])
+            else:
+                found = session.scalars(select(Replay).where(Replay.id.startswith(key, autoescape=True))
+                                        .options(selectinload(Replay.seats)).limit(2)).all()
+                if len(found) > 1:
+                    raise InvalidQuery(f"replay id prefix {replay_id!r} is ambiguous: give more digits")
+                replay = found[0] if found else None
+            if replay is None:
+                raise ReplayNotFound(f"no stored replay has the id {replay_id!r}")
+            verdict = self._verdict(session, replay.id)
+            return StoredReplay(_summary_of(replay, verdict), verdict.replay_blob,
+                                replay.log_bytes if include_log else None)
+
+    def list(self, filters: ReplayFilter = ReplayFilter(), page_size: int = DEFAULT_PAGE_SIZE,
+             page_token: str = "") -> Page:
+        """Replays matching the filters, newest first, one page at a time."""
+        if page_size <= 0:
+            page_size = DEFAULT_PAGE_SIZE
+        page_size = min(page_size, MAX_PAGE_SIZE)
+        after = _decode_page_token(page_token) if page_token else None
+        if (filters.submitted_after and filters.submitted_before
+                and filters.submitted_after > filters.submitted_before):
+            raise InvalidQuery("submitted_after is later than submitted_before")
+        conditions = _conditions(filters)
+        base = (select(Replay, Verdict)
+                .join(Verdict, and_(Verdict.replay_id == Replay.id, Verdict.run == SUBMISSION_RUN)))
+        with self._session() as session:
+            total = session.scalar(select(func.count()).select_from(
+                base.where(*conditions).with_only_columns(Replay.id).subquery())) or 0
+            query = base.where(*conditions)
+            if after is not None:
+                at, last_id = after
+                query = query.where(or_(Replay.submitted_at < at,
+                                        and_(Replay.submitted_at == at, Replay.id < last_id)))
+            rows = session.execute(query.options(selectinload(Replay.seats))
+                                   .order_by(Replay.submitted_at.desc(), Replay.id.desc())
+                                   .limit(page_size + 1)).all()
+            summaries = [_summary_of(r, v) for r, v in rows[:page_size]]
+        token = ""
+        if len(rows) > page_size:
+            last = summaries[-1]
+            token = _encode_page_token(last.submitted_at, last.id)
+        return Page(summaries, token, total)
+
+    def count(self) -> int:
+        with self._session() as session:
+            return session.scalar(select(func.count()).select_from(Replay)) or 0
+
+    # ------------------------------------------------------------------ helpers
+
+    def _verdict(self, session: Session, replay_id: str) -> Verdict:
+        verdict = session.scalars(select(Verdict).where(Verdict.replay_id == replay_id,
+                                                        Verdict.run == SUBMISSION_RUN)).one()
+        return verdict
+
+    def _summary(self, session: Session, replay: Replay) -> ReplaySummary:
+        return _summary_of(replay, self._verdict(session, replay.id))
+
+
+def _conditions(f: ReplayFilter) -> list[ColumnElement[bool]]:
+    conds: list[ColumnElement[bool]] = []
+    for value, column in ((f.tournament, Replay.tournament), (f.round, Replay.round),
+                          (f.table, Replay.table_label), (f.submitter, Replay.submitter)):
+        if value:
+            conds.append(column == value)
+    if f.player:
+        conds.append(exists().where(ReplaySeat.replay_id == Replay.id, ReplaySeat.player == f.player))
+    if f.has_violations is True:
+        conds.append(Verdict.violation_count > 0)
+    elif f.has_violations is False:
+        conds.append(Verdict.violation_count == 0)
+    if f.violation_code:
+        conds.append(exists().where(ViolationRow.verdict_id == Verdict.id, ViolationRow.code == f.violation_code))
+    if f.submitted_after is not None:
+        conds.append(Replay.submitted_at >= f.submitted_after)
+    if f.submitted_before is not None:
+        conds.append(Replay.submitted_at < f.submitted_before)
+    return conds
+
+
+def _replay_row(new: NewReplay, now: datetime) -> Replay:
+    v = new.verdict
+    m = new.metadata
+    replay = Replay(
+        id=new.log_sha256, submitted_at=now, log_bytes=new.log_bytes, log_format=new.log_format,
+        log_size=len(new.log_bytes), event_count=new.event_count, ruleset=new.ruleset, mode=new.mode,
+        seed=str(new.seed), recorder=new.recorder, player_count=len(new.seats), tournament=m.tournament,
+        round=m.round, table_label=m.table, submitter=m.submitter,
+        seats=[ReplaySeat(seat=s.seat, player=s.player, role=s.role, general=s.general) for s in new.seats])
+    replay.verdicts.append(Verdict(
+        run=SUBMISSION_RUN, created_at=now, engine_version=v.engine_version, violation_count=v.violation_count,
+        violation_codes=" ".join(v.violation_codes), followed=v.followed, stopped_at=v.stopped_at,
+        stopped_reason=v.stopped_reason, finished=v.finished, side=v.side,
+        winners=" ".join(str(w) for w in v.winners), result_reason=v.result_reason,
+        annotation_count=v.annotation_count, replay_blob=v.replay_blob,
+        violations=[ViolationRow(event_index=x.event_index, derived=x.derived, code=x.code, seat=x.seat,
+                                 card=x.card, message=x.message, rule=x.rule) for x in v.violations]))
+    return replay
+
+
+def _summary_of(replay: Replay, verdict: Verdict) -> ReplaySummary:
+    return ReplaySummary(
+        id=replay.id, submitted_at=replay.submitted_at,
+        metadata=SubmissionMetadata(replay.tournament, replay.round, replay.table_label, replay.submitter),
+        log_format=replay.log_format, log_size=replay.log_size, event_count=replay.event_count,
+        ruleset=replay.ruleset, mode=replay.mode, seed=int(replay.seed), recorder=replay.recorder,
+        seats=tuple(SeatFacts(s.seat, s.player, s.role, s.general) for s in replay.seats),
+        engine_version=verdict.engine_version, violation_count=verdict.violation_count,
+        violation_codes=tuple(verdict.violation_codes.split()), followed=verdict.followed,
+        stopped_at=verdict.stopped_at, stopped_reason=verdict.stopped_reason, finished=verdict.finished,
+        side=verdict.side, winners=tuple(int(w) for w in verdict.winners.split()),
+        result_reason=verdict.result_reason, annotation_count=verdict.annotation_count)
+
+
+def _encode_page_token(at: datetime, replay_id: str) -> str:
+    raw = json.dumps({"t": at.isoformat(), "id": replay_id}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_page_token(token: str) -> tuple[datetime, str]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        doc = json.loads(raw)
+        at = datetime.fromisoformat(doc["t"])
+        replay_id = str(doc["id"])
+    except (binascii.Error, ValueError, KeyError, TypeError) as err:
+        raise InvalidQuery(f"page_token {token!r} is not one this service issued ({err})") from None
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=UTC)
+    return at, replay_id
+
+
+def _first_line(err: BaseException) -> str:
+    lines = str(err).strip().splitlines()
+    return lines[0] if lines else type(err).__name__
+
+
+__all__ = [
+    "InvalidQuery", "NewReplay", "Page", "ReplayFilter", "ReplayNotFound", "ReplaySummary", "SchemaOutOfDate",
+    "SeatFacts", "StorageError", "StorageUnavailable", "Store", "StoredReplay", "SubmissionMetadata",
+    "VerdictFacts", "ViolationFacts",
+]
