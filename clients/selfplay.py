@@ -222,7 +222,7 @@ def play_game(seed: int, players: int, role_variant: int = pb.ROLE_VARIANT_STAND
                 raise BotError(f"seed {seed}: no end after {MAX_DECISIONS} decisions")
             answer = bot.decide(game, req)
             if answer is not None:
-                log.events.append(answer)  # type: ignore[arg-type]
+                log.events.append(answer)
         try:
             req = gen.send(answer)  # type: ignore[arg-type]
         except StopIteration:

@@ -24,9 +24,8 @@ def proto_files() -> list[Path]:
 
 
 def generate(out: Path) -> None:
-    from grpc_tools import protoc  # imported late: only a dev dependency
-
     import grpc_tools
+    from grpc_tools import protoc  # imported late: only a dev dependency
 
     include = Path(grpc_tools.__file__).parent / "_proto"
     files = [str(p.relative_to(PROTO_ROOT)) for p in proto_files()]
@@ -47,7 +46,8 @@ def generate(out: Path) -> None:
 
 
 def generated_files(base: Path) -> list[Path]:
-    return sorted(p.relative_to(base) for p in (base / PACKAGE_DIR).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    files = (base / PACKAGE_DIR).rglob("*")
+    return sorted(p.relative_to(base) for p in files if p.is_file() and "__pycache__" not in p.parts)
 
 
 def check() -> int:

@@ -43,7 +43,7 @@ def role_list(players: int, variant: int) -> list[int]:
             raise HeaderError([Violation("BAD_HEADER", f"the two-spy role variant exists only for 6 and 8 "
                                          f"players, not {players}")])
         loyal, rebel, spy = TWO_SPIES_VARIANT[players]
-    return [LORD] + [LOYALIST] * loyal + [REBEL] * rebel + [SPY] * spy
+    return [int(LORD)] + [int(LOYALIST)] * loyal + [int(REBEL)] * rebel + [int(SPY)] * spy
 
 
 def deck_for(header: pb.GameHeader) -> list[CardDef]:
@@ -90,7 +90,7 @@ def deal(header: pb.GameHeader, deck: list[CardDef]) -> Deal:
         if sorted(roles_given) != sorted(wanted):
             raise HeaderError([Violation("BAD_ROLES", f"the roles {sorted(roles_given)} do not match the role "
                                          f"table for {n} players ({sorted(wanted)})")])
-        roles = roles_given
+        roles = [int(r) for r in roles_given]
     else:
         roles = shuffled(seed, "roles", wanted)
 

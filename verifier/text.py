@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import all_cards
 
@@ -32,7 +34,7 @@ def describe(ev: pb.Event) -> str:
     kind = ev.WhichOneof("kind")
     if kind is None:
         return "(empty event)"
-    m = getattr(ev, kind)
+    m: Any = getattr(ev, kind)
     if kind == "use_card":
         tail = f" → {', '.join(f'seat {t}' for t in m.targets)}" if m.targets else ""
         return f"seat {m.seat} uses {card_ref(m.card)}{tail}"
@@ -82,5 +84,5 @@ def describe(ev: pb.Event) -> str:
     if kind == "reshuffle":
         return f"discard pile reshuffled into a new draw pile of {len(m.order)} cards"
     if kind == "game_over":
-        return f"game over: {SIDE.get(m.side, '?')} win{'' if m.winners else ''} {list(m.winners)}"
-    return kind
+        return f"game over: {SIDE.get(m.side, '?')} win {list(m.winners)}"
+    return str(kind)

@@ -68,7 +68,8 @@ def run_check(args: argparse.Namespace) -> int:
             body = json_format.MessageToDict(replay, preserving_proto_field_name=True)
             body.pop("annotations", None)
             body["violations"] = [
-                {"index": a.index, "derived": a.derived, **json_format.MessageToDict(v, preserving_proto_field_name=True)}
+                {"index": a.index, "derived": a.derived,
+                 **json_format.MessageToDict(v, preserving_proto_field_name=True)}
                 for a in replay.annotations for v in a.violations]
             reports.append({"file": str(path), "readable": True, **body})
             continue

@@ -314,7 +314,7 @@ class Game:
         m.from_zone = zone  # type: ignore[assignment]
         if to_seat is not None:
             m.to_seat = to_seat
-        m.to_zone = to_zone  # type: ignore[assignment]
+        m.to_zone = to_zone
         m.reason = reason  # type: ignore[assignment]
         self.emit(ev, code)
 
@@ -527,7 +527,7 @@ class Game:
         self.emit(ev, "GAME_RESULT")
 
     def begin_phase(self, seat: int, phase: int) -> None:
-        self.phase = phase
+        self.phase = phase  # type: ignore[assignment]
         self.journal.append(("phase", seat, phase))
         ev = pb.Event()
         ev.phase_start.seat = seat

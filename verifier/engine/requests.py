@@ -22,7 +22,8 @@ class _Unanswered:
 
 UNANSWERED: Final = _Unanswered()
 
-Answer = pb.Event | None | _Unanswered
+# A shuffle request is answered with the new draw pile, top first.
+Answer = pb.Event | None | _Unanswered | list[int]
 
 
 @dataclass(slots=True)

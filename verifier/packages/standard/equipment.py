@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import DEFENSIVE_HORSE, OFFENSIVE_HORSE, Color
-from verifier.engine.effects import CardSpec, Effect, UsedCard, Use
+from verifier.engine.effects import CardSpec, Effect, Use, UsedCard
 from verifier.engine.game import Game, Settle, Violation
 from verifier.engine.requests import UNANSWERED, offer_request
 from verifier.packages.standard.basic import slash_effect, verify_slash_targets
