@@ -22,7 +22,9 @@ from verifier.engine.requests import (
     DECISION_KINDS,
     UNANSWERED,
     Answer,
+    CardRequest,
     NullifyRequest,
+    OfferRequest,
     PlayRequest,
     Request,
     ShuffleRequest,
@@ -33,6 +35,10 @@ from verifier.version import engine_version
 
 # After this many decisions in a row that fit nothing, the log is taken to be unfollowable.
 MAX_CONSECUTIVE_REJECTS = 32
+
+# Cards that can answer a window that follows a declined request with no decision between
+# (桃 or 酒 for a dying character, 无懈可击 against the next target's effect).
+LATER_WINDOW_CARDS = frozenset({"peach", "analeptic", "nullification"})
 
 
 def default_ruleset(header: pb.GameHeader) -> Ruleset:
@@ -284,13 +290,18 @@ class Verifier:
             self._reject([Violation("UNSUPPORTED_EVENT", "there are no generals to pick in white-general mode",
                                     seat)])
             return
+        if kind == "invoke_skill" and not game.has_effect(seat, ev.invoke_skill.skill):
+            # Effects are only gained by decisions: no later request could take this one either.
+            self._reject([Violation("SKILL_NOT_AVAILABLE", f"{text.describe(ev)}: seat {seat} has no such "
+                                    "equipment or skill", seat)])
+            return
         while True:
             req = self.pending
             if req is None:
                 self._annotate(apb.STATUS_ILLEGAL, [Violation("AFTER_GAME_OVER", "the game is already over",
                                                               seat)], applied=False)
                 return
-            if req.fits(ev, kind, seat, self._card_name(ev, kind)):
+            if req.fits(ev, kind, seat, self._card_name(ev, kind)) or self._tries_to_answer(req, ev, kind, seat):
                 break
             if req.optional:
                 self._step(None)
@@ -305,6 +316,23 @@ class Verifier:
         self.rejects_in_row = self.rejects_in_row + 1 if rejected else 0
         self._annotate(self._status_for(violations), violations, applied=not rejected)
         self._check_followable()
+
+    def _tries_to_answer(self, req: Request, ev: pb.Event, kind: str, seat: int) -> bool:
+        """A decision that does not fit ``req`` but can only be meant for it: the seat asked for a
+        card offers one that no window that could follow would take (a 闪 in 决斗), or invokes an
+        effect that would give the card asked for (八卦阵 under 青釭剑). The engine then judges it
+        (WRONG_CARD, SKILL_NOT_AVAILABLE) instead of it counting as a decline."""
+        if req.seat != seat or not isinstance(req, (CardRequest, OfferRequest)):
+            return False
+        if kind == "respond":
+            name = self._card_name(ev, kind)
+            return (bool(req.answer_names()) and not ev.respond.HasField("target") and name is not None
+                    and name not in LATER_WINDOW_CARDS)
+        if kind == "invoke_skill" and isinstance(req, CardRequest):
+            assert self.game is not None
+            effect = self.game.ruleset.effects.get(ev.invoke_skill.skill)
+            return effect is not None and bool(effect.provides & req.names)
+        return False
 
     def _card_name(self, ev: pb.Event, kind: str) -> str | None:
         if kind != "respond":
