@@ -66,6 +66,8 @@ class RandomBot:
             return self.rescue(game, req)
         if isinstance(req, DiscardRequest):
             assert req.seat is not None
+            if req.count == 0:
+                return None  # nothing due: no voluntary discard
             hand = list(game.players[req.seat].hand)
             self.rng.shuffle(hand)
             ev = pb.Event()

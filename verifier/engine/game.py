@@ -580,6 +580,7 @@ class Game:
         p = self.players[seat]
         excess = len(p.hand) - max(p.hp, 0)
         if excess <= 0:
+            yield from self.voluntary_discard(seat)
             return
         while True:
             answer = yield discard_request(seat, excess)
@@ -594,6 +595,24 @@ class Game:
             if len(chosen) != excess:
                 self.flag("HAND_LIMIT", f"seat {seat} holds {len(p.hand)} cards with {p.hp} HP and must discard "
                           f"exactly {excess} in the discard phase, not {len(chosen)}", seat)
+            self.to_discard(chosen)
+            return
+
+    def voluntary_discard(self, seat: int) -> Settle[None]:
+        """Nothing is due: a discard offered anyway is HAND_LIMIT (too many: some where 0 are due)."""
+        p = self.players[seat]
+        while True:
+            answer = yield discard_request(seat, 0)
+            if answer is None or answer is UNANSWERED:
+                return
+            assert isinstance(answer, pb.Event)
+            chosen = list(answer.choose_cards.cards)
+            if not chosen:
+                return
+            if self.report(self.verify_own_cards(seat, chosen, zones=("hand",))):
+                continue
+            self.flag("HAND_LIMIT", f"seat {seat} holds {len(p.hand)} cards with {p.hp} HP: nothing is due in the "
+                      f"discard phase, but {len(chosen)} card(s) were discarded", seat)
             self.to_discard(chosen)
             return
 

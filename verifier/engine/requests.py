@@ -209,6 +209,10 @@ def peach_request(seat: int, dying: int) -> PeachRequest:
 
 
 def discard_request(seat: int, count: int) -> DiscardRequest:
+    """Discard ``count`` cards; with nothing due (count 0) the request is optional and only catches a
+    voluntary discard, which the rules forbid (RULES.md §2)."""
+    if count <= 0:
+        return DiscardRequest(seat, frozenset({"choose_cards", "decline"}), optional=True, count=0)
     return DiscardRequest(seat, frozenset({"choose_cards"}), optional=False, has_default=True, count=count)
 
 
