@@ -40,6 +40,9 @@ MAX_CONSECUTIVE_REJECTS = 32
 # (桃 or 酒 for a dying character, 无懈可击 against the next target's effect).
 LATER_WINDOW_CARDS = frozenset({"peach", "analeptic", "nullification"})
 
+# Decisions taken on one's own initiative in one's play phase.
+PLAY_ACTION_KINDS = frozenset({"use_card", "invoke_skill", "end_play_phase"})
+
 
 def default_ruleset(header: pb.GameHeader) -> Ruleset:
     from verifier.packages import standard  # the replay layer assembles packages; the core never does
@@ -305,9 +308,12 @@ class Verifier:
                 break
             if req.optional:
                 self._step(None)
-            elif req.has_default:
+            elif req.has_default and not (seat == req.seat and kind in PLAY_ACTION_KINDS):
                 self._unanswered()
             else:
+                # (A play-phase action by the very seat the mandatory request waits on — a card
+                # used in one's own discard phase — is that seat acting at the wrong time, not
+                # the log going on without the answer.)
                 self._reject([self._wrong_timing(req, ev, kind, seat)])
                 return
             self._flush_expected()
