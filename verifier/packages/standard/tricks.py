@@ -213,7 +213,8 @@ class AmazingGrace(AreaTrick):
         ev = pb.Event()
         ev.reveal.cards.extend(revealed)
         ev.reveal.reason = self.name
-        game.emit(ev, "UNEXPECTED_OUTCOME")
+        # The revealed cards come off the top of the draw pile: other cards mean a stacked deck.
+        game.emit(ev, "DRAW_NOT_TOP")
         for t in use.targets:
             if not revealed:
                 break
