@@ -1,0 +1,333 @@
+"""A typed Python client for the verification service (sgsverify.v1.VerifierService).
+
+    >>> from clients.client import VerifierClient
+    >>> with VerifierClient("127.0.0.1:50051") as client:
+    ...     sub = client.verify(Path("game.pb"), metadata=Metadata(tournament="spring-cup"))
+    ...     print(sub.id, sub.replay.violation_count)
+    ...     for update in client.live(log.header, log.events):    # batched for you
+    ...         for ann in update.annotations: ...
+
+Events are always sent in batches (``batch_size``, default 256): one message per event
+would cap a Python gRPC stream at a few thousand events per second. RPC errors come back as
+the precise ``ServiceError`` subclasses below; rule violations are never errors (they are in
+the returned replay).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from sgsverify.v1 import annotation_pb2 as apb
+from sgsverify.v1 import game_log_pb2 as pb
+from sgsverify.v1 import service_pb2 as spb
+from sgsverify.v1 import service_pb2_grpc as spb_grpc
+
+ENV_SERVER = "SGS_VERIFY_SERVER"
+DEFAULT_SERVER = "127.0.0.1:50051"
+DEFAULT_BATCH_SIZE = 256
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+
+Metadata = spb.SubmissionMetadata
+
+
+def default_server() -> str:
+    return os.environ.get(ENV_SERVER) or DEFAULT_SERVER
+
+
+# ---------------------------------------------------------------------------------------- errors
+
+class ServiceError(Exception):
+    """An RPC failed; ``code`` is the gRPC status, ``details`` the server's message."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(f"{code.name}: {details}")
+        self.code = code
+        self.details = details
+
+
+class InvalidRequest(ServiceError):
+    """INVALID_ARGUMENT: the input is malformed (the details say what and where)."""
+
+
+class LimitExceeded(ServiceError):
+    """RESOURCE_EXHAUSTED: over one of the server's limits (events, message size, stream length)."""
+
+
+class DeadlineExceeded(ServiceError):
+    """DEADLINE_EXCEEDED: the call's deadline or the server's verification deadline passed."""
+
+
+class NotFound(ServiceError):
+    """NOT_FOUND: no such replay."""
+
+
+class ServiceUnavailable(ServiceError):
+    """UNAVAILABLE: the server or its store cannot be reached; retrying later may work."""
+
+
+_ERRORS: dict[grpc.StatusCode, type[ServiceError]] = {
+    grpc.StatusCode.INVALID_ARGUMENT: InvalidRequest,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: LimitExceeded,
+    grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceeded,
+    grpc.StatusCode.NOT_FOUND: NotFound,
+    grpc.StatusCode.UNAVAILABLE: ServiceUnavailable,
+}
+
+
+def service_error(err: grpc.RpcError) -> ServiceError:
+    code: grpc.StatusCode = err.code()
+    details: str = err.details() or ""
+    return _ERRORS.get(code, ServiceError)(code, details)
+
+
+# ---------------------------------------------------------------------------------------- results
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """A verified, stored log."""
+
+    info: spb.ReplayInfo
+    created: bool  # False: the same log was already stored
+    replay: apb.AnnotatedReplay
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+
+@dataclass(frozen=True, slots=True)
+class LiveUpdate:
+    """One answer of a live stream: annotations as soon as events could be judged."""
+
+    annotations: list[apb.Annotation]
+    events_received: int
+    game_over: bool
+    finished: spb.LiveFinished | None = None  # only on the last update
+
+    @property
+    def violations(self) -> list[tuple[apb.Annotation, apb.Violation]]:
+        return [(a, v) for a in self.annotations for v in a.violations]
+
+
+@dataclass(frozen=True, slots=True)
+class ListFilter:
+    tournament: str = ""
+    round: str = ""
+    table: str = ""
+    submitter: str = ""
+    player: str = ""
+    has_violations: bool | None = None
+    violation_code: str = ""
+    submitted_after: datetime | None = None
+    submitted_before: datetime | None = None
+
+    def request(self, page_size: int, page_token: str) -> spb.ListReplaysRequest:
+        req = spb.ListReplaysRequest(tournament=self.tournament, round=self.round, table=self.table,
+                                     submitter=self.submitter, player=self.player,
+                                     violation_code=self.violation_code, page_size=page_size,
+                                     page_token=page_token)
+        if self.has_violations is not None:
+            req.has_violations = self.has_violations
+        if self.submitted_after is not None:
+            req.submitted_after.CopyFrom(_timestamp(self.submitted_after))
+        if self.submitted_before is not None:
+            req.submitted_before.CopyFrom(_timestamp(self.submitted_before))
+        return req
+
+
+def _timestamp(at: datetime) -> Timestamp:
+    ts = Timestamp()
+    ts.FromDatetime(at)
+    return ts
+
+
+def batched(events: Iterable[pb.Event], size: int) -> Iterator[list[pb.Event]]:
+    if size < 1:
+        raise ValueError(f"batch size must be at least 1, not {size}")
+    batch: list[pb.Event] = []
+    for ev in events:
+        batch.append(ev)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+# ---------------------------------------------------------------------------------------- the client
+
+class VerifierClient:
+    """A connection to one server. Thread-safe; close it (or use ``with``) when done."""
+
+    def __init__(self, address: str | None = None, *, timeout: float | None = None,
+                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
+        self.address = address or default_server()
+        self.timeout = timeout
+        self.channel = grpc.insecure_channel(self.address, options=[
+            ("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_send_message_length", max_message_bytes),
+        ])
+        self.stub = spb_grpc.VerifierServiceStub(self.channel)  # type: ignore[no-untyped-call]
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def __enter__(self) -> VerifierClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _timeout(self, timeout: float | None) -> float | None:
+        return self.timeout if timeout is None else timeout
+
+    def wait_ready(self, timeout: float = 10.0) -> None:
+        """Block until the channel is connected (ServiceUnavailable after ``timeout``)."""
+        try:
+            grpc.channel_ready_future(self.channel).result(timeout=timeout)
+        except grpc.FutureTimeoutError:
+            raise ServiceUnavailable(grpc.StatusCode.UNAVAILABLE,
+                                     f"no server answered at {self.address} within {timeout:g} s") from None
+
+    # ------------------------------------------------------------------ submitting
+
+    def verify(self, log: pb.GameLog | bytes | Path, metadata: Metadata | None = None, *,
+               summary_only: bool = False, timeout: float | None = None) -> Submission:
+        """Verify a whole log in one message: a GameLog, its bytes (binary or JSON), or a file."""
+        req = spb.VerifyLogRequest(summary_only=summary_only)
+        if isinstance(log, Path):
+            log = log.read_bytes()
+        if isinstance(log, bytes):
+            req.encoded_log = log
+        else:
+            req.log.CopyFrom(log)
+        if metadata is not None:
+            req.metadata.CopyFrom(metadata)
+        try:
+            res = self.stub.VerifyLog(req, timeout=self._timeout(timeout))
+        except grpc.RpcError as err:
+            raise service_error(err) from None
+        return Submission(res.info, res.created, res.replay)
+
+    def upload(self, log: pb.GameLog, metadata: Metadata | None = None, *, batch_size: int = DEFAULT_BATCH_SIZE,
+               summary_only: bool = False, timeout: float | None = None) -> Submission:
+        """Verify a log sent as a stream of event batches (for logs too large for one message)."""
+
+        def requests() -> Iterator[spb.UploadLogRequest]:
+            first = spb.UploadLogRequest(header=log.header, summary_only=summary_only)
+            if metadata is not None:
+                first.metadata.CopyFrom(metadata)
+            batches = batched(log.events, batch_size)
+            first.events.extend(next(batches, []))
+            yield first
+            for batch in batches:
+                yield spb.UploadLogRequest(events=batch)
+
+        try:
+            res = self.stub.UploadLog(requests(), timeout=self._timeout(timeout))
+        except grpc.RpcError as err:
+            raise service_error(err) from None
+        return Submission(res.info, res.created, res.replay)
+
+    def live(self, header: pb.GameHeader, events: Iterable[pb.Event] | Iterable[Sequence[pb.Event]],
+             metadata: Metadata | None = None, *, batch_size: int = DEFAULT_BATCH_SIZE, discard: bool = False,
+             timeout: float | None = None) -> Iterator[LiveUpdate]:
+        """Stream a game as it is played; yields updates as the server judges each batch.
+
+        ``events`` is either events (grouped into batches of ``batch_size``) or an iterable of
+        batches (lists of events, sent as they come: a game server sends what it has). The last
+        update has ``finished`` set (with the stored replay's id unless ``discard``).
+        """
+
+        def requests() -> Iterator[spb.VerifyLiveRequest]:
+            first = spb.VerifyLiveRequest(header=header, discard=discard)
+            if metadata is not None:
+                first.metadata.CopyFrom(metadata)
+            yield first
+            pending: list[pb.Event] = []
+            for item in events:
+                if isinstance(item, pb.Event):
+                    pending.append(item)
+                    if len(pending) >= batch_size:
+                        yield spb.VerifyLiveRequest(events=pending)
+                        pending = []
+                else:
+                    if pending:
+                        yield spb.VerifyLiveRequest(events=pending)
+                        pending = []
+                    yield spb.VerifyLiveRequest(events=list(item))
+            if pending:
+                yield spb.VerifyLiveRequest(events=pending)
+
+        call = self.stub.VerifyLive(requests(), timeout=self._timeout(timeout))
+        try:
+            for res in call:
+                yield LiveUpdate(list(res.annotations), res.events_received, res.game_over,
+                                 res.finished if res.HasField("finished") else None)
+        except grpc.RpcError as err:
+            raise service_error(err) from None
+        finally:
+            call.cancel()
+
+    # ------------------------------------------------------------------ reading
+
+    def get(self, replay_id: str, *, include_log: bool = False, include_original: bool = False,
+            timeout: float | None = None) -> spb.GetReplayResponse:
+        """A stored replay by id (or a unique prefix of at least 8 hex digits)."""
+        try:
+            res: spb.GetReplayResponse = self.stub.GetReplay(
+                spb.GetReplayRequest(id=replay_id, include_log=include_log, include_original=include_original),
+                timeout=self._timeout(timeout))
+        except grpc.RpcError as err:
+            raise service_error(err) from None
+        return res
+
+    def list_page(self, filters: ListFilter = ListFilter(), *, page_size: int = 50, page_token: str = "",
+                  timeout: float | None = None) -> spb.ListReplaysResponse:
+        try:
+            res: spb.ListReplaysResponse = self.stub.ListReplays(filters.request(page_size, page_token),
+                                                                 timeout=self._timeout(timeout))
+        except grpc.RpcError as err:
+            raise service_error(err) from None
+        return res
+
+    def list(self, filters: ListFilter = ListFilter(), *, page_size: int = 200,
+             limit: int | None = None) -> Iterator[spb.ReplayInfo]:
+        """Every matching replay, newest first, fetching pages as needed."""
+        token = ""
+        seen = 0
+        while True:
+            page = self.list_page(filters, page_size=page_size, page_token=token)
+            for info in page.replays:
+                if limit is not None and seen >= limit:
+                    return
+                seen += 1
+                yield info
+            token = page.next_page_token
+            if not token:
+                return
+
+    def delete(self, replay_id: str, *, timeout: float | None = None) -> None:
+        try:
+            self.stub.DeleteReplay(spb.DeleteReplayRequest(id=replay_id), timeout=self._timeout(timeout))
+        except grpc.RpcError as err:
+            raise service_error(err) from None
+
+    def health(self, service: str = "", *, timeout: float | None = 5.0) -> str:
+        """The server's health status name, e.g. "SERVING"."""
+        from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+        try:
+            res = health_pb2_grpc.HealthStub(self.channel).Check(health_pb2.HealthCheckRequest(service=service),
+                                                                 timeout=timeout)
+        except grpc.RpcError as err:
+            raise service_error(err) from None
+        name: str = health_pb2.HealthCheckResponse.ServingStatus.Name(res.status)
+        return name

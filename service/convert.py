@@ -1,0 +1,47 @@
+"""Between the contract's messages and the store's records."""
+
+from __future__ import annotations
+
+from datetime import UTC
+
+from sgsverify.v1 import annotation_pb2 as apb
+from sgsverify.v1 import game_log_pb2 as pb
+from sgsverify.v1 import service_pb2 as spb
+from storage.store import ReplayFilter, ReplaySummary, SubmissionMetadata
+
+
+def metadata_from(msg: spb.SubmissionMetadata) -> SubmissionMetadata:
+    return SubmissionMetadata(tournament=msg.tournament, round=msg.round, table=msg.table, submitter=msg.submitter)
+
+
+def replay_info(s: ReplaySummary) -> spb.ReplayInfo:
+    info = spb.ReplayInfo(
+        id=s.id, log_sha256=s.id, ruleset=s.ruleset, mode=s.mode, seed=s.seed,  # type: ignore[arg-type]
+        recorder=s.recorder, event_count=s.event_count, log_size=s.log_size, engine_version=s.engine_version,
+        violation_count=s.violation_count, followed=s.followed)
+    m = s.metadata
+    info.metadata.CopyFrom(spb.SubmissionMetadata(tournament=m.tournament, round=m.round, table=m.table,
+                                                  submitter=m.submitter))
+    info.submitted_at.FromDatetime(s.submitted_at)
+    for seat in s.seats:
+        info.seats.append(pb.Seat(player=seat.player, role=seat.role, general=seat.general))  # type: ignore[arg-type]
+    info.violation_codes.extend(s.violation_codes)
+    info.result.CopyFrom(apb.GameResult(finished=s.finished, side=s.side, winners=s.winners,  # type: ignore[arg-type]
+                                        reason=s.result_reason))
+    return info
+
+
+def filter_from(req: spb.ListReplaysRequest) -> ReplayFilter:
+    return ReplayFilter(
+        tournament=req.tournament, round=req.round, table=req.table, submitter=req.submitter, player=req.player,
+        has_violations=req.has_violations if req.HasField("has_violations") else None,
+        violation_code=req.violation_code,
+        submitted_after=req.submitted_after.ToDatetime(tzinfo=UTC) if req.HasField("submitted_after") else None,
+        submitted_before=req.submitted_before.ToDatetime(tzinfo=UTC) if req.HasField("submitted_before") else None)
+
+
+def summary_only(replay: apb.AnnotatedReplay) -> apb.AnnotatedReplay:
+    out = apb.AnnotatedReplay()
+    out.CopyFrom(replay)
+    del out.annotations[:]
+    return out

@@ -1,0 +1,198 @@
+"""The gRPC server: the VerifierService plus health checking and reflection, graceful stop.
+
+``serve(config)`` runs until SIGTERM or SIGINT: health turns NOT_SERVING, new RPCs are
+refused, in-flight RPCs get ``grace_seconds`` to finish, pending store writes complete (each
+replay is one transaction, so nothing is half-written), then the pools and the database close.
+``BackgroundServer`` runs the same server on its own event loop in a thread (tests, benchmark).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from service.config import ServiceConfig
+from service.servicer import SERVICE_NAME, VerifierServicer, WorkerPool, new_io_executor, new_live_executor
+from storage import migrate
+from storage.store import SchemaOutOfDate, Store
+
+IO_THREADS = 4
+
+
+class ServerStartError(RuntimeError):
+    """The server could not start (address in use, database unusable); the message says why."""
+
+
+def open_store(config: ServiceConfig) -> Store:
+    """Open the configured database, migrating it when configured to (the SQLite default)."""
+    store = Store.open(config.database_url, busy_timeout_ms=config.busy_timeout_ms,
+                       pool_size=IO_THREADS)
+    try:
+        if config.should_migrate:
+            migrate.upgrade(store.engine)
+        else:
+            current, head = migrate.current_revision(store.engine), migrate.head_revision()
+            if current != head:
+                raise SchemaOutOfDate(
+                    f"the database {store.url} is at schema revision {current or '(empty)'}, this version needs "
+                    f"{head}: run `sgs-verify db upgrade --db URL` first (or serve with --migrate)")
+    except Exception:
+        store.close()
+        raise
+    return store
+
+
+class VerificationServer:
+    """One server: gRPC on grpc.aio, the worker pool, the store."""
+
+    def __init__(self, config: ServiceConfig, store: Store | None = None) -> None:
+        config.check()
+        self.config = config
+        self.store = store
+        self.owns_store = store is None
+        self.port = 0
+        self.server: grpc.aio.Server | None = None
+        self.health = health.aio.HealthServicer()
+        self.pool: WorkerPool | None = None
+        self.io_executor: ThreadPoolExecutor | None = None
+        self.live_executor: ThreadPoolExecutor | None = None
+
+    @property
+    def address(self) -> str:
+        host = self.config.address.rsplit(":", 1)[0]
+        return f"{host}:{self.port}"
+
+    async def start(self) -> int:
+        config = self.config
+        if self.store is None:
+            self.store = await asyncio.to_thread(open_store, config)
+        limits = config.limits
+        self.pool = WorkerPool(config.workers)
+        self.io_executor = new_io_executor(IO_THREADS)
+        self.live_executor = new_live_executor(max(2, config.workers))
+        servicer = VerifierServicer(self.store, limits, self.pool, self.io_executor, self.live_executor)
+        server = grpc.aio.server(options=[
+            ("grpc.max_receive_message_length", limits.max_message_bytes),
+            ("grpc.max_send_message_length", max(4 * limits.max_message_bytes, 64 * 1024 * 1024)),
+            ("grpc.so_reuseport", 0),
+        ])
+        server.add_generic_rpc_handlers((servicer.generic_handler(),))
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
+        reflection.enable_server_reflection(
+            (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
+            server)
+        try:
+            self.port = server.add_insecure_port(config.address)
+        except RuntimeError as err:
+            self.port = 0
+            failure: Exception | None = err
+        else:
+            failure = None
+        if not self.port:
+            await self._close_resources()
+            raise ServerStartError(f"cannot listen on {config.address}: {failure or 'the address is in use'}")
+        await self.pool.warm_up()
+        await server.start()
+        self.server = server
+        for name in ("", SERVICE_NAME):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        return self.port
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Refuse new RPCs, let in-flight ones finish (up to ``grace`` seconds), then close."""
+        grace = self.config.grace_seconds if grace is None else grace
+        await self.health.enter_graceful_shutdown()
+        if self.server is not None:
+            await self.server.stop(grace)
+            self.server = None
+        await self._close_resources()
+
+    async def _close_resources(self) -> None:
+        def close() -> None:
+            # Pending store writes finish before the database closes.
+            for executor in (self.live_executor, self.io_executor):
+                if executor is not None:
+                    executor.shutdown(wait=True)
+            if self.pool is not None:
+                self.pool.shutdown()
+            if self.store is not None and self.owns_store:
+                self.store.close()
+
+        await asyncio.to_thread(close)
+
+    async def wait(self) -> None:
+        if self.server is not None:
+            await self.server.wait_for_termination()
+
+
+def describe_start(server: VerificationServer) -> str:
+    config = server.config
+    assert server.store is not None
+    where = (f"{config.data_dir / 'replays.sqlite3'} (embedded SQLite)" if config.embedded
+             else server.store.url)
+    limits = config.limits
+    return (f"sgs-verify: listening on {server.address} (gRPC, plaintext; health and reflection on)\n"
+            f"sgs-verify: data in {where}\n"
+            f"sgs-verify: {config.workers} verification worker(s); limits: {limits.max_events_per_game} events/game, "
+            f"{limits.max_message_bytes} bytes/message, {limits.max_stream_messages} messages/stream, "
+            f"{limits.deadline_seconds:g} s/verification")
+
+
+async def serve(config: ServiceConfig, announce: Callable[[str], None] = print) -> None:
+    """Run until SIGTERM/SIGINT, then stop gracefully."""
+    server = VerificationServer(config)
+    await server.start()
+    announce(describe_start(server))
+    sys.stdout.flush()
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    await stopping.wait()
+    announce(f"sgs-verify: stopping (in-flight requests have {config.grace_seconds:g} s to finish)")
+    sys.stdout.flush()
+    await server.stop()
+    announce("sgs-verify: stopped")
+
+
+class BackgroundServer:
+    """A VerificationServer on its own event loop in a daemon thread."""
+
+    def __init__(self, config: ServiceConfig, store: Store | None = None) -> None:
+        self.server = VerificationServer(config, store)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="sgs-verify-server", daemon=True)
+
+    def start(self) -> BackgroundServer:
+        self.thread.start()
+        try:
+            asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result()
+        except BaseException:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join()
+            raise
+        return self
+
+    @property
+    def address(self) -> str:
+        return self.server.address
+
+    def stop(self, grace: float | None = 1.0) -> None:
+        asyncio.run_coroutine_threadsafe(self.server.stop(grace), self.loop).result()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+        self.loop.close()
+
+    def __enter__(self) -> BackgroundServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,396 @@
+"""The VerifierService implementation on grpc.aio: wires the verifier (in worker processes,
+or a thread per live game) to the store (in I/O threads).
+
+Nothing CPU-heavy runs on the event loop: whole logs are verified in a process pool, live
+games in a thread pool, and every store call in an I/O thread pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import multiprocessing
+from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, ParamSpec, TypeVar
+
+import grpc
+
+from service.config import Limits
+from service.convert import filter_from, metadata_from, replay_info, summary_only
+from service.live import LiveGame
+from service.work import TooManyEvents, VerifyJob, canonical_bytes, log_sha256, run_job, warm_up
+from sgsverify.v1 import annotation_pb2 as apb
+from sgsverify.v1 import game_log_pb2 as pb
+from sgsverify.v1 import service_pb2 as spb
+from storage.store import (
+    HASH_LENGTH,
+    InvalidQuery,
+    NewReplay,
+    ReplayNotFound,
+    ReplaySummary,
+    StorageUnavailable,
+    Store,
+    SubmissionMetadata,
+)
+from verifier import LogFormatError, load_log
+
+SERVICE_NAME = spb.DESCRIPTOR.services_by_name["VerifierService"].full_name
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class RpcFailure(Exception):
+    """Ends an RPC with a status code and a message saying what and where."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class MalformedRequest:
+    """Stands in for a request message that could not be parsed (see ``lenient``)."""
+
+    def __init__(self, type_name: str, error: Exception) -> None:
+        self.reason = f"not a valid {type_name}: {error}"
+
+
+def lenient(message_type: Any) -> Callable[[bytes], Any]:
+    """A request deserializer that never raises, so that bytes that are no valid message end
+    the RPC with INVALID_ARGUMENT (saying which message) instead of gRPC's bare INTERNAL."""
+
+    def parse(data: bytes) -> Any:
+        try:
+            return message_type.FromString(data)
+        except Exception as err:  # DecodeError, or anything the parser raises
+            return MalformedRequest(message_type.DESCRIPTOR.name, err)
+
+    return parse
+
+
+def failure_for(err: BaseException) -> RpcFailure | None:
+    """The RPC status for an exception from verification or storage; None if unexpected."""
+    if isinstance(err, RpcFailure):
+        return err
+    if isinstance(err, StorageUnavailable):
+        return RpcFailure(grpc.StatusCode.UNAVAILABLE, str(err))
+    if isinstance(err, ReplayNotFound):
+        return RpcFailure(grpc.StatusCode.NOT_FOUND, str(err))
+    if isinstance(err, InvalidQuery):
+        return RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, str(err))
+    if isinstance(err, TooManyEvents):
+        return RpcFailure(grpc.StatusCode.RESOURCE_EXHAUSTED, str(err))
+    if isinstance(err, BrokenProcessPool):
+        return RpcFailure(grpc.StatusCode.UNAVAILABLE, "a verification worker died; the pool was restarted: "
+                                                       "retry the request")
+    return None
+
+
+def unary_errors(handler: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+    """Turn the domain's exceptions into RPC statuses (violations are never exceptions)."""
+
+    @functools.wraps(handler)
+    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> T:
+        try:
+            return await handler(self, request, context)
+        except Exception as err:
+            failure = failure_for(err)
+            if failure is None:
+                raise
+            await context.abort(failure.code, failure.message)
+            raise  # unreachable: abort raises
+
+    return wrapper
+
+
+class WorkerPool:
+    """The verification process pool, restarted if a worker dies."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.executor = self._new_executor()
+
+    def _new_executor(self) -> ProcessPoolExecutor:
+        # spawn: forking a process that runs gRPC's threads is unsafe.
+        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+
+    async def warm_up(self) -> None:
+        loop = asyncio.get_running_loop()
+        await asyncio.gather(*(loop.run_in_executor(self.executor, warm_up) for _ in range(self.workers)))
+
+    async def run(self, job: VerifyJob, timeout: float) -> NewReplay:
+        executor = self.executor
+        loop = asyncio.get_running_loop()
+        try:
+            return await asyncio.wait_for(loop.run_in_executor(executor, run_job, job), timeout)
+        except BrokenProcessPool:
+            if self.executor is executor:
+                self.executor = self._new_executor()
+            raise
+
+    def shutdown(self) -> None:
+        self.executor.shutdown(wait=True, cancel_futures=True)
+
+
+class VerifierServicer:
+    """sgsverify.v1.VerifierService."""
+
+    def __init__(self, store: Store, limits: Limits, pool: WorkerPool, io: Executor, live: ThreadPoolExecutor) -> None:
+        self.store = store
+        self.limits = limits
+        self.pool = pool
+        self.io_executor = io
+        self.live_executor = live
+
+    # ------------------------------------------------------------------ helpers
+
+    async def _io(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.io_executor, functools.partial(fn, *args, **kwargs))
+
+    async def _live(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.live_executor, functools.partial(fn, *args, **kwargs))
+
+    def _timeout(self, context: grpc.aio.ServicerContext) -> float:
+        timeout = self.limits.deadline_seconds
+        remaining = context.time_remaining()
+        return timeout if remaining is None else max(0.0, min(timeout, remaining))
+
+    def _metadata(self, msg: spb.SubmissionMetadata, where: str = "") -> SubmissionMetadata:
+        meta = metadata_from(msg)
+        problems = meta.problems()
+        if problems:
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, where + "; ".join(problems))
+        return meta
+
+    def _check_event_count(self, count: int) -> None:
+        if count > self.limits.max_events_per_game:
+            raise TooManyEvents(count, self.limits.max_events_per_game)
+
+    def _check_stream_length(self, count: int) -> None:
+        if count > self.limits.max_stream_messages:
+            raise RpcFailure(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                             f"the stream has more than {self.limits.max_stream_messages} messages "
+                             "(--max-stream-messages): send the events in fewer, larger batches")
+
+    async def _verify(self, job: VerifyJob, where: str, context: grpc.aio.ServicerContext) -> NewReplay:
+        timeout = self._timeout(context)
+        try:
+            return await self.pool.run(job, timeout)
+        except LogFormatError as err:
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: {err}") from None
+        except TimeoutError:
+            raise RpcFailure(grpc.StatusCode.DEADLINE_EXCEEDED,
+                             f"verification took longer than {timeout:g} s (the server's --deadline is "
+                             f"{self.limits.deadline_seconds:g} s, or the call's own deadline is shorter)") from None
+
+    async def _stored_response(self, summary: ReplaySummary, want_summary_only: bool) -> spb.VerifyLogResponse:
+        info = replay_info(summary)
+        if want_summary_only:
+            stored = await self._io(self.store.get, summary.id)
+            replay = summary_only(apb.AnnotatedReplay.FromString(stored.replay_blob))
+        else:
+            stored = await self._io(self.store.get, summary.id)
+            replay = apb.AnnotatedReplay.FromString(stored.replay_blob)
+        return spb.VerifyLogResponse(info=info, created=False, replay=replay)
+
+    async def _submit(self, job: VerifyJob, known_sha: str | None, want_summary_only: bool, where: str,
+                      context: grpc.aio.ServicerContext) -> spb.VerifyLogResponse:
+        if known_sha is not None:
+            found = await self._io(self.store.find, known_sha)
+            if found is not None:
+                return await self._stored_response(found, want_summary_only)
+        record = await self._verify(job, where, context)
+        summary, created = await self._io(self.store.save, record)
+        if not created:
+            return await self._stored_response(summary, want_summary_only)
+        replay = apb.AnnotatedReplay.FromString(record.verdict.replay_blob)
+        if want_summary_only:
+            del replay.annotations[:]
+        return spb.VerifyLogResponse(info=replay_info(summary), created=True, replay=replay)
+
+    # ------------------------------------------------------------------ RPCs
+
+    @unary_errors
+    async def VerifyLog(self, request: spb.VerifyLogRequest | MalformedRequest,
+                        context: grpc.aio.ServicerContext) -> spb.VerifyLogResponse:
+        if isinstance(request, MalformedRequest):
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"the request is {request.reason}")
+        meta = self._metadata(request.metadata, "VerifyLogRequest.")
+        source = request.WhichOneof("source")
+        if source is None:
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
+                             "VerifyLogRequest carries no log: set `log` (a GameLog) or `encoded_log` (its bytes)")
+        if source == "log":
+            log = request.log
+            if not log.HasField("header"):
+                raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
+                                 "VerifyLogRequest.log has no header: a GameLog starts with its GameHeader")
+            self._check_event_count(len(log.events))
+            data = canonical_bytes(log)
+            job = VerifyJob(data, meta, self.limits.max_events_per_game, canonical=True)
+            return await self._submit(job, log_sha256(data), request.summary_only, "VerifyLogRequest.log", context)
+        if not request.encoded_log:
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, "VerifyLogRequest.encoded_log is empty")
+        job = VerifyJob(request.encoded_log, meta, self.limits.max_events_per_game)
+        return await self._submit(job, None, request.summary_only, "VerifyLogRequest.encoded_log", context)
+
+    @unary_errors
+    async def UploadLog(self, request_iterator: AsyncIterator[spb.UploadLogRequest | MalformedRequest],
+                        context: grpc.aio.ServicerContext) -> spb.VerifyLogResponse:
+        log = pb.GameLog()
+        meta = SubmissionMetadata()
+        want_summary_only = False
+        count = 0
+        async for msg in request_iterator:
+            where = f"UploadLogRequest message {count}"
+            count += 1
+            self._check_stream_length(count)
+            if isinstance(msg, MalformedRequest):
+                raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where} is {msg.reason}")
+            if count == 1:
+                if not msg.HasField("header"):
+                    raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
+                                     f"{where} has no header: the first message must carry the GameHeader")
+                meta = self._metadata(msg.metadata, f"{where}: ")
+                log.header.CopyFrom(msg.header)
+                want_summary_only = msg.summary_only
+            elif msg.HasField("header") or msg.HasField("metadata"):
+                raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
+                                 f"{where} carries a header or metadata: only the first message may")
+            self._check_event_count(len(log.events) + len(msg.events))
+            log.events.extend(msg.events)
+        if count == 0:
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
+                             "the upload stream is empty: its first message must carry the GameHeader")
+        data = canonical_bytes(log)
+        job = VerifyJob(data, meta, self.limits.max_events_per_game, canonical=True)
+        return await self._submit(job, log_sha256(data), want_summary_only, "UploadLog", context)
+
+    async def VerifyLive(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest],
+                         context: grpc.aio.ServicerContext) -> AsyncIterator[spb.VerifyLiveResponse]:
+        try:
+            async for response in self._live_game(request_iterator):
+                yield response
+        except Exception as err:
+            failure = failure_for(err)
+            if failure is None:
+                raise
+            await context.abort(failure.code, failure.message)
+
+    async def _live_game(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest]
+                         ) -> AsyncIterator[spb.VerifyLiveResponse]:
+        game: LiveGame | None = None
+        discard = False
+        count = 0
+        async for msg in request_iterator:
+            where = f"VerifyLiveRequest message {count}"
+            count += 1
+            self._check_stream_length(count)
+            if isinstance(msg, MalformedRequest):
+                raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where} is {msg.reason}")
+            if game is None:
+                if not msg.HasField("header"):
+                    raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
+                                     f"{where} has no header: the first message must carry the GameHeader")
+                meta = self._metadata(msg.metadata, f"{where}: ")
+                discard = msg.discard
+                game = await self._live(LiveGame, msg.header, meta)
+            elif msg.HasField("header") or msg.HasField("metadata"):
+                raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
+                                 f"{where} carries a header or metadata: only the first message may")
+            self._check_event_count(game.event_count + len(msg.events))
+            annotations = await self._live(game.feed, list(msg.events))
+            yield spb.VerifyLiveResponse(annotations=annotations, events_received=game.event_count,
+                                         game_over=game.over)
+        if game is None:
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
+                             "the live stream is empty: its first message must carry the GameHeader")
+        rest, record = await self._live(game.finish)
+        finished = spb.LiveFinished(annotation_count=record.verdict.annotation_count)
+        if discard:
+            finished.info.CopyFrom(replay_info(game.unstored_summary(record)))
+            finished.info.id = ""
+        else:
+            summary, created = await self._io(self.store.save, record)
+            finished.info.CopyFrom(replay_info(summary))
+            finished.stored = True
+            finished.created = created
+        yield spb.VerifyLiveResponse(annotations=rest, events_received=game.event_count, game_over=game.over,
+                                     finished=finished)
+
+    @unary_errors
+    async def GetReplay(self, request: spb.GetReplayRequest | MalformedRequest,
+                        context: grpc.aio.ServicerContext) -> spb.GetReplayResponse:
+        if isinstance(request, MalformedRequest):
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"the request is {request.reason}")
+        return await self._io(self._get_replay, request)
+
+    def _get_replay(self, request: spb.GetReplayRequest) -> spb.GetReplayResponse:
+        stored = self.store.get(request.id, include_log=request.include_log or request.include_original)
+        response = spb.GetReplayResponse(info=replay_info(stored.summary))
+        response.replay.ParseFromString(stored.replay_blob)
+        if stored.log_bytes is not None:
+            if request.include_log:
+                response.log.CopyFrom(load_log(stored.log_bytes))
+            if request.include_original:
+                response.original = stored.log_bytes
+        return response
+
+    @unary_errors
+    async def ListReplays(self, request: spb.ListReplaysRequest | MalformedRequest,
+                          context: grpc.aio.ServicerContext) -> spb.ListReplaysResponse:
+        if isinstance(request, MalformedRequest):
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"the request is {request.reason}")
+        page = await self._io(self.store.list, filter_from(request), request.page_size, request.page_token)
+        return spb.ListReplaysResponse(replays=[replay_info(s) for s in page.replays],
+                                       next_page_token=page.next_page_token, total_count=page.total_count)
+
+    @unary_errors
+    async def DeleteReplay(self, request: spb.DeleteReplayRequest | MalformedRequest,
+                           context: grpc.aio.ServicerContext) -> spb.DeleteReplayResponse:
+        if isinstance(request, MalformedRequest):
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"the request is {request.reason}")
+        replay_id = request.id.strip().lower()
+        if len(replay_id) != HASH_LENGTH:
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
+                             f"DeleteReplayRequest.id {request.id!r} is not a full replay id (64 hex digits)")
+        await self._io(self.store.delete, replay_id)
+        return spb.DeleteReplayResponse(id=replay_id)
+
+    # ------------------------------------------------------------------ registration
+
+    def generic_handler(self) -> grpc.GenericRpcHandler:
+        handlers = {
+            "VerifyLog": grpc.unary_unary_rpc_method_handler(
+                self.VerifyLog, request_deserializer=lenient(spb.VerifyLogRequest),
+                response_serializer=spb.VerifyLogResponse.SerializeToString),
+            "UploadLog": grpc.stream_unary_rpc_method_handler(
+                self.UploadLog, request_deserializer=lenient(spb.UploadLogRequest),
+                response_serializer=spb.VerifyLogResponse.SerializeToString),
+            "VerifyLive": grpc.stream_stream_rpc_method_handler(
+                self.VerifyLive, request_deserializer=lenient(spb.VerifyLiveRequest),
+                response_serializer=spb.VerifyLiveResponse.SerializeToString),
+            "GetReplay": grpc.unary_unary_rpc_method_handler(
+                self.GetReplay, request_deserializer=lenient(spb.GetReplayRequest),
+                response_serializer=spb.GetReplayResponse.SerializeToString),
+            "ListReplays": grpc.unary_unary_rpc_method_handler(
+                self.ListReplays, request_deserializer=lenient(spb.ListReplaysRequest),
+                response_serializer=spb.ListReplaysResponse.SerializeToString),
+            "DeleteReplay": grpc.unary_unary_rpc_method_handler(
+                self.DeleteReplay, request_deserializer=lenient(spb.DeleteReplayRequest),
+                response_serializer=spb.DeleteReplayResponse.SerializeToString),
+        }
+        return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
+
+
+def new_io_executor(threads: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sgs-verify-io")
+
+
+def new_live_executor(threads: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sgs-verify-live")
