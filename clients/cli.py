@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 # Command modules, in the order their commands are listed in --help.
-COMMAND_MODULES = ["clients.commands.offline"]
+COMMAND_MODULES = ["clients.commands.offline", "clients.commands.cheats"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,665 @@
+"""The mutation corpus: altered copies of a legal game log, each injecting one known cheat.
+
+A cheat kind is one small declarative unit (``CheatKind``): a name, the violation code it
+must be caught with, and a finder. The finder is shown every moment of a legal game — each
+event of the log together with the engine's state where that event is judged (for a
+decision: just before it is applied; for an outcome: when it is checked) — and proposes the
+places where the cheat can be injected there. A ``Mutation`` is one splice of the event
+list plus the annotation index where verification must report the code.
+
+Mutations keep the log well-formed (known cards, seats at the table, every field set), so
+only the rules can catch them. Cards come from where they really are: a stacked draw takes
+a card from further down the pile, an extra draw the real next card, a second 杀 one the
+player really holds. Responses that would follow an inserted decision are left implicit.
+
+    >>> from clients.selfplay import play_game
+    >>> log = play_game(1, 8)
+    >>> found = find_mutations(log)          # {kind name: [Mutation, ...]}
+    >>> cheat = found["second_slash"][0]
+    >>> bad_log = cheat.apply(log)           # verify(bad_log) must report cheat.code at cheat.index
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from sgsverify.v1 import annotation_pb2 as apb
+from sgsverify.v1 import game_log_pb2 as pb
+from verifier.cards import Suit
+from verifier.engine.effects import Use, UsedCard
+from verifier.engine.game import LORD, LOYALIST, REBEL, Game
+from verifier.engine.game import Violation as EngineViolation
+from verifier.engine.requests import DECISION_KINDS, Answer, DiscardRequest, PlayRequest, Request
+from verifier.replay import Verifier
+
+# ---------------------------------------------------------------------------- mutations
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace ``events[start:stop]`` of the log with ``events``; the cheat must then be reported
+    on the annotation with index ``index`` (a derived one, for a removed outcome)."""
+
+    start: int
+    stop: int
+    events: tuple[pb.Event, ...]
+    index: int
+    note: str
+    derived: bool = False  # reported on an outcome the engine derived (one the log left out)
+
+
+@dataclass(frozen=True, slots=True)
+class Mutation:
+    """One cheat injected into one log: what was changed and what must be reported where."""
+
+    kind: str
+    code: str
+    edit: Edit
+
+    @property
+    def index(self) -> int:
+        return self.edit.index
+
+    @property
+    def note(self) -> str:
+        return self.edit.note
+
+    def apply(self, log: pb.GameLog) -> pb.GameLog:
+        """The altered copy of ``log`` (the original is left untouched)."""
+        e = self.edit
+        out = pb.GameLog()
+        out.header.CopyFrom(log.header)
+        events = log.events
+        out.events.extend(events[:e.start])
+        out.events.extend(e.events)
+        out.events.extend(events[e.stop:])
+        return out
+
+    def caught(self, replay: apb.AnnotatedReplay) -> bool:
+        """Did verification report the expected code on the expected annotation (the log event
+        at ``index``, or for a removed outcome the one derived in its place)?"""
+        return any(a.index == self.index and a.derived == self.edit.derived
+                   and any(v.code == self.code for v in a.violations) for a in replay.annotations)
+
+
+# ---------------------------------------------------------------------------- moments
+
+@dataclass(slots=True)
+class Moment:
+    """One event of a legal log with the engine state where it is judged.
+
+    For a decision, ``request`` is what it answers and ``game`` is the state just before it
+    is applied (after any implicit declines before it); ``pending_before`` is what the
+    verifier waited for before the event arrived. For an outcome, ``request`` is None and
+    the engine has already derived it (the state may be ahead of the log).
+    """
+
+    log: pb.GameLog
+    index: int
+    event: pb.Event
+    kind: str
+    game: Game
+    request: Request | None
+    pending_before: Request | None
+    slashes_used: int  # 杀 used (UseCard) by the player in the current play phase, from the log
+    last_ref: dict[int, int]  # card id -> index of the last event that names it
+
+    # --- inserting, replacing and removing events at this moment
+    def insert(self, events: Sequence[pb.Event], note: str, offset: int = 0) -> Edit:
+        """New events before this one; the first of them is the cheat (offset moves the index)."""
+        return Edit(self.index, self.index, tuple(events), self.index + offset, note)
+
+    def replace(self, event: pb.Event, note: str) -> Edit:
+        return Edit(self.index, self.index + 1, (event,), self.index, note)
+
+    def remove(self, count: int, note: str) -> Edit:
+        return Edit(self.index, self.index + count, (), self.index, note, derived=True)
+
+    # --- questions finders ask
+    @property
+    def play_seat(self) -> int | None:
+        """The seat whose play-phase action this decision is, if it is one."""
+        return self.request.seat if isinstance(self.request, PlayRequest) else None
+
+    @property
+    def awaits_play_action(self) -> bool:
+        """The verifier waits for a play-phase action with nothing optional before it, so an
+        outcome inserted here cannot be taken for the end of some window."""
+        return isinstance(self.pending_before, PlayRequest) and self.request is self.pending_before
+
+    def name(self, card_id: int) -> str:
+        return self.game.cards[card_id].name
+
+    def spare(self, cards: Iterable[int]) -> int | None:
+        """A card of ``cards``, preferring one the rest of the log never names again."""
+        cards = list(cards)
+        later = [c for c in cards if self.last_ref.get(c, -1) <= self.index]
+        pick = later or cards
+        return pick[0] if pick else None
+
+    def since_last_decision(self) -> Iterator[tuple[int, pb.Event]]:
+        """The outcomes between the previous decision and this event, latest first."""
+        for j in range(self.index - 1, -1, -1):
+            ev = self.log.events[j]
+            if ev.WhichOneof("kind") in DECISION_KINDS:
+                return
+            yield j, ev
+
+
+Finder = Callable[[Moment], Iterable[Edit]]
+
+
+@dataclass(frozen=True, slots=True)
+class CheatKind:
+    name: str
+    code: str
+    summary: str
+    find: Finder = field(repr=False)
+
+
+KINDS: list[CheatKind] = []
+
+
+def cheat(name: str, code: str, summary: str) -> Callable[[Finder], Finder]:
+    """Register a finder as a cheat kind."""
+    def register(find: Finder) -> Finder:
+        KINDS.append(CheatKind(name, code, summary, find))
+        return find
+    return register
+
+
+# ---------------------------------------------------------------------------- event builders
+
+def use_card(seat: int, card: int, targets: Iterable[int] = ()) -> pb.Event:
+    ev = pb.Event()
+    ev.use_card.seat = seat
+    ev.use_card.card.id = card
+    ev.use_card.targets.extend(targets)
+    return ev
+
+
+def choose_cards(seat: int, cards: Iterable[int]) -> pb.Event:
+    ev = pb.Event()
+    ev.choose_cards.seat = seat
+    ev.choose_cards.cards.extend(cards)
+    return ev
+
+
+def end_play_phase(seat: int) -> pb.Event:
+    ev = pb.Event()
+    ev.end_play_phase.seat = seat
+    return ev
+
+
+def draw_cards(seat: int, cards: Iterable[int], reason: int) -> pb.Event:
+    ev = pb.Event()
+    ev.draw_cards.seat = seat
+    ev.draw_cards.cards.extend(cards)
+    ev.draw_cards.reason = reason  # type: ignore[assignment]
+    return ev
+
+
+def copy_event(ev: pb.Event) -> pb.Event:
+    out = pb.Event()
+    out.CopyFrom(ev)
+    return out
+
+
+def usable_targets(game: Game, seat: int, card_id: int) -> tuple[int, ...] | None:
+    """Targets with which ``seat`` could use the card in their play phase (None: no use), as a
+    log would name them (empty where the rules fix them)."""
+    card = game.cards[card_id]
+    spec = game.ruleset.cards.get(card.name)
+    if spec is None or not spec.play_phase:
+        return None
+    used = UsedCard(card.name, (card_id,), card.suit, card.color, card.number, real=card)
+    for targets in spec.candidate_targets(game, seat):
+        if spec.can_use(game, Use(seat, used, targets or spec.default_targets(game, seat))):
+            return targets
+    return None
+
+
+def first_usable(game: Game, seat: int, cards: Iterable[int]) -> tuple[int, tuple[int, ...]] | None:
+    for c in cards:
+        targets = usable_targets(game, seat, c)
+        if targets is not None:
+            return c, targets
+    return None
+
+
+def top_first(game: Game) -> list[int]:
+    return game.draw_pile[::-1]
+
+
+def cards_named(ev: pb.Event) -> list[int]:
+    """Every card id an event names."""
+    kind = ev.WhichOneof("kind")
+    if kind is None:
+        return []
+    m = getattr(ev, kind)
+    if kind in ("use_card", "respond"):
+        ref = m.card
+        return list(ref.virtual.subcards) if ref.WhichOneof("kind") == "virtual" else [ref.id]
+    if kind == "judgment":
+        return [m.card]
+    if kind == "reshuffle":
+        return []  # the whole discard pile: naming it says nothing about one card
+    if kind in ("choose_cards", "invoke_skill", "draw_cards", "reveal", "cards_moved"):
+        return list(m.cards)
+    return []
+
+
+# ---------------------------------------------------------------------------- decisions: the play phase
+
+@cheat("second_slash", "SLASH_LIMIT", "a second 杀 in one play phase without 诸葛连弩")
+def second_slash(m: Moment) -> Iterator[Edit]:
+    s = m.play_seat
+    if s is None or m.slashes_used < 1:
+        return
+    g = m.game
+    weapon = g.weapon(s)
+    if weapon is not None and weapon.name == "crossbow":
+        return
+    slash = m.spare(c for c in g.players[s].hand if m.name(c) == "slash")
+    targets = [t for t in g.alive_seats(s) if g.in_attack_range(s, t)]
+    if slash is not None and targets:
+        yield m.insert([use_card(s, slash, targets[:1])], f"seat {s} uses a second 杀 on seat {targets[0]}")
+
+
+@cheat("duplicate_delayed_trick", "DUPLICATE_DELAYED_TRICK",
+       "a delayed trick into a judgment area already holding one of that name")
+def duplicate_delayed_trick(m: Moment) -> Iterator[Edit]:
+    s = m.play_seat
+    if s is None:
+        return
+    g = m.game
+    for c in g.players[s].hand:
+        name = m.name(c)
+        if name == "indulgence":
+            for t in g.alive_seats(s)[1:]:
+                if any(m.name(x) == name for x in g.players[t].judgment):
+                    yield m.insert([use_card(s, c, [t])], f"seat {s} puts a second 乐不思蜀 on seat {t}")
+                    return
+        elif name == "lightning" and any(m.name(x) == name for x in g.players[s].judgment):
+            yield m.insert([use_card(s, c)], f"seat {s} places a second 闪电 in their own judgment area")
+            return
+
+
+@cheat("card_not_in_hand", "CARD_NOT_OWNED", "a card used that is not in the user's hand")
+def card_not_in_hand(m: Moment) -> Iterator[Edit]:
+    s = m.play_seat
+    if s is None:
+        return
+    g = m.game
+    elsewhere = top_first(g)[:30] + [c for t in g.alive_seats(s)[1:] for c in g.players[t].hand]
+    found = first_usable(g, s, elsewhere)
+    if found is not None:
+        card, targets = found
+        yield m.insert([use_card(s, card, targets)], f"seat {s} uses {g.label(card)}, which is not theirs")
+
+
+@cheat("out_of_turn", "OUT_OF_TURN", "a card used in another player's play phase")
+def out_of_turn(m: Moment) -> Iterator[Edit]:
+    s = m.play_seat
+    if s is None:
+        return
+    g = m.game
+    for o in g.alive_seats(s)[1:]:
+        found = first_usable(g, o, g.players[o].hand)
+        if found is not None:
+            card, targets = found
+            yield m.insert([use_card(o, card, targets)], f"seat {o} uses {g.label(card)} in seat {s}'s play phase")
+            return
+
+
+@cheat("wrong_phase", "WRONG_TIMING", "a card used in the user's own discard phase")
+def wrong_phase(m: Moment) -> Iterator[Edit]:
+    req = m.request
+    if not isinstance(req, DiscardRequest) or req.seat is None:
+        return
+    s = req.seat
+    found = first_usable(m.game, s, m.game.players[s].hand)
+    if found is not None:
+        card, targets = found
+        yield m.insert([use_card(s, card, targets)], f"seat {s} uses {m.game.label(card)} in their discard phase")
+
+
+@cheat("slash_out_of_range", "OUT_OF_RANGE", "a 杀 on a target beyond the attack range")
+def slash_out_of_range(m: Moment) -> Iterator[Edit]:
+    s = m.play_seat
+    # Just before the play phase ends, with no 杀 used yet: the cheat is the only one.
+    if s is None or m.kind != "end_play_phase" or m.slashes_used:
+        return
+    g = m.game
+    slash = m.spare(c for c in g.players[s].hand if m.name(c) == "slash")
+    reach = g.attack_range(s)
+    far = [t for t in g.alive_seats(s)[1:] if g.distance(s, t) > reach]
+    if slash is not None and far:
+        yield m.insert([use_card(s, slash, far[:1])], f"seat {s} uses 杀 on seat {far[0]} at distance "
+                       f"{g.distance(s, far[0])}, range {reach}")
+
+
+@cheat("snatch_too_far", "DISTANCE_LIMIT", "a 顺手牵羊 on a target at distance more than 1")
+def snatch_too_far(m: Moment) -> Iterator[Edit]:
+    s = m.play_seat
+    if s is None:
+        return
+    g = m.game
+    snatch = m.spare(c for c in g.players[s].hand if m.name(c) == "snatch")
+    if snatch is None:
+        return
+    for t in g.alive_seats(s)[1:]:
+        p = g.players[t]
+        if p.has_cards() and g.distance(s, t) > 1:
+            taken = m.spare([*p.hand, *p.equipped()] or p.judgment)
+            assert taken is not None
+            yield m.insert([use_card(s, snatch, [t]), choose_cards(s, [taken])],
+                           f"seat {s} uses 顺手牵羊 on seat {t} at distance {g.distance(s, t)}")
+            return
+
+
+@cheat("peach_at_full_hp", "PEACH_FULL_HP", "a 桃 used in the play phase at full HP")
+def peach_at_full_hp(m: Moment) -> Iterator[Edit]:
+    s = m.play_seat
+    if s is None:
+        return
+    p = m.game.players[s]
+    peach = m.spare(c for c in p.hand if m.name(c) == "peach")
+    if peach is not None and p.hp >= p.max_hp:
+        yield m.insert([use_card(s, peach)], f"seat {s} uses 桃 at {p.hp}/{p.max_hp} HP")
+
+
+@cheat("short_discard", "HAND_LIMIT", "too few cards discarded in the discard phase")
+def short_discard(m: Moment) -> Iterator[Edit]:
+    if isinstance(m.request, DiscardRequest) and m.kind == "choose_cards" and m.event.choose_cards.cards:
+        ev = copy_event(m.event)
+        kept = ev.choose_cards.cards.pop()
+        yield m.replace(ev, f"seat {ev.choose_cards.seat} keeps {m.game.label(kept)} instead of discarding it")
+
+
+@cheat("dead_player_acts", "DEAD_PLAYER", "a dead character makes a decision")
+def dead_player_acts(m: Moment) -> Iterator[Edit]:
+    if m.request is None:
+        return
+    # The first decision after a death: the dead player's client goes on playing.
+    for _, ev in m.since_last_decision():
+        if ev.HasField("death"):
+            d = ev.death.seat
+            held = [c for _, e in m.since_last_decision() if e.HasField("cards_moved")
+                    and e.cards_moved.from_seat == d and e.cards_moved.from_zone == pb.ZONE_HAND
+                    for c in e.cards_moved.cards]
+            act = use_card(d, held[0]) if held else end_play_phase(d)
+            yield m.insert([act], f"dead seat {d} acts: {act.WhichOneof('kind')}")
+            return
+
+
+# ---------------------------------------------------------------------------- recorded outcomes
+
+@cheat("second_equipment", "EQUIP_SLOT", "a second card in an equipment slot without the old one discarded")
+def second_equipment(m: Moment) -> Iterator[Edit]:
+    if m.kind == "cards_moved" and m.event.cards_moved.reason == pb.MOVE_REASON_EQUIP_REPLACED:
+        yield m.remove(1, f"the replaced {m.game.label(m.event.cards_moved.cards[0])} is never discarded")
+
+
+@cheat("stacked_draw", "DRAW_NOT_TOP", "a draw that is not the top of the pile (a stacked deck)")
+def stacked_draw(m: Moment) -> Iterator[Edit]:
+    if m.kind != "draw_cards" or m.event.draw_cards.reason == pb.DRAW_REASON_KILL_REWARD:
+        return
+    pile = m.game.draw_pile  # bottom first: what is still there lies below everything drawn so far
+    if pile:
+        ev = copy_event(m.event)
+        old = ev.draw_cards.cards[-1]
+        ev.draw_cards.cards[-1] = pile[0]
+        yield m.replace(ev, f"seat {ev.draw_cards.seat} draws {m.game.label(pile[0])} from the bottom instead of "
+                        f"{m.game.label(old)}")
+
+
+def next_card_taken(log: pb.GameLog, index: int) -> int | None:
+    """The card the log next takes from the top of the pile after ``index`` (None if the pile
+    runs out first or nothing more is taken)."""
+    for ev in log.events[index + 1:]:
+        kind = ev.WhichOneof("kind")
+        if kind == "reshuffle":
+            return None
+        if kind == "draw_cards" or kind == "reveal":
+            return int(getattr(ev, kind).cards[0])
+        if kind == "judgment":
+            return int(ev.judgment.card)
+    return None
+
+
+@cheat("extra_draw", "DRAW_COUNT", "an extra card drawn in the draw phase")
+def extra_draw(m: Moment) -> Iterator[Edit]:
+    if m.kind != "draw_cards" or m.event.draw_cards.reason != pb.DRAW_REASON_DRAW_PHASE:
+        return
+    nxt = next_card_taken(m.log, m.index)
+    if nxt is not None:
+        ev = copy_event(m.event)
+        ev.draw_cards.cards.append(nxt)
+        yield m.replace(ev, f"seat {ev.draw_cards.seat} also draws the next card {m.game.label(nxt)}")
+
+
+@cheat("missing_kill_reward", "KILL_REWARD", "the 3-card reward for killing a rebel is never drawn")
+def missing_kill_reward(m: Moment) -> Iterator[Edit]:
+    if m.kind == "draw_cards" and m.event.draw_cards.reason == pb.DRAW_REASON_KILL_REWARD:
+        yield m.remove(1, f"seat {m.event.draw_cards.seat} does not draw the kill reward")
+
+
+def recent_deaths(m: Moment) -> list[pb.Death]:
+    """Deaths with a living killer since the previous decision, when an outcome may be inserted here."""
+    if not m.awaits_play_action:
+        return []
+    return [ev.death for _, ev in m.since_last_decision() if ev.HasField("death") and ev.death.HasField("killer")
+            and m.game.players[ev.death.killer].alive]
+
+
+@cheat("reward_for_non_rebel", "KILL_REWARD", "a kill reward drawn for killing a character who is not a rebel")
+def reward_for_non_rebel(m: Moment) -> Iterator[Edit]:
+    top = top_first(m.game)[:3]
+    for death in recent_deaths(m):
+        if death.role != REBEL and len(top) == 3:
+            yield m.insert([draw_cards(death.killer, top, pb.DRAW_REASON_KILL_REWARD)],
+                           f"seat {death.killer} draws a reward for killing a {pb.Role.Name(death.role)}")
+            return
+
+
+@cheat("missing_lord_penalty", "KILL_PENALTY", "the lord keeps their cards after killing a loyalist")
+def missing_lord_penalty(m: Moment) -> Iterator[Edit]:
+    if m.kind != "cards_moved" or m.event.cards_moved.reason != pb.MOVE_REASON_KILL_PENALTY:
+        return
+    events = m.log.events
+    if m.index and events[m.index - 1].cards_moved.reason == pb.MOVE_REASON_KILL_PENALTY:
+        return  # not the first move of the penalty
+    stop = m.index
+    while stop < len(events) and events[stop].HasField("cards_moved") \
+            and events[stop].cards_moved.reason == pb.MOVE_REASON_KILL_PENALTY:
+        stop += 1
+    yield m.remove(stop - m.index, f"lord seat {m.event.cards_moved.from_seat} does not discard the penalty")
+
+
+@cheat("unowed_penalty", "KILL_PENALTY", "a kill penalty paid when none was due")
+def unowed_penalty(m: Moment) -> Iterator[Edit]:
+    g = m.game
+    for death in recent_deaths(m):
+        k = g.players[death.killer]
+        if (death.role == LOYALIST and k.role == LORD) or not k.hand:
+            continue
+        ev = pb.Event()
+        mv = ev.cards_moved
+        mv.cards.extend(k.hand)
+        mv.from_seat = k.seat
+        mv.from_zone = pb.ZONE_HAND
+        mv.to_zone = pb.ZONE_DISCARD_PILE
+        mv.reason = pb.MOVE_REASON_KILL_PENALTY
+        yield m.insert([ev], f"seat {k.seat} discards a penalty for killing a {pb.Role.Name(death.role)}")
+        return
+
+
+def judged_true(reason: str, suit: int, number: int) -> bool:
+    """Does the judgment card succeed for its reason (the outcome a cheater would want to flip)?"""
+    if reason == "indulgence":
+        return suit == Suit.HEART
+    if reason == "lightning":
+        return suit == Suit.SPADE and 2 <= number <= 9
+    return suit in (Suit.HEART, Suit.DIAMOND)  # eight_diagram: red
+
+
+@cheat("wrong_judgment", "JUDGMENT_MISMATCH", "a judgment card that is not the top of the pile")
+def wrong_judgment(m: Moment) -> Iterator[Edit]:
+    if m.kind != "judgment":
+        return
+    j = m.event.judgment
+    g = m.game
+    real = g.cards[j.card]
+    was = judged_true(j.reason, real.suit, real.number)
+    pile = g.draw_pile
+    flip = [c for c in pile if judged_true(j.reason, g.cards[c].suit, g.cards[c].number) != was]
+    if flip or pile:
+        other = (flip or pile)[0]
+        ev = copy_event(m.event)
+        ev.judgment.card = other
+        yield m.replace(ev, f"seat {j.seat}'s {j.reason} judgment shows {g.label(other)} instead of {g.label(j.card)}")
+
+
+@cheat("wrong_damage", "DAMAGE_MISMATCH", "more damage recorded than the rules deal")
+def wrong_damage(m: Moment) -> Iterator[Edit]:
+    if m.kind == "damage":
+        ev = copy_event(m.event)
+        ev.damage.amount += 1
+        ev.damage.hp_after -= 1
+        yield m.replace(ev, f"seat {ev.damage.target} takes {ev.damage.amount} damage")
+
+
+@cheat("wrong_hp", "HP_MISMATCH", "an HP value after damage, loss or recovery that differs from the rules")
+def wrong_hp(m: Moment) -> Iterator[Edit]:
+    if m.kind in ("damage", "lose_hp", "recover"):
+        ev = copy_event(m.event)
+        getattr(ev, m.kind).hp_after += 1
+        yield m.replace(ev, f"{m.kind} with HP one higher than the rules give")
+
+
+@cheat("inflated_recovery", "RECOVER_MISMATCH", "a recovery larger than the rules give")
+def inflated_recovery(m: Moment) -> Iterator[Edit]:
+    if m.kind == "recover":
+        ev = copy_event(m.event)
+        ev.recover.amount += 1
+        ev.recover.hp_after += 1
+        yield m.replace(ev, f"seat {ev.recover.seat} recovers {ev.recover.amount}")
+
+
+@cheat("wrong_winner", "GAME_RESULT", "a winner declared who did not win")
+def wrong_winner(m: Moment) -> Iterator[Edit]:
+    if m.kind != "game_over":
+        return
+    players = m.game.players
+    over = m.event.game_over
+    # The other side claims the win...
+    ev = pb.Event()
+    if over.side == pb.SIDE_REBELS:
+        ev.game_over.side = pb.SIDE_LORD
+        ev.game_over.winners.extend(p.seat for p in players if p.role in (LORD, LOYALIST))
+    else:
+        ev.game_over.side = pb.SIDE_REBELS
+        ev.game_over.winners.extend(p.seat for p in players if p.role == REBEL)
+    yield m.replace(ev, f"{pb.Side.Name(ev.game_over.side)} claim the win")
+    # ... or one more seat joins the winners.
+    losers = [p.seat for p in players if p.seat not in over.winners]
+    if losers:
+        ev = copy_event(m.event)
+        ev.game_over.winners[:] = sorted([*over.winners, losers[0]])
+        yield m.replace(ev, f"seat {losers[0]} is listed among the winners")
+
+
+@cheat("after_game_over", "AFTER_GAME_OVER", "events after the game is over")
+def after_game_over(m: Moment) -> Iterator[Edit]:
+    if m.kind != "game_over" or m.index != len(m.log.events) - 1:
+        return
+    g = m.game
+    alive = [p for p in g.players if p.alive]
+    holder = next((p for p in alive if p.hand), None)
+    act = use_card(holder.seat, holder.hand[0]) if holder else end_play_phase(alive[0].seat)
+    yield Edit(m.index + 1, m.index + 1, (act,), m.index + 1, f"seat {getattr(act, act.WhichOneof('kind') or '').seat} "
+               "acts after the game is over")
+    if g.draw_pile:
+        draw = draw_cards(alive[0].seat, top_first(g)[:1], pb.DRAW_REASON_DRAW_PHASE)
+        yield Edit(m.index + 1, m.index + 1, (draw,), m.index + 1, f"seat {alive[0].seat} draws after the end")
+
+
+# ---------------------------------------------------------------------------- finding places
+
+class _Probe(Verifier):
+    """A verifier that shows every decision to a callback just before the engine applies it."""
+
+    _current: pb.Event | None = None
+
+    def __init__(self, header: pb.GameHeader, on_decision: Callable[[pb.Event, Request], None]) -> None:
+        self._on_decision = on_decision
+        super().__init__(header)
+
+    def _step(self, answer: Answer, first: bool = False) -> tuple[list[EngineViolation], bool]:
+        if answer is not None and answer is self._current and self.pending is not None:
+            self._on_decision(answer, self.pending)
+        return super()._step(answer, first)
+
+
+def spread(items: list[Edit], count: int) -> list[Edit]:
+    """Up to ``count`` items evenly spread over the list (first and last included)."""
+    if len(items) <= count:
+        return items
+    if count == 1:
+        return items[:1]
+    step = (len(items) - 1) / (count - 1)
+    return [items[round(i * step)] for i in range(count)]
+
+
+@dataclass(slots=True)
+class _Cursor:
+    index: int = 0
+    before: Request | None = None
+    play_seat: int = -1
+    slashes: int = 0
+
+
+def find_mutations(log: pb.GameLog, kinds: Sequence[CheatKind] | None = None, per_kind: int = 3,
+                   ) -> dict[str, list[Mutation]]:
+    """Every kind's mutations of a legal log: up to ``per_kind`` places per kind, spread over the game."""
+    kinds = KINDS if kinds is None else kinds
+    found: dict[str, list[Edit]] = {k.name: [] for k in kinds}
+    last_ref: dict[int, int] = {}
+    for i, ev in enumerate(log.events):
+        for c in cards_named(ev):
+            last_ref[c] = i
+    cur = _Cursor()
+
+    def visit(ev: pb.Event, request: Request | None) -> None:
+        game = probe.game
+        assert game is not None
+        moment = Moment(log, cur.index, ev, ev.WhichOneof("kind") or "", game, request, cur.before, cur.slashes,
+                        last_ref)
+        for k in kinds:
+            found[k.name].extend(k.find(moment))
+
+    probe = _Probe(log.header, visit)
+    game = probe.game
+    if game is None:
+        return {k.name: [] for k in kinds}
+    for i, ev in enumerate(log.events):
+        kind = ev.WhichOneof("kind")
+        cur.index, cur.before = i, probe.pending
+        if kind == "phase_start" and ev.phase_start.phase == pb.PHASE_PLAY:
+            cur.play_seat, cur.slashes = ev.phase_start.seat, 0
+        if kind not in DECISION_KINDS:
+            visit(ev, None)
+        probe._current = ev
+        probe.feed((ev,))
+        probe._current = None
+        if kind == "use_card" and ev.use_card.seat == cur.play_seat and used_name(game, ev.use_card.card) == "slash":
+            cur.slashes += 1
+    return {k.name: [Mutation(k.name, k.code, e) for e in spread(found[k.name], per_kind)] for k in kinds}
+
+
+def used_name(game: Game, ref: pb.CardRef) -> str:
+    if ref.WhichOneof("kind") == "virtual":
+        return ref.virtual.name
+    card = game.cards.get(ref.id)
+    return card.name if card else ""
