@@ -1,0 +1,120 @@
+"""Cheat detection, measured: a small version of `sgs-verify cheats`.
+
+Self-play games are mutated in every applicable way (clients/mutator.py); every injected
+cheat must be reported with its code on its event, and no unaltered game may be flagged.
+The one kind self-play rarely offers a place for (the lord killing a loyalist, for the
+penalty) is also played deliberately.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+
+import pytest
+from google.protobuf import json_format
+
+from clients.cli import main
+from clients.commands.cheats import Report, check_game, run_report
+from clients.mutator import KINDS, find_mutations
+from sgsverify.v1 import game_log_pb2 as pb
+from verifier import verify
+from verifier.replay import completed
+
+SEED, GAMES, PLAYERS = 12, 6, (5, 10)
+
+
+@cache
+def small_report() -> Report:
+    return run_report(GAMES, PLAYERS, SEED, per_kind=2)
+
+
+@cache
+def lord_kills_loyalist() -> pb.GameLog:
+    """Four players; the lord equips 诸葛连弩 and kills the loyalist with four 杀, so pays the penalty
+    (discards the last hand card and the crossbow). Recorded complete."""
+    doc = {
+        "header": {
+            "ruleset": "identity/1", "mode": "MODE_IDENTITY", "seed": "5",
+            "options": {"generals": "GENERALS_MODE_WHITE"},
+            "seats": [{"role": "ROLE_LORD"}, {"role": "ROLE_LOYALIST"}, {"role": "ROLE_REBEL"}, {"role": "ROLE_SPY"}],
+            "setup": {"stackedTop": True, "drawPile": [33, 45], "startingHands": [
+                {"seat": 0, "cards": [29, 14, 16, 17]}, {"seat": 1, "cards": [18, 19, 20, 21]},
+                {"seat": 2, "cards": [30, 35, 37, 39]}, {"seat": 3, "cards": [41, 43, 44, 46]}]},
+        },
+        "events": [{"useCard": {"seat": 0, "card": {"id": 29}}}]
+        + [{"useCard": {"seat": 0, "card": {"id": c}, "targets": [1]}} for c in (14, 16, 17, 33)]
+        + [{"endPlayPhase": {"seat": 0}}],
+    }
+    decisions = json_format.ParseDict(doc, pb.GameLog())
+    return completed(decisions, verify(decisions))
+
+
+def describe_failures(report: Report) -> str:
+    return "\n".join(f"{f.verdict} {f.kind} seed {f.seed} p{f.players} @{f.index}: {f.note}; expected {f.code}, "
+                     f"got {f.reported}" for f in report.failures[:20])
+
+
+def test_no_false_positives() -> None:
+    report = small_report()
+    assert report.games == GAMES * len(PLAYERS)
+    assert report.false_positives == []
+
+
+def test_every_injected_cheat_is_caught_with_its_code_at_its_event() -> None:
+    report = small_report()
+    assert report.missed == 0, describe_failures(report)
+    for name, t in report.tallies.items():
+        assert t.caught == t.injected, (name, t, describe_failures(report))
+
+
+def test_lord_penalty_played_deliberately() -> None:
+    log = lord_kills_loyalist()
+    clean = verify(log)
+    assert clean.violation_count == 0 and clean.followed
+    result = check_game(0, 4, log=log)
+    assert result.clean_codes == []
+    assert result.failures == []
+    assert result.tallies["missing_lord_penalty"].caught == 1
+    assert result.tallies["unowed_penalty"].injected == 0  # the penalty was due here
+
+
+def test_every_kind_is_injected() -> None:
+    injected = {name: t.injected for name, t in small_report().tallies.items()}
+    for name, t in check_game(0, 4, log=lord_kills_loyalist()).tallies.items():
+        injected[name] += t.injected
+    assert {k.name for k in KINDS} == set(injected)
+    assert [name for name, n in injected.items() if n == 0] == []
+
+
+def test_mutations_are_well_formed_and_not_already_reported() -> None:
+    from clients.selfplay import play_game
+
+    log = play_game(SEED, 8)
+    clean = verify(log)
+    n = len(log.header.seats)
+    original = log.SerializeToString(deterministic=True)
+    for mutations in find_mutations(log, per_kind=1).values():
+        for m in mutations:
+            bad = m.apply(log)
+            assert bad != log and log.SerializeToString(deterministic=True) == original, m  # the original is untouched
+            assert pb.GameLog.FromString(bad.SerializeToString()) == bad
+            assert not m.caught(clean), m  # the expected verdict is not there without the cheat
+            for ev in m.edit.events:
+                kind = ev.WhichOneof("kind")
+                assert kind is not None
+                body = getattr(ev, kind)
+                if hasattr(body, "seat"):
+                    assert body.seat < n
+
+
+def test_cli_table_json_and_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    small = ["cheats", "--games", "1", "--players", "4", "--seed", "3"]
+    assert main([*small, "--kinds", "second_slash,stacked_draw"]) == 0
+    out = capsys.readouterr().out
+    assert "second_slash" in out and "OK: 0 missed, 0 false positive(s)" in out
+    assert main([*small, "--kinds", "wrong_hp", "--json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["ok"] is True and [k["kind"] for k in body["kinds"]] == ["wrong_hp"]
+    assert body["kinds"][0]["injected"] == body["kinds"][0]["caught"] > 0
+    assert main(["cheats", "--kinds", "no_such_cheat"]) == 2
