@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 # Command modules, in the order their commands are listed in --help.
-COMMAND_MODULES = ["clients.commands.offline", "clients.commands.cheats"]
+COMMAND_MODULES = ["clients.commands.offline", "clients.commands.cheats", "clients.commands.service"]
 
 
 def build_parser() -> argparse.ArgumentParser:

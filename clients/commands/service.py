@@ -1,0 +1,452 @@
+"""Service commands: `serve`, `db upgrade`, and the client commands `submit`, `show`, `list`,
+`live`, `delete` (all of which take --server ADDR, default $SGS_VERIFY_SERVER or 127.0.0.1:50051)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import json_format
+
+from clients.client import (
+    DEFAULT_BATCH_SIZE,
+    ListFilter,
+    Metadata,
+    ServiceError,
+    Submission,
+    VerifierClient,
+    default_server,
+)
+from clients.progress import ProgressBar
+from sgsverify.v1 import annotation_pb2 as apb
+from sgsverify.v1 import game_log_pb2 as pb
+from sgsverify.v1 import service_pb2 as spb
+
+EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_FAILED = 0, 1, 2
+
+STATUS_MARK = {apb.STATUS_OK: "ok", apb.STATUS_ILLEGAL: "ILLEGAL", apb.STATUS_MISMATCH: "MISMATCH",
+               apb.STATUS_MALFORMED: "MALFORMED", apb.STATUS_DERIVED: "derived", apb.STATUS_NOT_CHECKED: "not checked"}
+
+
+def register(sub: Any) -> None:
+    serve = sub.add_parser("serve", help="run the gRPC verification service",
+                           description="Run the verification service. With no options it listens on 127.0.0.1:50051 "
+                           "and stores replays in an embedded SQLite file (see docs/service.md); every option "
+                           "also has an environment variable.")
+    serve.add_argument("--address", help="host:port to listen on ($SGS_VERIFY_ADDRESS; default 127.0.0.1:50051; "
+                       "port 0 picks a free one)")
+    serve.add_argument("--db", metavar="URL", help="database URL, e.g. postgresql+psycopg://user@host/db "
+                       "($SGS_VERIFY_DB; default: SQLite in the data folder)")
+    serve.add_argument("--data-dir", type=Path, help="folder of the embedded SQLite database ($SGS_VERIFY_DATA; "
+                       "default $XDG_DATA_HOME/sgs-verify or ~/.local/share/sgs-verify)")
+    serve.add_argument("--workers", type=int, help="verification worker processes ($SGS_VERIFY_WORKERS; "
+                       "default: the number of cores)")
+    serve.add_argument("--max-events", type=int, help="most events in one game ($SGS_VERIFY_MAX_EVENTS)")
+    serve.add_argument("--max-message-bytes", type=int, help="largest request message "
+                       "($SGS_VERIFY_MAX_MESSAGE_BYTES)")
+    serve.add_argument("--max-stream-messages", type=int, help="most messages in one client stream "
+                       "($SGS_VERIFY_MAX_STREAM_MESSAGES)")
+    serve.add_argument("--deadline", type=float, help="longest verification, in seconds ($SGS_VERIFY_DEADLINE)")
+    serve.add_argument("--grace", type=float, help="seconds in-flight requests get to finish on SIGTERM "
+                       "($SGS_VERIFY_GRACE)")
+    serve.add_argument("--migrate", action=argparse.BooleanOptionalAction, default=None,
+                       help="apply schema migrations at start (default: only for the embedded SQLite database; "
+                       "for PostgreSQL run `sgs-verify db upgrade`)")
+    serve.set_defaults(run=run_serve)
+
+    db = sub.add_parser("db", help="database maintenance (schema migrations)")
+    db_sub = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
+    up = db_sub.add_parser("upgrade", help="migrate the database to this version's schema (safe to run "
+                           "from several replicas at once)")
+    up.add_argument("--db", metavar="URL", help="database URL ($SGS_VERIFY_DB; default: the embedded SQLite)")
+    up.add_argument("--data-dir", type=Path, help="folder of the embedded SQLite database")
+    up.add_argument("--revision", default="head", help="target revision (default: head)")
+    up.set_defaults(run=run_db_upgrade)
+    cur = db_sub.add_parser("current", help="show the database's schema revision")
+    cur.add_argument("--db", metavar="URL")
+    cur.add_argument("--data-dir", type=Path)
+    cur.set_defaults(run=run_db_current)
+
+    submit = sub.add_parser("submit", help="verify log files on a server and store their replays",
+                            description="Submit game logs (binary or JSON) for verification. Exit status: 0 all "
+                            "clean, 1 violations found, 2 a file could not be submitted.")
+    submit.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    _server_option(submit)
+    submit.add_argument("--tournament", default="", help="tournament or event label")
+    submit.add_argument("--round", default="")
+    submit.add_argument("--table", default="")
+    submit.add_argument("--submitter", default="")
+    submit.add_argument("--stream", action="store_true", help="upload each log as a stream of event batches")
+    submit.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="events per message with --stream")
+    submit.add_argument("--jobs", "-j", type=int, default=4, help="files submitted at once (default 4)")
+    submit.add_argument("--quiet", "-q", action="store_true", help="only the summary line")
+    submit.set_defaults(run=run_submit)
+
+    show = sub.add_parser("show", help="show a stored annotated replay")
+    show.add_argument("id", help="replay id, or a unique prefix of at least 8 hex digits")
+    _server_option(show)
+    show.add_argument("--violations", action="store_true", help="only events with violations")
+    show.add_argument("--json", action="store_true", help="the replay as JSON")
+    show.set_defaults(run=run_show)
+
+    ls = sub.add_parser("list", help="list stored replays (newest first)")
+    _server_option(ls)
+    ls.add_argument("--tournament", default="")
+    ls.add_argument("--round", default="")
+    ls.add_argument("--table", default="")
+    ls.add_argument("--submitter", default="")
+    ls.add_argument("--player", default="", help="a player at any seat")
+    which = ls.add_mutually_exclusive_group()
+    which.add_argument("--violations", action="store_true", help="only replays with violations")
+    which.add_argument("--clean", action="store_true", help="only replays without violations")
+    ls.add_argument("--code", default="", help="only replays with a violation of this code, e.g. SLASH_LIMIT")
+    ls.add_argument("--since", type=_date, help="submitted at or after (ISO date or time, UTC)")
+    ls.add_argument("--until", type=_date, help="submitted before (ISO date or time, UTC)")
+    ls.add_argument("--limit", type=int, default=50, help="at most this many (default 50; 0 for all)")
+    ls.add_argument("--json", action="store_true", help="one JSON object per line")
+    ls.set_defaults(run=run_list)
+
+    live = sub.add_parser("live", help="stream a log as a live game and print verdicts as they arrive")
+    live.add_argument("file", type=Path, metavar="FILE")
+    _server_option(live)
+    live.add_argument("--batch-size", type=int, default=16, help="events per message (default 16)")
+    live.add_argument("--delay", type=float, default=0.0, help="seconds to wait between batches (pace of a game)")
+    live.add_argument("--discard", action="store_true", help="do not store the replay")
+    live.add_argument("--tournament", default="")
+    live.add_argument("--submitter", default="")
+    live.set_defaults(run=run_live)
+
+    delete = sub.add_parser("delete", help="delete a stored replay")
+    delete.add_argument("id", help="the full replay id")
+    _server_option(delete)
+    delete.set_defaults(run=run_delete)
+
+
+def _server_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--server", default=None, metavar="ADDR",
+                        help="host:port of the service ($SGS_VERIFY_SERVER; default 127.0.0.1:50051)")
+
+
+def _date(value: str) -> datetime:
+    try:
+        at = datetime.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO date or time: {value!r}") from None
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
+
+
+def _fail(err: Exception) -> int:
+    print(f"sgs-verify: {err}", file=sys.stderr)
+    return EXIT_FAILED
+
+
+# ---------------------------------------------------------------------------------------- serve / db
+
+def _service_config(args: argparse.Namespace) -> Any:
+    from dataclasses import replace
+
+    from service.config import ServiceConfig
+
+    config = ServiceConfig.from_env()
+    limits = config.limits
+    limit_changes = {name: value for name, value in (
+        ("max_events_per_game", getattr(args, "max_events", None)),
+        ("max_message_bytes", getattr(args, "max_message_bytes", None)),
+        ("max_stream_messages", getattr(args, "max_stream_messages", None)),
+        ("deadline_seconds", getattr(args, "deadline", None))) if value is not None}
+    changes: dict[str, Any] = {name: value for name, value in (
+        ("address", getattr(args, "address", None)), ("db_url", getattr(args, "db", None)),
+        ("data_dir", getattr(args, "data_dir", None)), ("workers", getattr(args, "workers", None)),
+        ("grace_seconds", getattr(args, "grace", None)), ("migrate", getattr(args, "migrate", None)))
+        if value is not None}
+    if limit_changes:
+        changes["limits"] = replace(limits, **limit_changes)
+    return replace(config, **changes)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from service.config import ConfigError
+    from service.server import ServerStartError, serve
+    from storage.store import StorageError
+
+    try:
+        config = _service_config(args)
+        config.check()
+        asyncio.run(serve(config))
+    except (ConfigError, ServerStartError, StorageError) as err:
+        return _fail(err)
+    except Exception as err:  # the database refused us at start: say so plainly
+        from sqlalchemy.exc import SQLAlchemyError
+
+        if isinstance(err, SQLAlchemyError):
+            return _fail(RuntimeError(f"cannot open the database: {str(err).splitlines()[0]}"))
+        raise
+    return 0
+
+
+def _open_engine(args: argparse.Namespace) -> Any:
+    from storage.database import create_database_engine
+
+    config = _service_config(args)
+    return config, create_database_engine(config.database_url)
+
+
+def run_db_upgrade(args: argparse.Namespace) -> int:
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from storage import migrate
+
+    _, engine = _open_engine(args)
+    try:
+        before = migrate.current_revision(engine)
+        migrate.upgrade(engine, args.revision)
+        after = migrate.current_revision(engine)
+    except SQLAlchemyError as err:
+        return _fail(RuntimeError(f"cannot migrate {engine.url.render_as_string()}: {str(err).splitlines()[0]}"))
+    finally:
+        engine.dispose()
+    where = engine.url.render_as_string()
+    if before == after:
+        print(f"{where}: already at revision {after}")
+    else:
+        print(f"{where}: migrated from {before or '(empty)'} to {after}")
+    return 0
+
+
+def run_db_current(args: argparse.Namespace) -> int:
+    from storage import migrate
+
+    _, engine = _open_engine(args)
+    try:
+        current, head = migrate.current_revision(engine), migrate.head_revision()
+    finally:
+        engine.dispose()
+    print(f"{engine.url.render_as_string()}: revision {current or '(empty)'}; this version's head is {head}")
+    return 0 if current == head else 1
+
+
+# ---------------------------------------------------------------------------------------- submit
+
+def _metadata(args: argparse.Namespace) -> Metadata:
+    return Metadata(tournament=args.tournament, round=getattr(args, "round", ""), table=getattr(args, "table", ""),
+                    submitter=args.submitter)
+
+
+def _submit_one(client: VerifierClient, path: Path, args: argparse.Namespace) -> Submission:
+    meta = _metadata(args)
+    if args.stream:
+        from verifier import load_log
+
+        return client.upload(load_log(path.read_bytes()), meta, batch_size=args.batch_size, summary_only=True)
+    return client.verify(path.read_bytes(), meta, summary_only=True)
+
+
+def run_submit(args: argparse.Namespace) -> int:
+    from verifier import LogFormatError
+
+    failed = with_violations = violations = events = 0
+    started = time.perf_counter()
+    bar = ProgressBar(len(args.files), "submitting ") if len(args.files) > 1 else None
+    with VerifierClient(args.server) as client, ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        futures = [(path, pool.submit(_submit_one, client, path, args)) for path in args.files]
+        for path, future in futures:
+            try:
+                sub = future.result()
+            except (OSError, LogFormatError, ServiceError) as err:
+                failed += 1
+                msg = err.strerror if isinstance(err, OSError) else str(err)
+                if bar:
+                    bar.clear()
+                print(f"{path}: not submitted: {msg}", file=sys.stderr)
+            else:
+                info = sub.info
+                events += info.event_count
+                violations += info.violation_count
+                with_violations += info.violation_count > 0
+                if not args.quiet:
+                    if bar:
+                        bar.clear()
+                    state = "stored" if sub.created else "already stored"
+                    codes = f" ({', '.join(info.violation_codes)})" if info.violation_codes else ""
+                    print(f"{path}: {info.id[:12]} {state}, {info.event_count} events, "
+                          f"{info.violation_count} violation(s){codes}")
+            if bar:
+                bar.advance()
+    if bar:
+        bar.close()
+    seconds = time.perf_counter() - started
+    print(f"submitted {len(args.files) - failed} of {len(args.files)} file(s) to {client.address} in {seconds:.1f} s: "
+          f"{events} events, {violations} violation(s) in {with_violations} game(s)"
+          + (f", {failed} failed" if failed else ""))
+    if failed:
+        return EXIT_FAILED
+    return EXIT_VIOLATIONS if violations else EXIT_CLEAN
+
+
+# ---------------------------------------------------------------------------------------- show / list
+
+def _result_text(result: apb.GameResult) -> str:
+    from verifier.text import SIDE
+
+    if result.finished:
+        return f"{SIDE.get(result.side, '?')} win, seats {list(result.winners)}"
+    return f"unfinished: {result.reason}"
+
+
+def _violation_text(v: apb.Violation) -> str:
+    from verifier.text import card
+
+    seat = f" seat {v.seat}" if v.HasField("seat") else ""
+    crd = f" card {card(v.card)}" if v.HasField("card") else ""
+    return f"{v.code}{seat}{crd}: {v.message} [{v.rule}]"
+
+
+def info_header(info: spb.ReplayInfo) -> list[str]:
+    from verifier.text import ROLE
+
+    m = info.metadata
+    meta = ", ".join(f"{k} {v}" for k, v in (("tournament", m.tournament), ("round", m.round), ("table", m.table),
+                                                ("submitter", m.submitter)) if v)
+    lines = [
+        f"replay {info.id}",
+        f"  submitted {info.submitted_at.ToDatetime(tzinfo=UTC):%Y-%m-%d %H:%M:%S} UTC"
+        + (f"; {meta}" if meta else ""),
+        f"  {info.ruleset} {pb.Mode.Name(info.mode).removeprefix('MODE_').lower()}, seed {info.seed}, "
+        f"{len(info.seats)} seats, {info.event_count} events"
+        + (f", recorded by {info.recorder}" if info.recorder else ""),
+    ]
+    for i, s in enumerate(info.seats):
+        general = f", {s.general}" if s.general else ""
+        lines.append(f"  seat {i}: {s.player or '(unnamed)'} ({ROLE.get(s.role, '?')}{general})")
+    codes = f" ({', '.join(info.violation_codes)})" if info.violation_codes else ""
+    lines.append(f"  verdict: {info.violation_count} violation(s){codes}; {_result_text(info.result)}"
+                 + ("" if info.followed else "; the log could not be followed to its end"))
+    lines.append(f"  engine: {info.engine_version}")
+    return lines
+
+
+def replay_lines(res: spb.GetReplayResponse, violations_only: bool = False) -> Iterator[str]:
+    from verifier.text import describe
+
+    yield from info_header(res.info)
+    replay = res.replay
+    for v in replay.header_violations:
+        yield f"  header: {_violation_text(v)}"
+    if not replay.followed:
+        yield f"  stopped following the log at event {replay.stopped_at}: {replay.stopped_reason}"
+    yield ""
+    events = res.log.events
+    for ann in replay.annotations:
+        if violations_only and not ann.violations:
+            continue
+        if ann.derived:
+            what = describe(ann.event) if ann.event.WhichOneof("kind") else "(an unanswered request)"
+            line = f"    +  {what}"
+        else:
+            what = describe(events[ann.index]) if ann.index < len(events) else "?"
+            line = f"{ann.index:5d}  {what}"
+        mark = STATUS_MARK.get(ann.status, "?")
+        yield line if mark in ("ok", "derived") else f"{line}   <{mark}>"
+        for v in ann.violations:
+            yield f"         !! {_violation_text(v)}"
+
+
+def run_show(args: argparse.Namespace) -> int:
+    try:
+        with VerifierClient(args.server) as client:
+            res = client.get(args.id, include_log=True)
+    except ServiceError as err:
+        return _fail(err)
+    if args.json:
+        print(json_format.MessageToJson(res, ensure_ascii=False, indent=1, preserving_proto_field_name=True))
+    else:
+        for line in replay_lines(res, args.violations):
+            print(line)
+    return EXIT_CLEAN
+
+
+def run_list(args: argparse.Namespace) -> int:
+    filters = ListFilter(tournament=args.tournament, round=args.round, table=args.table, submitter=args.submitter,
+                         player=args.player, violation_code=args.code,
+                         has_violations=True if args.violations else False if args.clean else None,
+                         submitted_after=args.since, submitted_before=args.until)
+    shown = 0
+    try:
+        with VerifierClient(args.server) as client:
+            total = client.list_page(filters, page_size=1).total_count
+            for info in client.list(filters, limit=args.limit or None):
+                shown += 1
+                if args.json:
+                    print(json_format.MessageToJson(info, ensure_ascii=False, indent=None,
+                                                    preserving_proto_field_name=True))
+                    continue
+                when = info.submitted_at.ToDatetime(tzinfo=UTC)
+                codes = ",".join(info.violation_codes) or "-"
+                players = ",".join(s.player for s in info.seats)
+                print(f"{info.id[:12]}  {when:%Y-%m-%d %H:%M}  {info.metadata.tournament or '-':<12.12}  "
+                      f"{info.event_count:6d} ev  {info.violation_count:3d} viol  {codes:<24.24}  {players:.40}")
+    except ServiceError as err:
+        return _fail(err)
+    if not args.json:
+        print(f"{shown} of {total} matching replay(s)")
+    return EXIT_CLEAN
+
+
+# ---------------------------------------------------------------------------------------- live / delete
+
+def run_live(args: argparse.Namespace) -> int:
+    from verifier import LogFormatError, load_log
+    from verifier.text import describe
+
+    try:
+        log = load_log(args.file.read_bytes())
+    except (OSError, LogFormatError) as err:
+        return _fail(err)
+    events = list(log.events)
+
+    def batches() -> Iterator[list[pb.Event]]:
+        for start in range(0, len(events), max(1, args.batch_size)):
+            if start and args.delay:
+                time.sleep(args.delay)
+            yield events[start:start + args.batch_size]
+
+    violations = 0
+    started = time.perf_counter()
+    try:
+        with VerifierClient(args.server) as client:
+            for update in client.live(log.header, batches(), _metadata(args), discard=args.discard):
+                for ann, v in update.violations:
+                    violations += 1
+                    where = f"before event {ann.index} (derived)" if ann.derived else f"event {ann.index}"
+                    what = describe(events[ann.index]) if not ann.derived and ann.index < len(events) else ""
+                    print(f"[{time.perf_counter() - started:6.2f}s, {update.events_received} received] {where}: "
+                          f"{_violation_text(v)}" + (f"\n    {what}" if what else ""))
+                if update.finished is not None:
+                    info = update.finished.info
+                    stored = (f"stored as {info.id}" if update.finished.stored and update.finished.created
+                              else f"already stored as {info.id}" if update.finished.stored else "not stored")
+                    print(f"game {'over' if update.game_over else 'not over'}: {_result_text(info.result)}; "
+                          f"{info.violation_count} violation(s); {stored}")
+    except ServiceError as err:
+        return _fail(err)
+    return EXIT_VIOLATIONS if violations else EXIT_CLEAN
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    try:
+        with VerifierClient(args.server) as client:
+            client.delete(args.id)
+    except ServiceError as err:
+        return _fail(err)
+    print(f"deleted {args.id}")
+    return EXIT_CLEAN
+
+
+__all__ = ["default_server", "register"]
