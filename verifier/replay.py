@@ -233,8 +233,12 @@ class Verifier:
         first of the same kind about the same thing (seat, reason), else the first of its kind."""
         first_kind = first_key = None
         key = outcome_key(ev, kind)
+        claim = is_kill_consequence(ev, kind)
         for i, o in enumerate(self.expected):
             if o.event.WhichOneof("kind") != kind:
+                continue
+            if claim and not is_kill_consequence(o.event, kind):
+                # A recorded reward or penalty stands only for a derived one (none: it was not owed).
                 continue
             if o.event == ev:
                 return i
@@ -303,6 +307,11 @@ class Verifier:
             if req is None:
                 self._annotate(apb.STATUS_ILLEGAL, [Violation("AFTER_GAME_OVER", "the game is already over",
                                                               seat)], applied=False)
+                return
+            if not game.players[seat].alive:
+                # The declines this decision implied let its maker die (nobody saved them).
+                self._reject([Violation("DEAD_PLAYER", f"seat {seat} died before this decision (nobody saved "
+                                        f"them): {text.describe(ev)}", seat)])
                 return
             if req.fits(ev, kind, seat, self._card_name(ev, kind)) or self._tries_to_answer(req, ev, kind, seat):
                 break
@@ -423,6 +432,15 @@ class Verifier:
             res.reason = self.stopped_reason or "the game did not start"
         replay.final_digest = self.digest
         return replay
+
+
+def is_kill_consequence(ev: pb.Event, kind: str) -> bool:
+    """A kill reward (draw 3) or the lord's kill penalty (RULES.md §4)."""
+    if kind == "draw_cards":
+        return ev.draw_cards.reason == pb.DRAW_REASON_KILL_REWARD
+    if kind == "cards_moved":
+        return ev.cards_moved.reason == pb.MOVE_REASON_KILL_PENALTY
+    return False
 
 
 def outcome_key(ev: pb.Event, kind: str) -> tuple[int, ...]:
