@@ -1,0 +1,269 @@
+"""The replay store on SQLite and PostgreSQL: whole-replay writes, idempotency, filters,
+paging, deletion, concurrent writers, and reporting itself unavailable."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
+
+from service.work import VerifyJob, run_job
+from sgsverify.v1 import annotation_pb2 as apb
+from sgsverify.v1 import game_log_pb2 as pb
+from storage.database import SQLITE_BEGIN_OPTION, create_database_engine, sqlite_url
+from storage.store import (
+    InvalidQuery,
+    NewReplay,
+    ReplayFilter,
+    ReplayNotFound,
+    StorageUnavailable,
+    Store,
+    SubmissionMetadata,
+)
+from tests.service.conftest import BACKENDS, TcpProxy, require_pg
+
+pytestmark = pytest.mark.parametrize("backend", BACKENDS)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(minutes=1)
+        return self.now
+
+
+def record(log: pb.GameLog, **meta: str) -> NewReplay:
+    return run_job(VerifyJob(log.SerializeToString(deterministic=True), SubmissionMetadata(**meta), 100_000,
+                             canonical=True))
+
+
+def with_slash_violation(log: pb.GameLog) -> pb.GameLog:
+    """A copy whose verdict has violations (an event after the game is over)."""
+    out = pb.GameLog()
+    out.CopyFrom(log)
+    extra = out.events.add()
+    extra.end_play_phase.seat = 0
+    return out
+
+
+def test_save_get_roundtrip(backend: str, database: str, games: list[pb.GameLog]) -> None:
+    store = Store.open(database)
+    try:
+        new = record(games[0], tournament="cup", round="1", table="A", submitter="me")
+        summary, created = store.save(new)
+        assert created
+        assert summary.id == new.log_sha256
+        stored = store.get(summary.id, include_log=True)
+        assert stored.log_bytes == new.log_bytes
+        replay = apb.AnnotatedReplay.FromString(stored.replay_blob)
+        assert replay.log_sha256 == summary.id
+        assert len(replay.annotations) == new.verdict.annotation_count
+        s = stored.summary
+        assert s.metadata == SubmissionMetadata("cup", "1", "A", "me")
+        assert [seat.player for seat in s.seats] == [seat.player for seat in games[0].header.seats]
+        assert all(seat.role for seat in s.seats)  # roles as dealt from the seed
+        assert s.seed == games[0].header.seed and s.event_count == len(games[0].events)
+        assert s.engine_version == replay.engine_version and s.finished
+        assert store.get(summary.id[:10]).summary.id == summary.id  # a unique prefix does
+    finally:
+        store.close()
+
+
+def test_same_log_twice_is_one_replay(backend: str, database: str, games: list[pb.GameLog]) -> None:
+    store = Store.open(database)
+    try:
+        first, created1 = store.save(record(games[1], tournament="a"))
+        second, created2 = store.save(record(games[1], tournament="b"))
+        assert (created1, created2) == (True, False)
+        assert second.id == first.id and second.metadata.tournament == "a"
+        assert store.count() == 1
+    finally:
+        store.close()
+
+
+def test_concurrent_writers_of_the_same_and_different_logs(backend: str, database: str,
+                                                           games: list[pb.GameLog]) -> None:
+    store = Store.open(database)
+    records = [record(g) for g in games[:4]]
+    outcomes: list[tuple[str, bool]] = []
+    errors: list[BaseException] = []
+
+    def write(new: NewReplay) -> None:
+        try:
+            summary, created = store.save(new)
+            outcomes.append((summary.id, created))
+        except BaseException as err:  # pragma: no cover - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=write, args=(r,)) for r in records for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert not errors
+        assert store.count() == 4
+        for r in records:  # each log created exactly once, the others saw it stored
+            assert sorted(created for rid, created in outcomes if rid == r.log_sha256) == [False, False, True]
+    finally:
+        store.close()
+
+
+def test_list_filters_and_paging(backend: str, database: str, games: list[pb.GameLog]) -> None:
+    clock = Clock()
+    store = Store.open(database, clock=clock)
+    try:
+        ids = []
+        for i, g in enumerate(games[:6]):
+            log = with_slash_violation(g) if i % 2 else g
+            ids.append(store.save(record(log, tournament="spring" if i < 4 else "autumn", round=str(i),
+                                         submitter="s"))[0].id)
+        assert store.list().total_count == 6
+        assert [s.id for s in store.list().replays] == ids[::-1]  # newest first
+        assert store.list(ReplayFilter(tournament="spring")).total_count == 4
+        assert store.list(ReplayFilter(round="3", tournament="spring")).total_count == 1
+        flagged = store.list(ReplayFilter(has_violations=True))
+        assert {s.id for s in flagged.replays} == {ids[1], ids[3], ids[5]}
+        assert store.list(ReplayFilter(has_violations=False)).total_count == 3
+        code = flagged.replays[0].violation_codes[0]
+        assert store.list(ReplayFilter(violation_code=code)).total_count == 3
+        assert store.list(ReplayFilter(violation_code="NO_SUCH_CODE")).total_count == 0
+        assert store.list(ReplayFilter(player="bot-4")).total_count == 6
+        assert store.list(ReplayFilter(player="nobody")).total_count == 0
+        third = store.get(ids[2]).summary.submitted_at
+        window = ReplayFilter(submitted_after=third, submitted_before=third + timedelta(minutes=2))
+        assert [s.id for s in store.list(window).replays] == [ids[3], ids[2]]
+        # keyset paging: pages of 4 cover everything once, in order
+        page1 = store.list(page_size=4)
+        page2 = store.list(page_size=4, page_token=page1.next_page_token)
+        assert page1.next_page_token and not page2.next_page_token
+        assert [s.id for s in page1.replays + page2.replays] == ids[::-1]
+        with pytest.raises(InvalidQuery):
+            store.list(page_token="not a token")
+        with pytest.raises(InvalidQuery):
+            store.list(ReplayFilter(submitted_after=third, submitted_before=third - timedelta(days=1)))
+    finally:
+        store.close()
+
+
+def test_delete_removes_everything(backend: str, database: str, games: list[pb.GameLog]) -> None:
+    store = Store.open(database)
+    try:
+        bad = with_slash_violation(games[2])
+        summary, _ = store.save(record(bad))
+        store.delete(summary.id)
+        with pytest.raises(ReplayNotFound):
+            store.get(summary.id)
+        with pytest.raises(ReplayNotFound):
+            store.delete(summary.id)
+        with store.connect() as conn:
+            for table in ("replays", "replay_seats", "verdicts", "violations"):
+                assert conn.execute(text(f"SELECT count(*) FROM {table}")).scalar() == 0, table
+    finally:
+        store.close()
+
+
+def test_bad_ids(backend: str, database: str) -> None:
+    store = Store.open(database)
+    try:
+        for bad in ("xyz", "abc", "g" * 64, "a" * 65):
+            with pytest.raises(InvalidQuery):
+                store.get(bad)
+        with pytest.raises(ReplayNotFound):
+            store.get("0" * 64)
+    finally:
+        store.close()
+
+
+def test_a_failed_write_leaves_nothing(backend: str, database: str, games: list[pb.GameLog]) -> None:
+    """A replay is stored whole or not at all: when its last row (a violation) breaks a NOT NULL
+    constraint, the replay, seats and verdict written before it in the transaction are gone."""
+    store = Store.open(database)
+    try:
+        new = record(with_slash_violation(games[3]))
+        broken = replace(new.verdict.violations[-1], code=None)
+        bad = replace(new, verdict=replace(new.verdict, violations=(*new.verdict.violations, broken)))
+        with pytest.raises(IntegrityError):
+            store.save(bad)
+        assert store.count() == 0
+        with store.connect() as conn:
+            for table in ("replays", "replay_seats", "verdicts", "violations"):
+                assert conn.execute(text(f"SELECT count(*) FROM {table}")).scalar() == 0, table
+        assert store.save(new)[1]  # and the store still works
+    finally:
+        store.close()
+
+
+def test_sqlite_pragmas(backend: str, database: str) -> None:
+    if backend != "sqlite":
+        pytest.skip("SQLite only")
+    store = Store.open(database)
+    try:
+        with store.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+            assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 5000
+    finally:
+        store.close()
+
+
+def test_unavailable_then_recovers(backend: str, database: str, games: list[pb.GameLog], tmp_path: Path) -> None:
+    """SQLite: another process holds the write lock; PostgreSQL: the connection path is cut."""
+    new = record(games[4])
+    if backend == "sqlite":
+        store = Store.open(database, busy_timeout_ms=200)
+        locker = create_database_engine(database)
+        try:
+            with locker.connect() as conn:
+                conn.execution_options(**{SQLITE_BEGIN_OPTION: "EXCLUSIVE"})
+                conn.exec_driver_sql("SELECT 1")  # BEGIN EXCLUSIVE: the write lock is held
+                with pytest.raises(StorageUnavailable, match="locked"):
+                    store.save(new)
+                conn.rollback()
+            assert store.save(new)[1]
+        finally:
+            locker.dispose()
+            store.close()
+        return
+    require_pg()
+    proxy = TcpProxy(5432).start()
+    db_name = database.rsplit("/", 1)[1]
+    user = database.split("//", 1)[1].split("@", 1)[0]
+    store = Store.open(f"postgresql+psycopg://{user}@127.0.0.1:{proxy.port}/{db_name}", connect_timeout_s=2)
+    try:
+        store.ping()
+        proxy.stop()
+        with pytest.raises(StorageUnavailable):
+            store.save(new)
+        with pytest.raises(StorageUnavailable):
+            store.list()
+        proxy.start()  # same port
+        assert store.save(new)[1]
+        assert store.list().total_count == 1
+    finally:
+        proxy.stop()
+        store.close()
+
+
+def test_unreachable_database_url_is_unavailable(backend: str, tmp_path: Path) -> None:
+    if backend == "sqlite":
+        blocker = tmp_path / "not-a-folder"
+        blocker.write_text("x")
+        url = sqlite_url(blocker / "sub" / "replays.sqlite3")
+        with pytest.raises(OSError):
+            Store.open(url)
+        return
+    require_pg()
+    store = Store.open("postgresql+psycopg://postgres@127.0.0.1:1/none", connect_timeout_s=1)
+    try:
+        with pytest.raises(StorageUnavailable):
+            store.ping()
+    finally:
+        store.close()
