@@ -21,6 +21,9 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+bench: $(STAMP)
+	$(BIN)/python bench/speed.py
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy verifier storage clients
