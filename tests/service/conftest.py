@@ -8,6 +8,7 @@ server cannot be reached the PostgreSQL cases are skipped — unless CI=true, wh
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
@@ -193,25 +194,19 @@ class TcpProxy:
             pass
         finally:
             for s in (src, dst):
-                try:
+                with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
     def stop(self) -> None:
         """Refuse new connections and cut every open one."""
         if self.listener is not None:
-            try:
+            with contextlib.suppress(OSError):
                 self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accept() blocked in its thread
-            except OSError:
-                pass
             self.listener.close()
             self.listener = None
         with self.lock:
             for s in self.sockets:
-                try:
+                with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
                 s.close()
             self.sockets.clear()
