@@ -335,8 +335,8 @@ class Verifier:
     def _tries_to_answer(self, req: Request, ev: pb.Event, kind: str, seat: int) -> bool:
         """A decision that does not fit ``req`` but can only be meant for it: the seat asked for a
         card offers one that no window that could follow would take (a 闪 in 决斗), or invokes an
-        effect that would give the card asked for (八卦阵 under 青釭剑). The engine then judges it
-        (WRONG_CARD, SKILL_NOT_AVAILABLE) instead of it counting as a decline."""
+        effect that gives cards when asked for them (八卦阵 under 青釭剑, or in 决斗). The engine then
+        judges it (WRONG_CARD, SKILL_NOT_AVAILABLE) instead of it counting as a decline."""
         if req.seat != seat or not isinstance(req, (CardRequest, OfferRequest)):
             return False
         if kind == "respond":
@@ -346,7 +346,7 @@ class Verifier:
         if kind == "invoke_skill" and isinstance(req, CardRequest):
             assert self.game is not None
             effect = self.game.ruleset.effects.get(ev.invoke_skill.skill)
-            return effect is not None and bool(effect.provides & req.names)
+            return effect is not None and bool(effect.provides)
         return False
 
     def _card_name(self, ev: pb.Event, kind: str) -> str | None:
