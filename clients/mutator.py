@@ -405,7 +405,10 @@ def second_equipment(m: Moment) -> Iterator[Edit]:
 def stacked_draw(m: Moment) -> Iterator[Edit]:
     if m.kind != "draw_cards" or m.event.draw_cards.reason == pb.DRAW_REASON_KILL_REWARD:
         return
-    pile = m.game.draw_pile  # bottom first: what is still there lies below everything drawn so far
+    # Bottom first: what is still there lies below everything drawn so far (the engine may have run on
+    # past a reshuffle that put the drawn cards back, so leave those out).
+    drawn = set(m.event.draw_cards.cards)
+    pile = [c for c in m.game.draw_pile if c not in drawn]
     if pile:
         ev = copy_event(m.event)
         old = ev.draw_cards.cards[-1]
@@ -512,7 +515,7 @@ def wrong_judgment(m: Moment) -> Iterator[Edit]:
     g = m.game
     real = g.cards[j.card]
     was = judged_true(j.reason, real.suit, real.number)
-    pile = g.draw_pile
+    pile = [c for c in g.draw_pile if c != j.card]  # (a reshuffle after it may have put it back)
     flip = [c for c in pile if judged_true(j.reason, g.cards[c].suit, g.cards[c].number) != was]
     if flip or pile:
         other = (flip or pile)[0]
