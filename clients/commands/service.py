@@ -124,7 +124,7 @@ def register(sub: Any) -> None:
     live.set_defaults(run=run_live)
 
     delete = sub.add_parser("delete", help="delete a stored replay")
-    delete.add_argument("id", help="the full replay id")
+    delete.add_argument("id", help="replay id, or a unique prefix of at least 8 hex digits")
     _server_option(delete)
     delete.set_defaults(run=run_delete)
 
@@ -442,10 +442,11 @@ def run_live(args: argparse.Namespace) -> int:
 def run_delete(args: argparse.Namespace) -> int:
     try:
         with VerifierClient(args.server) as client:
-            client.delete(args.id)
+            replay_id = client.get(args.id).info.id  # a unique prefix names one replay: say which
+            client.delete(replay_id)
     except ServiceError as err:
         return _fail(err)
-    print(f"deleted {args.id}")
+    print(f"deleted {replay_id}")
     return EXIT_CLEAN
 
 

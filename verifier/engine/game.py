@@ -548,12 +548,15 @@ class Game:
         self.begin_phase(seat, pb.PHASE_START)
         if p.judgment:
             self.begin_phase(seat, pb.PHASE_JUDGMENT)
+            judged: list[int] = []
             while p.alive:
-                # The last placed is resolved first; the list can change meanwhile.
-                pending = [c for c in reversed(p.judgment)]
+                # The last placed is resolved first; the list can change meanwhile. Each card is
+                # judged once: a 闪电 with nowhere to move stays, to be judged next turn.
+                pending = [c for c in reversed(p.judgment) if c not in judged]
                 if not pending:
                     break
                 cid = pending[0]
+                judged.append(cid)
                 spec = self.ruleset.delayed(self.cards[cid].name)
                 skipped |= (yield from spec.judge_phase(self, seat, cid))
         if p.alive and pb.PHASE_DRAW not in skipped:
