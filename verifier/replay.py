@@ -12,6 +12,8 @@ import hashlib
 from collections import deque
 from collections.abc import Iterable
 
+from google.protobuf.message import Message
+
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import text
@@ -191,8 +193,10 @@ class Verifier:
         try:
             kind = ev.WhichOneof("kind")
             if kind is None:
-                self._annotate(apb.STATUS_MALFORMED, [Violation("MALFORMED_EVENT", "the event is empty (no known "
-                                                                "kind is set)")], applied=False)
+                # Counts towards the unfollowable limit: a long run of them is junk, not a game.
+                self._reject([Violation("MALFORMED_EVENT", "the event is empty (no known kind is set)")])
+            elif (bad := self._malformed(ev, kind)):
+                self._reject(bad)
             elif kind in DECISION_KINDS:
                 self._feed_decision(ev, kind)
             else:
@@ -201,6 +205,28 @@ class Verifier:
             self.stopped_at = self.index
             self.stopped_reason = f"internal error while judging event {self.index}: {type(err).__name__}: {err}"
             self._annotate(apb.STATUS_NOT_CHECKED, applied=False)
+
+    def _malformed(self, ev: pb.Event, kind: str) -> list[Violation]:
+        """Seats not at the table, cards not in this game's deck, a decision without its card:
+        the event cannot be understood, whenever it comes (checked before anything else)."""
+        game = self.game
+        assert game is not None
+        msg = getattr(ev, kind)
+        out: list[Violation] = []
+        if kind in ("use_card", "respond") and msg.card.WhichOneof("kind") is None:
+            out.append(Violation("MALFORMED_EVENT", f"{text.describe(ev)}: the decision names no card"))
+        seats, cards = event_seats_and_cards(msg)
+        for seat in seats:
+            if seat >= game.n:
+                out.append(Violation("SEAT_OUT_OF_RANGE", f"{text.describe(ev)}: seat {seat} is not at this "
+                                     f"{game.n}-seat table"))
+                break
+        for cid in cards:
+            if cid not in game.cards:
+                out.append(Violation("UNKNOWN_CARD", f"{text.describe(ev)}: card #{cid} is not in this game's "
+                                     "deck", card=cid))
+                break
+        return out
 
     def _feed_outcome(self, ev: pb.Event, kind: str) -> None:
         if isinstance(self.pending, ShuffleRequest) and kind == "reshuffle" and \
@@ -432,6 +458,26 @@ class Verifier:
             res.reason = self.stopped_reason or "the game did not start"
         replay.final_digest = self.digest
         return replay
+
+
+SEAT_FIELDS = frozenset({"seat", "target", "targets", "source", "killer", "from_seat", "to_seat", "winners"})
+CARD_FIELDS = frozenset({"id", "card", "cards", "subcards", "order"})
+
+
+def event_seats_and_cards(msg: Message) -> tuple[list[int], list[int]]:
+    """Every seat number and card id an event's message names (set fields only)."""
+    seats: list[int] = []
+    cards: list[int] = []
+    for fd, value in msg.ListFields():
+        if fd.message_type is not None:
+            for sub in (value if fd.is_repeated else [value]):
+                s2, c2 = event_seats_and_cards(sub)
+                seats += s2
+                cards += c2
+        elif fd.name in SEAT_FIELDS or fd.name in CARD_FIELDS:
+            values = list(value) if fd.is_repeated else [value]
+            (seats if fd.name in SEAT_FIELDS else cards).extend(values)
+    return seats, cards
 
 
 def is_kill_consequence(ev: pb.Event, kind: str) -> bool:
