@@ -89,7 +89,7 @@ class Lightning(DelayedSpec):
 
     def move_on(self, game: Game, seat: int, card_id: int) -> None:
         """To the next living character without a 闪电 (it stays if there is none)."""
-        for nxt in game.alive_seats(seat)[1:] + [seat]:
+        for nxt in [*game.alive_seats(seat)[1:], seat]:
             if not any(game.cards[c].name == self.name for c in game.players[nxt].judgment):
                 break
         game.to_judgment(nxt, card_id)
