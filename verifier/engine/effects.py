@@ -226,8 +226,8 @@ class Ruleset:
             yield from self.use_card(game, seat, ev.use_card)
         elif kind == "invoke_skill":
             name = ev.invoke_skill.skill
-            game.report([Violation("SKILL_NOT_AVAILABLE", f"seat {seat} has no skill {name!r} to invoke in the "
-                                   "play phase", seat, hard=True)])
+            game.report([Violation("SKILL_NOT_AVAILABLE", f"seat {seat} cannot invoke {name!r} on their own "
+                                   "initiative in the play phase: nothing asks for it now", seat, hard=True)])
 
     def use_card(self, game: Game, seat: int, uc: pb.UseCard) -> Settle[None]:
         card = self.resolve_card(game, seat, uc.card)
