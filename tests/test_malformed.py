@@ -74,10 +74,12 @@ def status_of(replay: apb.AnnotatedReplay, index: int) -> int:
 
 def valid_binary_log() -> bytes:
     """A clean log: the lord's 杀 hits seat 1, the lord discards 1 of its 5 cards."""
-    events: list[dict[str, Any]] = [{"useCard": {"seat": 0, "card": {"id": 14}, "targets": [1]}},
-              {"damage": {"source": 0, "target": 1, "amount": 1, "hpAfter": 3}},
-              {"endPlayPhase": {"seat": 0}},
-              {"chooseCards": {"seat": 0, "cards": [16]}}]
+    events: list[dict[str, Any]] = [
+        {"useCard": {"seat": 0, "card": {"id": 14}, "targets": [1]}},
+        {"damage": {"source": 0, "target": 1, "amount": 1, "hpAfter": 3}},
+        {"endPlayPhase": {"seat": 0}},
+        {"chooseCards": {"seat": 0, "cards": [16]}},
+    ]
     return make_log(events).SerializeToString(deterministic=True)
 
 
