@@ -20,7 +20,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from service.config import ServiceConfig
-from service.servicer import SERVICE_NAME, VerifierServicer, WorkerPool, new_io_executor, new_live_executor
+from service.servicer import SERVICE_NAME, VerifierServicer, new_io_executor
+from service.workers import WorkerPool
 from storage import migrate
 from storage.store import SchemaOutOfDate, Store
 
@@ -63,7 +64,6 @@ class VerificationServer:
         self.health = health.aio.HealthServicer()
         self.pool: WorkerPool | None = None
         self.io_executor: ThreadPoolExecutor | None = None
-        self.live_executor: ThreadPoolExecutor | None = None
 
     @property
     def address(self) -> str:
@@ -77,8 +77,7 @@ class VerificationServer:
         limits = config.limits
         self.pool = WorkerPool(config.workers)
         self.io_executor = new_io_executor(IO_THREADS)
-        self.live_executor = new_live_executor(max(2, config.workers))
-        servicer = VerifierServicer(self.store, limits, self.pool, self.io_executor, self.live_executor)
+        servicer = VerifierServicer(self.store, limits, self.pool, self.io_executor)
         server = grpc.aio.server(options=[
             ("grpc.max_receive_message_length", limits.max_message_bytes),
             ("grpc.max_send_message_length", max(4 * limits.max_message_bytes, 64 * 1024 * 1024)),
@@ -118,9 +117,8 @@ class VerificationServer:
     async def _close_resources(self) -> None:
         def close() -> None:
             # Pending store writes finish before the database closes.
-            for executor in (self.live_executor, self.io_executor):
-                if executor is not None:
-                    executor.shutdown(wait=True)
+            if self.io_executor is not None:
+                self.io_executor.shutdown(wait=True)
             if self.pool is not None:
                 self.pool.shutdown()
             if self.store is not None and self.owns_store:

@@ -1,26 +1,26 @@
 """The VerifierService implementation on grpc.aio: wires the verifier (in worker processes,
-or a thread per live game) to the store (in I/O threads).
+service/workers.py) to the store (in I/O threads).
 
-Nothing CPU-heavy runs on the event loop: whole logs are verified in a process pool, live
-games in a thread pool, and every store call in an I/O thread pool.
+Nothing CPU-heavy runs on the event loop: whole logs and live games are verified in the worker
+processes, and every store call runs in an I/O thread pool.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import multiprocessing
 from collections.abc import AsyncIterator, Awaitable, Callable
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar
 
 import grpc
+from google.protobuf.message import Message
 
 from service.config import Limits
 from service.convert import filter_from, metadata_from, replay_info, summary_only
 from service.live import LiveGame
-from service.work import TooManyEvents, VerifyJob, canonical_bytes, log_sha256, run_job, warm_up
+from service.work import TooManyEvents, VerifyJob, canonical_bytes, log_sha256
+from service.workers import LiveSession, WorkerLost, WorkerPool
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
@@ -71,6 +71,11 @@ def lenient(message_type: Any) -> Callable[[bytes], Any]:
     return parse
 
 
+def serialized(message: Message | bytes) -> bytes:
+    """A response serializer that sends bytes made by a worker process as they are."""
+    return message if isinstance(message, bytes) else message.SerializeToString()
+
+
 def failure_for(err: BaseException) -> RpcFailure | None:
     """The RPC status for an exception from verification or storage; None if unexpected."""
     if isinstance(err, RpcFailure):
@@ -83,9 +88,8 @@ def failure_for(err: BaseException) -> RpcFailure | None:
         return RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, str(err))
     if isinstance(err, TooManyEvents):
         return RpcFailure(grpc.StatusCode.RESOURCE_EXHAUSTED, str(err))
-    if isinstance(err, BrokenProcessPool):
-        return RpcFailure(grpc.StatusCode.UNAVAILABLE, "a verification worker died; the pool was restarted: "
-                                                       "retry the request")
+    if isinstance(err, WorkerLost):
+        return RpcFailure(grpc.StatusCode.UNAVAILABLE, str(err))
     return None
 
 
@@ -106,54 +110,20 @@ def unary_errors(handler: Callable[..., Awaitable[T]]) -> Callable[..., Awaitabl
     return wrapper
 
 
-class WorkerPool:
-    """The verification process pool, restarted if a worker dies."""
-
-    def __init__(self, workers: int) -> None:
-        self.workers = workers
-        self.executor = self._new_executor()
-
-    def _new_executor(self) -> ProcessPoolExecutor:
-        # spawn: forking a process that runs gRPC's threads is unsafe.
-        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
-
-    async def warm_up(self) -> None:
-        loop = asyncio.get_running_loop()
-        await asyncio.gather(*(loop.run_in_executor(self.executor, warm_up) for _ in range(self.workers)))
-
-    async def run(self, job: VerifyJob, timeout: float) -> NewReplay:
-        executor = self.executor
-        loop = asyncio.get_running_loop()
-        try:
-            return await asyncio.wait_for(loop.run_in_executor(executor, run_job, job), timeout)
-        except BrokenProcessPool:
-            if self.executor is executor:
-                self.executor = self._new_executor()
-            raise
-
-    def shutdown(self) -> None:
-        self.executor.shutdown(wait=True, cancel_futures=True)
-
-
 class VerifierServicer:
     """sgsverify.v1.VerifierService."""
 
-    def __init__(self, store: Store, limits: Limits, pool: WorkerPool, io: Executor, live: ThreadPoolExecutor) -> None:
+    def __init__(self, store: Store, limits: Limits, pool: WorkerPool, io: Executor) -> None:
         self.store = store
         self.limits = limits
         self.pool = pool
         self.io_executor = io
-        self.live_executor = live
 
     # ------------------------------------------------------------------ helpers
 
     async def _io(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.io_executor, functools.partial(fn, *args, **kwargs))
-
-    async def _live(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.live_executor, functools.partial(fn, *args, **kwargs))
 
     def _timeout(self, context: grpc.aio.ServicerContext) -> float:
         timeout = self.limits.deadline_seconds
@@ -272,7 +242,7 @@ class VerifierServicer:
         return await self._submit(job, log_sha256(data), want_summary_only, "UploadLog", context)
 
     async def VerifyLive(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest],
-                         context: grpc.aio.ServicerContext) -> AsyncIterator[spb.VerifyLiveResponse]:
+                         context: grpc.aio.ServicerContext) -> AsyncIterator[spb.VerifyLiveResponse | bytes]:
         try:
             async for response in self._live_game(request_iterator):
                 yield response
@@ -283,45 +253,48 @@ class VerifierServicer:
             await context.abort(failure.code, failure.message)
 
     async def _live_game(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest]
-                         ) -> AsyncIterator[spb.VerifyLiveResponse]:
-        game: LiveGame | None = None
-        discard = False
-        count = 0
-        async for msg in request_iterator:
-            where = f"VerifyLiveRequest message {count}"
-            count += 1
-            self._check_stream_length(count)
-            if isinstance(msg, MalformedRequest):
-                raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where} is {msg.reason}")
-            if game is None:
-                if not msg.HasField("header"):
+                         ) -> AsyncIterator[spb.VerifyLiveResponse | bytes]:
+        game: LiveSession | None = None
+        try:
+            discard = False
+            count = 0
+            async for msg in request_iterator:
+                where = f"VerifyLiveRequest message {count}"
+                count += 1
+                self._check_stream_length(count)
+                if isinstance(msg, MalformedRequest):
+                    raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where} is {msg.reason}")
+                if game is None:
+                    if not msg.HasField("header"):
+                        raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
+                                         f"{where} has no header: the first message must carry the GameHeader")
+                    meta = self._metadata(msg.metadata, f"{where}: ")
+                    discard = msg.discard
+                    game = self.pool.open_live()
+                    await game.start(msg.header, meta)
+                elif msg.HasField("header") or msg.HasField("metadata"):
                     raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
-                                     f"{where} has no header: the first message must carry the GameHeader")
-                meta = self._metadata(msg.metadata, f"{where}: ")
-                discard = msg.discard
-                game = await self._live(LiveGame, msg.header, meta)
-            elif msg.HasField("header") or msg.HasField("metadata"):
+                                     f"{where} carries a header or metadata: only the first message may")
+                self._check_event_count(game.event_count + len(msg.events))
+                yield await game.feed(pb.GameLog(events=msg.events))
+            if game is None:
                 raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
-                                 f"{where} carries a header or metadata: only the first message may")
-            self._check_event_count(game.event_count + len(msg.events))
-            annotations = await self._live(game.feed, list(msg.events))
-            yield spb.VerifyLiveResponse(annotations=annotations, events_received=game.event_count,
-                                         game_over=game.over)
-        if game is None:
-            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
-                             "the live stream is empty: its first message must carry the GameHeader")
-        rest, record = await self._live(game.finish)
-        finished = spb.LiveFinished(annotation_count=record.verdict.annotation_count)
-        if discard:
-            finished.info.CopyFrom(replay_info(game.unstored_summary(record)))
-            finished.info.id = ""
-        else:
-            summary, created = await self._io(self.store.save, record)
-            finished.info.CopyFrom(replay_info(summary))
-            finished.stored = True
-            finished.created = created
-        yield spb.VerifyLiveResponse(annotations=rest, events_received=game.event_count, game_over=game.over,
-                                     finished=finished)
+                                 "the live stream is empty: its first message must carry the GameHeader")
+            last, record = await game.finish()
+            finished = last.finished
+            finished.annotation_count = record.verdict.annotation_count
+            if discard:
+                finished.info.CopyFrom(replay_info(LiveGame.unstored_summary(record)))
+                finished.info.id = ""
+            else:
+                summary, created = await self._io(self.store.save, record)
+                finished.info.CopyFrom(replay_info(summary))
+                finished.stored = True
+                finished.created = created
+            yield last
+        finally:
+            if game is not None:
+                await game.close()
 
     @unary_errors
     async def GetReplay(self, request: spb.GetReplayRequest | MalformedRequest,
@@ -374,7 +347,7 @@ class VerifierServicer:
                 response_serializer=spb.VerifyLogResponse.SerializeToString),
             "VerifyLive": grpc.stream_stream_rpc_method_handler(
                 self.VerifyLive, request_deserializer=lenient(spb.VerifyLiveRequest),
-                response_serializer=spb.VerifyLiveResponse.SerializeToString),
+                response_serializer=serialized),
             "GetReplay": grpc.unary_unary_rpc_method_handler(
                 self.GetReplay, request_deserializer=lenient(spb.GetReplayRequest),
                 response_serializer=spb.GetReplayResponse.SerializeToString),
@@ -392,5 +365,3 @@ def new_io_executor(threads: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sgs-verify-io")
 
 
-def new_live_executor(threads: int) -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sgs-verify-live")

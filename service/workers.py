@@ -1,0 +1,164 @@
+"""The verification worker processes.
+
+There are ``workers`` processes, each behind its own single-process executor, so that a live
+game can be pinned to one process: its incremental Verifier lives there (in ``_LIVE_GAMES``)
+from the header to the end of the stream, and each batch of events is sent to it. Whole logs
+go to the least busy process. Nothing CPU-bound runs in the server's process, so its event loop
+stays responsive; verification uses every core.
+
+Messages cross the process boundary as protobuf bytes; the worker returns live answers as
+serialized VerifyLiveResponse messages, which the server sends on unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import itertools
+import multiprocessing
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import ParamSpec, TypeVar
+
+from service.live import LiveGame
+from service.work import VerifyJob, run_job, warm_up
+from sgsverify.v1 import game_log_pb2 as pb
+from sgsverify.v1 import service_pb2 as spb
+from storage.store import NewReplay, SubmissionMetadata
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+# ---------------------------------------------------------------------------------------- in the worker
+
+_LIVE_GAMES: dict[int, LiveGame] = {}
+
+
+def live_start(game_id: int, header: bytes, metadata: SubmissionMetadata) -> None:
+    _LIVE_GAMES[game_id] = LiveGame(pb.GameHeader.FromString(header), metadata)
+
+
+def live_feed(game_id: int, events: bytes) -> bytes:
+    """Feed a batch (a GameLog holding only events); returns a serialized VerifyLiveResponse."""
+    game = _LIVE_GAMES[game_id]
+    annotations = game.feed(list(pb.GameLog.FromString(events).events))
+    return spb.VerifyLiveResponse(annotations=annotations, events_received=game.event_count,
+                                  game_over=game.over).SerializeToString()
+
+
+def live_finish(game_id: int) -> tuple[bytes, NewReplay]:
+    """Close the game: the last VerifyLiveResponse (without `finished`) and the record to store."""
+    game = _LIVE_GAMES.pop(game_id)
+    rest, record = game.finish()
+    last = spb.VerifyLiveResponse(annotations=rest, events_received=game.event_count, game_over=game.over)
+    return last.SerializeToString(), record
+
+
+def live_drop(game_id: int) -> None:
+    _LIVE_GAMES.pop(game_id, None)
+
+
+def live_game_count() -> int:
+    return len(_LIVE_GAMES)
+
+
+# ---------------------------------------------------------------------------------------- in the server
+
+class WorkerLost(RuntimeError):
+    """A worker process died; its live games are lost and it was restarted."""
+
+
+@dataclass(slots=True)
+class Worker:
+    executor: ProcessPoolExecutor
+    busy: int = 0  # tasks in flight
+    games: int = 0  # live games pinned here
+
+
+def _new_executor() -> ProcessPoolExecutor:
+    # spawn: forking a process that runs gRPC's threads is unsafe.
+    return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+
+
+class WorkerPool:
+    def __init__(self, workers: int) -> None:
+        self.workers = [Worker(_new_executor()) for _ in range(workers)]
+        self._ids = itertools.count(1)
+
+    def __len__(self) -> int:
+        return len(self.workers)
+
+    async def warm_up(self) -> None:
+        await asyncio.gather(*(self._call(w, warm_up) for w in self.workers))
+
+    async def _call(self, worker: Worker, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        loop = asyncio.get_running_loop()
+        executor = worker.executor
+        worker.busy += 1
+        try:
+            return await loop.run_in_executor(executor, functools.partial(fn, *args, **kwargs))
+        except BrokenProcessPool:
+            if worker.executor is executor:
+                worker.executor = _new_executor()
+                worker.games = 0
+            raise WorkerLost("a verification worker process died (it was restarted): retry") from None
+        finally:
+            worker.busy -= 1
+
+    async def run(self, job: VerifyJob, timeout: float) -> NewReplay:
+        """Verify a whole log on the least busy worker (TimeoutError after ``timeout`` s)."""
+        worker = min(self.workers, key=lambda w: (w.busy, w.games))
+        return await asyncio.wait_for(self._call(worker, run_job, job), timeout)
+
+    def open_live(self) -> LiveSession:
+        worker = min(self.workers, key=lambda w: (w.games, w.busy))
+        worker.games += 1
+        return LiveSession(self, worker, next(self._ids))
+
+    def shutdown(self) -> None:
+        for w in self.workers:
+            w.executor.shutdown(wait=True, cancel_futures=True)
+
+
+class LiveSession:
+    """One live game, pinned to one worker process."""
+
+    def __init__(self, pool: WorkerPool, worker: Worker, game_id: int) -> None:
+        self.pool = pool
+        self.worker = worker
+        self.executor = worker.executor
+        self.game_id = game_id
+        self.started = False
+        self.closed = False
+        self.event_count = 0
+
+    async def start(self, header: pb.GameHeader, metadata: SubmissionMetadata) -> None:
+        await self.pool._call(self.worker, live_start, self.game_id, header.SerializeToString(), metadata)
+        self.started = True
+
+    async def feed(self, events: pb.GameLog) -> bytes:
+        self.event_count += len(events.events)
+        return await self.pool._call(self.worker, live_feed, self.game_id, events.SerializeToString())
+
+    async def finish(self) -> tuple[spb.VerifyLiveResponse, NewReplay]:
+        last, record = await self.pool._call(self.worker, live_finish, self.game_id)
+        self._release()
+        return spb.VerifyLiveResponse.FromString(last), record
+
+    async def close(self) -> None:
+        """Drop the game if it did not finish (the client went away, or an error)."""
+        if self.closed:
+            return
+        self._release()
+        if self.started and self.worker.executor is self.executor:
+            with contextlib.suppress(WorkerLost, RuntimeError):  # the worker died, or the pool is closing
+                await self.pool._call(self.worker, live_drop, self.game_id)
+
+    def _release(self) -> None:
+        if not self.closed:
+            self.closed = True
+            if self.worker.executor is self.executor:
+                self.worker.games -= 1
