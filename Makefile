@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench install clean
+.PHONY: run test lint bench bench-service install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,9 +24,12 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/speed.py
 
+bench-service: $(STAMP)
+	$(BIN)/python bench/service_bench.py
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy verifier storage clients
+	$(BIN)/mypy verifier storage clients service
 
 clean:
 	rm -rf $(VENV) build *.egg-info

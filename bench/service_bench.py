@@ -1,0 +1,221 @@
+"""Benchmark of the verification service against offline `sgs-verify check`, in one run.
+
+    .venv/bin/python bench/service_bench.py                 # defaults: 80 games, clients 1 and 4
+    .venv/bin/python bench/service_bench.py --games 200 --clients 1,2,4,8 --json out.json
+
+What it does:
+1. plays GAMES self-play games (6 players) and measures the offline speed: load + verify each
+   log in this process, exactly the work `sgs-verify check` does per file;
+2. starts `sgs-verify serve` (a separate process, embedded SQLite in a temporary folder,
+   --workers WORKERS) and, for each client count N, submits the games
+   - whole-log: VerifyLog, one message per game,
+   - upload: UploadLog, client streams of event batches,
+   - live: VerifyLive, bidirectional streams of event batches (annotations back per batch),
+   with N concurrent clients (threads, one channel each), every game stored;
+3. while each phase runs, probes the server's event loop with a health Check every 20 ms and
+   reports the latency (p50, p99, max): a blocked event loop shows up there.
+Each phase is reported in games/s and events/s and as a ratio to the offline speed.
+Every phase submits logs with a distinct recorder, so no submission is answered from the store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from clients.client import Metadata, VerifierClient  # noqa: E402
+from clients.selfplay import play_game  # noqa: E402
+from sgsverify.v1 import game_log_pb2 as pb  # noqa: E402
+from verifier import load_log, verify  # noqa: E402
+
+
+@dataclass
+class Result:
+    phase: str
+    clients: int
+    games: int
+    events: int
+    seconds: float
+    games_per_s: float
+    events_per_s: float
+    ratio_to_offline: float
+    health_p50_ms: float | None = None
+    health_p99_ms: float | None = None
+    health_max_ms: float | None = None
+
+
+class HealthProbe:
+    """Health checks every ``interval`` seconds on their own channel, timing each."""
+
+    def __init__(self, address: str, interval: float = 0.02) -> None:
+        self.client = VerifierClient(address)
+        self.interval = interval
+        self.latencies: list[float] = []
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self.stopping.is_set():
+            started = time.perf_counter()
+            self.client.health()
+            self.latencies.append(time.perf_counter() - started)
+            self.stopping.wait(self.interval)
+
+    def __enter__(self) -> HealthProbe:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
+        self.thread.join()
+        self.client.close()
+
+    def summary(self) -> tuple[float, float, float]:
+        ms = sorted(x * 1000 for x in self.latencies) or [0.0]
+        return statistics.median(ms), ms[min(len(ms) - 1, int(len(ms) * 0.99))], ms[-1]
+
+
+def stamped(logs: list[pb.GameLog], label: str) -> list[pb.GameLog]:
+    out = []
+    for log in logs:
+        copy = pb.GameLog()
+        copy.CopyFrom(log)
+        copy.header.recorder = f"bench {label}"
+        out.append(copy)
+    return out
+
+
+def offline(blobs: list[bytes]) -> tuple[float, int]:
+    started = time.perf_counter()
+    events = 0
+    for data in blobs:
+        log = load_log(data)
+        verify(log)
+        events += len(log.events)
+    return time.perf_counter() - started, events
+
+
+def start_server(data_dir: Path, workers: int) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([sys.executable, "-m", "clients.cli", "serve", "--address", "127.0.0.1:0",
+                             "--data-dir", str(data_dir), "--workers", str(workers)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
+                            start_new_session=True)
+    assert proc.stdout is not None
+    address = ""
+    for line in proc.stdout:
+        print("  " + line.rstrip())
+        if m := re.search(r"listening on (\S+)", line):
+            address = m.group(1)
+        if "limits:" in line:
+            break
+    if not address:
+        raise SystemExit("the server did not start")
+    return proc, address
+
+
+def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int,
+              submit: Callable[[VerifierClient, pb.GameLog], None], offline_events_per_s: float) -> Result:
+    events = sum(len(g.events) for g in logs)
+    channels = [VerifierClient(address, timeout=300) for _ in range(clients)]
+    try:
+        with HealthProbe(address) as probe, ThreadPoolExecutor(clients) as pool:
+            started = time.perf_counter()
+            list(pool.map(lambda i: submit(channels[i % clients], logs[i]), range(len(logs))))
+            seconds = time.perf_counter() - started
+        p50, p99, worst = probe.summary()
+    finally:
+        for c in channels:
+            c.close()
+    eps = events / seconds
+    return Result(name, clients, len(logs), events, round(seconds, 3), round(len(logs) / seconds, 1), round(eps),
+                  round(eps / offline_events_per_s, 2), round(p50, 2), round(p99, 2), round(worst, 2))
+
+
+def whole(client: VerifierClient, log: pb.GameLog) -> None:
+    client.verify(log.SerializeToString(), Metadata(tournament="bench"), summary_only=True)
+
+
+def upload(client: VerifierClient, log: pb.GameLog) -> None:
+    client.upload(log, Metadata(tournament="bench"), batch_size=256, summary_only=True)
+
+
+def live(client: VerifierClient, log: pb.GameLog) -> None:
+    for _ in client.live(log.header, log.events, Metadata(tournament="bench"), batch_size=64):
+        pass
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", type=int, default=80)
+    parser.add_argument("--players", type=int, default=6)
+    parser.add_argument("--clients", default="1,4", help="comma-separated concurrent client counts")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args()
+    counts = [int(x) for x in args.clients.split(",")]
+
+    print(f"playing {args.games} self-play games ({args.players} players)...")
+    logs = [play_game(1000 + i, args.players) for i in range(args.games)]
+    blobs = [g.SerializeToString() for g in logs]
+    seconds, events = offline(blobs)
+    offline_eps = events / seconds
+    results = [Result("offline check", 1, len(logs), events, round(seconds, 3), round(len(logs) / seconds, 1),
+                      round(offline_eps), 1.0)]
+    print(f"offline: {len(logs)} games, {events} events in {seconds:.2f} s")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, address = start_server(Path(tmp), args.workers)
+        try:
+            with HealthProbe(address) as idle:
+                time.sleep(1.0)
+            p50, p99, worst = idle.summary()
+            results.append(Result("idle server", 0, 0, 0, 1.0, 0, 0, 0, round(p50, 2), round(p99, 2), round(worst, 2)))
+            for n in counts:
+                for name, submit in (("whole-log", whole), ("upload stream", upload), ("live stream", live)):
+                    phase_logs = stamped(logs, f"{name} x{n}")
+                    result = run_phase(address, name, phase_logs, n, submit, offline_eps)
+                    results.append(result)
+                    print(f"{name} x{n}: {result.games_per_s} games/s, {result.events_per_s} events/s "
+                          f"({result.ratio_to_offline}x offline); health p99 {result.health_p99_ms} ms")
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=60)
+
+    print()
+    print(f"machine: {os.cpu_count()} cores; server: {args.workers} worker process(es), embedded SQLite; "
+          f"{args.games} games of {args.players} players, {events} events")
+    header = f"{'phase':<15} {'clients':>7} {'games/s':>8} {'events/s':>9} {'x offline':>9} " \
+             f"{'health p50':>10} {'p99':>7} {'max':>7}"
+    print(header)
+    print("-" * len(header))
+    for r in results:
+        health = (f"{r.health_p50_ms:>8.2f}ms {r.health_p99_ms:>5.1f}ms {r.health_max_ms:>5.1f}ms"
+                  if r.health_p50_ms is not None else "")
+        if r.phase == "idle server":
+            print(f"{r.phase:<15} {'':>7} {'':>8} {'':>9} {'':>9} {health}")
+        else:
+            print(f"{r.phase:<15} {r.clients:>7} {r.games_per_s:>8.1f} {r.events_per_s:>9} "
+                  f"{r.ratio_to_offline:>8.2f}x {health}")
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) for r in results], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
