@@ -48,7 +48,7 @@ def client(sqlite_service: BackgroundServer) -> Iterator[VerifierClient]:
 @pytest.fixture(scope="module")
 def stub(sqlite_service: BackgroundServer) -> Iterator[spb_grpc.VerifierServiceStub]:
     with grpc.insecure_channel(sqlite_service.address) as channel:
-        yield spb_grpc.VerifierServiceStub(channel)
+        yield spb_grpc.VerifierServiceStub(channel)  # type: ignore[no-untyped-call]
 
 
 def status_of(call: object) -> tuple[grpc.StatusCode, str]:

@@ -230,6 +230,6 @@ def test_restart_keeps_the_data(backend: str, tmp_path: Path) -> None:
 def test_grpc_stub_directly(service: BackgroundServer) -> None:
     """The contract works without our client (what another language would do)."""
     with grpc.insecure_channel(service.address) as channel:
-        stub = spb_grpc.VerifierServiceStub(channel)
+        stub = spb_grpc.VerifierServiceStub(channel)  # type: ignore[no-untyped-call]
         res = stub.ListReplays(spb.ListReplaysRequest(page_size=1), timeout=10)
         assert res.total_count >= 0

@@ -188,7 +188,7 @@ def test_a_failed_write_leaves_nothing(backend: str, database: str, games: list[
     store = Store.open(database)
     try:
         new = record(with_slash_violation(games[3]))
-        broken = replace(new.verdict.violations[-1], code=None)
+        broken = replace(new.verdict.violations[-1], code=None)  # type: ignore[arg-type]
         bad = replace(new, verdict=replace(new.verdict, violations=(*new.verdict.violations, broken)))
         with pytest.raises(IntegrityError):
             store.save(bad)
@@ -203,7 +203,7 @@ def test_a_failed_write_leaves_nothing(backend: str, database: str, games: list[
 
 def test_sqlite_pragmas(backend: str, database: str) -> None:
     if backend != "sqlite":
-        pytest.skip("SQLite only")
+        return  # nothing to check: PostgreSQL has no such settings
     store = Store.open(database)
     try:
         with store.connect() as conn:
