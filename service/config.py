@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from storage.database import sqlite_url
+from storage.database import is_sqlite, sqlite_url
 
 ENV_ADDRESS = "SGS_VERIFY_ADDRESS"
 ENV_DB = "SGS_VERIFY_DB"
@@ -36,8 +36,12 @@ def default_data_dir() -> Path:
     if explicit:
         return Path(explicit).expanduser()
     xdg = os.environ.get("XDG_DATA_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
-    return base / "sgs-verify"
+    if xdg:
+        return Path(xdg).expanduser() / "sgs-verify"
+    try:
+        return Path.home() / ".local" / "share" / "sgs-verify"
+    except RuntimeError:  # no home directory: the working directory, then
+        return Path("sgs-verify-data").resolve()
 
 
 def _env_int(name: str, default: int) -> int:
@@ -101,7 +105,7 @@ class ServiceConfig:
     grace_seconds: float = 30.0
     # SQLite: how long a write waits for the lock before the store reports itself unavailable.
     busy_timeout_ms: int = 5000
-    # Apply migrations at start: None means only for the embedded SQLite default.
+    # Apply migrations at start: None means for SQLite only (PostgreSQL: `sgs-verify db upgrade`).
     migrate: bool | None = None
 
     @classmethod
@@ -124,7 +128,7 @@ class ServiceConfig:
 
     @property
     def should_migrate(self) -> bool:
-        return self.embedded if self.migrate is None else self.migrate
+        return is_sqlite(self.database_url) if self.migrate is None else self.migrate
 
     def check(self) -> None:
         if self.workers < 1:

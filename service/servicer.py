@@ -159,14 +159,11 @@ class VerifierServicer:
                              f"{self.limits.deadline_seconds:g} s, or the call's own deadline is shorter)") from None
 
     async def _stored_response(self, summary: ReplaySummary, want_summary_only: bool) -> spb.VerifyLogResponse:
-        info = replay_info(summary)
+        stored = await self._io(self.store.get, summary.id)
+        replay = apb.AnnotatedReplay.FromString(stored.replay_blob)
         if want_summary_only:
-            stored = await self._io(self.store.get, summary.id)
-            replay = summary_only(apb.AnnotatedReplay.FromString(stored.replay_blob))
-        else:
-            stored = await self._io(self.store.get, summary.id)
-            replay = apb.AnnotatedReplay.FromString(stored.replay_blob)
-        return spb.VerifyLogResponse(info=info, created=False, replay=replay)
+            replay = summary_only(replay)
+        return spb.VerifyLogResponse(info=replay_info(summary), created=False, replay=replay)
 
     async def _submit(self, job: VerifyJob, known_sha: str | None, want_summary_only: bool, where: str,
                       context: grpc.aio.ServicerContext) -> spb.VerifyLogResponse:

@@ -57,8 +57,8 @@ def register(sub: Any) -> None:
     serve.add_argument("--grace", type=float, help="seconds in-flight requests get to finish on SIGTERM "
                        "($SGS_VERIFY_GRACE)")
     serve.add_argument("--migrate", action=argparse.BooleanOptionalAction, default=None,
-                       help="apply schema migrations at start (default: only for the embedded SQLite database; "
-                       "for PostgreSQL run `sgs-verify db upgrade`)")
+                       help="apply schema migrations at start (default: for SQLite only; for PostgreSQL run "
+                       "`sgs-verify db upgrade`)")
     serve.set_defaults(run=run_serve)
 
     db = sub.add_parser("db", help="database maintenance (schema migrations)")
