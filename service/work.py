@@ -56,7 +56,7 @@ def run_job(job: VerifyJob) -> NewReplay:
         raise TooManyEvents(len(log.events), job.max_events)
     canonical = job.data if job.canonical else canonical_bytes(log)
     verifier = Verifier(log.header)
-    verifier.feed(log.events)
+    verifier.follow(log.events)
     replay = verifier.finish(log_sha256(canonical))
     return record_for(log, job.data, "binary" if job.canonical else detect_format(job.data), job.metadata,
                       replay, dealt_roles(verifier))

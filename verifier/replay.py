@@ -72,7 +72,9 @@ class Verifier:
 
     def __init__(self, header: pb.GameHeader, ruleset: Ruleset | None = None) -> None:
         self.header = header
-        self.annotations: list[apb.Annotation] = []
+        # One record per annotation: (index, status, applied, digest, violations, derived event).
+        # Protobuf messages are built only when asked for (feed) or once at the end (finish).
+        self.records: list[Record] = []
         self.index = 0  # index of the next log event
         self.expected: deque[Outcome] = deque()
         self.complete = header.options.outcomes == pb.OUTCOME_RECORDING_COMPLETE
@@ -124,10 +126,10 @@ class Verifier:
 
     def _digest(self) -> bytes:
         """The running hash of every state change so far (independent of how the changes
-        are grouped into annotations)."""
+        are grouped into annotations: each entry's repr is self-delimiting)."""
         game = self.game
         if game is not None and game.journal:
-            self.hasher.update("".join([f"{entry!r};" for entry in game.journal]).encode())
+            self.hasher.update("".join(map(repr, game.journal)).encode())
             game.journal.clear()
             self.digest = self.hasher.digest()
         return self.digest
@@ -135,20 +137,13 @@ class Verifier:
     # ------------------------------------------------------------------ annotations
 
     def _annotate(self, status: int, violations: Iterable[Violation] = (), applied: bool = True,
-                  derived: pb.Event | None = None) -> apb.Annotation:
-        ann = apb.Annotation(index=self.index, status=status, applied=applied)  # type: ignore[arg-type]
-        if derived is not None:
-            ann.derived = True
-            ann.event.CopyFrom(derived)
-        for v in violations:
-            out = ann.violations.add(code=v.code, message=v.message, rule=CATALOGUE[v.code].rule)
-            if v.seat is not None:
-                out.seat = v.seat
-            if v.card is not None:
-                out.card = v.card
-        ann.digest = self._digest()
-        self.annotations.append(ann)
-        return ann
+                  derived: pb.Event | None = None) -> None:
+        self.records.append((self.index, status, applied, self._digest(), tuple(violations), derived))
+
+    @property
+    def annotations(self) -> list[apb.Annotation]:
+        """Every annotation so far, as protobuf messages."""
+        return [annotation_message(r) for r in self.records]
 
     def _status_for(self, violations: list[Violation]) -> int:
         if not violations:
@@ -180,11 +175,15 @@ class Verifier:
 
     def feed(self, events: Iterable[pb.Event]) -> list[apb.Annotation]:
         """Judge more events; returns the annotations they (and derived outcomes) produced."""
-        start = len(self.annotations)
+        start = len(self.records)
+        self.follow(events)
+        return [annotation_message(r) for r in self.records[start:]]
+
+    def follow(self, events: Iterable[pb.Event]) -> None:
+        """Judge more events without returning their annotations (the whole-log fast path)."""
         for ev in events:
             self._feed_one(ev)
             self.index += 1
-        return self.annotations[start:]
 
     def _feed_one(self, ev: pb.Event) -> None:
         if self.stopped_at is not None:
@@ -195,10 +194,18 @@ class Verifier:
             if kind is None:
                 # Counts towards the unfollowable limit: a long run of them is junk, not a game.
                 self._reject([Violation("MALFORMED_EVENT", "the event is empty (no known kind is set)")])
+            elif kind in DECISION_KINDS:
+                bad = self._malformed_decision(ev, kind)
+                if bad:
+                    self._reject(bad)
+                else:
+                    self._feed_decision(ev, kind)
+            elif self._next_derived_is(ev):
+                # The common case: the recorded outcome is exactly the next derived one.
+                self.expected.popleft()
+                self._annotate(apb.STATUS_OK)
             elif (bad := self._malformed(ev, kind)):
                 self._reject(bad)
-            elif kind in DECISION_KINDS:
-                self._feed_decision(ev, kind)
             else:
                 self._feed_outcome(ev, kind)
         except Exception as err:  # an engine fault must never lose the report
@@ -227,6 +234,53 @@ class Verifier:
                                      "deck", card=cid))
                 break
         return out
+
+    def _next_derived_is(self, ev: pb.Event) -> bool:
+        """Is the recorded outcome the next derived one? An outcome recorded while nothing is
+        derived yet and the game waits on an optional answer means the answer was declined."""
+        expected = self.expected
+        while not expected:
+            req = self.pending
+            if req is None or not req.optional or isinstance(req, ShuffleRequest):
+                return False
+            self._step(None)
+        return bool(expected[0].event == ev)
+
+    def _malformed_decision(self, ev: pb.Event, kind: str) -> list[Violation]:
+        """``_malformed`` for decisions, reading only the fields each kind has."""
+        game = self.game
+        assert game is not None
+        msg = getattr(ev, kind)
+        seats = [msg.seat]
+        cards: list[int] = []
+        if kind == "use_card" or kind == "respond":
+            ref = msg.card
+            which = ref.WhichOneof("kind")
+            if which is None:
+                return [Violation("MALFORMED_EVENT", f"{text.describe(ev)}: the decision names no card")]
+            if which == "id":
+                cards.append(ref.id)
+            else:
+                cards.extend(ref.virtual.subcards)
+            if kind == "use_card":
+                seats.extend(msg.targets)
+            elif msg.HasField("target"):
+                seats.append(msg.target)
+        elif kind == "choose_cards":
+            cards.extend(msg.cards)
+        elif kind == "invoke_skill":
+            cards.extend(msg.cards)
+            seats.extend(msg.targets)
+        n = game.n
+        if any(seat >= n for seat in seats):
+            seat = next(seat for seat in seats if seat >= n)
+            return [Violation("SEAT_OUT_OF_RANGE", f"{text.describe(ev)}: seat {seat} is not at this {n}-seat table")]
+        known = game.cards
+        for cid in cards:
+            if cid not in known:
+                return [Violation("UNKNOWN_CARD", f"{text.describe(ev)}: card #{cid} is not in this game's deck",
+                                  card=cid)]
+        return []
 
     def _feed_outcome(self, ev: pb.Event, kind: str) -> None:
         if isinstance(self.pending, ShuffleRequest) and kind == "reshuffle" and \
@@ -428,13 +482,18 @@ class Verifier:
                     break
             self._flush_expected()
         replay = apb.AnnotatedReplay(engine_version=engine_version(), log_sha256=log_sha256)
-        replay.annotations.extend(self.annotations)
+        add = replay.annotations.add
         codes: set[str] = set()
         count = 0
-        for ann in self.annotations:
-            for v in ann.violations:
-                codes.add(v.code)
-                count += 1
+        for rec in self.records:
+            index, status, applied, digest, violations, derived = rec
+            if violations or derived is not None:
+                fill_annotation(add(), rec)
+                for v in violations:
+                    codes.add(v.code)
+                    count += 1
+            else:
+                add(index=index, status=status, applied=applied, digest=digest)  # type: ignore[arg-type]
         for hv in self.header_violations:
             replay.header_violations.add(code=hv.code, message=hv.message, rule=CATALOGUE[hv.code].rule)
             codes.add(hv.code)
@@ -458,6 +517,31 @@ class Verifier:
             res.reason = self.stopped_reason or "the game did not start"
         replay.final_digest = self.digest
         return replay
+
+
+Record = tuple[int, int, bool, bytes, tuple[Violation, ...], "pb.Event | None"]
+
+
+def fill_annotation(ann: apb.Annotation, rec: Record) -> apb.Annotation:
+    index, status, applied, digest, violations, derived = rec
+    ann.index = index
+    ann.status = status  # type: ignore[assignment]
+    ann.applied = applied
+    ann.digest = digest
+    if derived is not None:
+        ann.derived = True
+        ann.event.CopyFrom(derived)
+    for v in violations:
+        out = ann.violations.add(code=v.code, message=v.message, rule=CATALOGUE[v.code].rule)
+        if v.seat is not None:
+            out.seat = v.seat
+        if v.card is not None:
+            out.card = v.card
+    return ann
+
+
+def annotation_message(rec: Record) -> apb.Annotation:
+    return fill_annotation(apb.Annotation(), rec)
 
 
 SEAT_FIELDS = frozenset({"seat", "target", "targets", "source", "killer", "from_seat", "to_seat", "winners"})
@@ -545,5 +629,5 @@ def completed(log: pb.GameLog, replay: apb.AnnotatedReplay) -> pb.GameLog:
 def verify(log: pb.GameLog, ruleset: Ruleset | None = None) -> apb.AnnotatedReplay:
     """Verify a whole log: the annotated replay (violations are results, never exceptions)."""
     v = Verifier(log.header, ruleset)
-    v.feed(log.events)
+    v.follow(log.events)
     return v.finish(hashlib.sha256(log.SerializeToString(deterministic=True)).hexdigest())

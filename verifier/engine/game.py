@@ -134,6 +134,7 @@ class Game:
         self.rejected = False
         # State changes since the driver last took them (for the state digest).
         self.journal: list[Any] = []
+        self._phase_events: dict[tuple[int, int], pb.Event] = {}
 
     # ------------------------------------------------------------------ reporting
 
@@ -529,9 +530,10 @@ class Game:
     def begin_phase(self, seat: int, phase: int) -> None:
         self.phase = phase  # type: ignore[assignment]
         self.journal.append(("phase", seat, phase))
-        ev = pb.Event()
-        ev.phase_start.seat = seat
-        ev.phase_start.phase = phase  # type: ignore[assignment]
+        # Outcome events are never changed once emitted, so one per (seat, phase) serves all turns.
+        ev = self._phase_events.get((seat, phase))
+        if ev is None:
+            ev = self._phase_events[(seat, phase)] = pb.Event(phase_start=pb.PhaseStart(seat=seat, phase=phase))  # type: ignore[arg-type]
         self.emit(ev, "TURN_MISMATCH")
 
     def turn(self, seat: int) -> Settle[None]:
