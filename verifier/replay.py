@@ -493,7 +493,7 @@ class Verifier:
                     codes.add(v.code)
                     count += 1
             else:
-                add(index=index, status=status, applied=applied, digest=digest)  # type: ignore[arg-type]
+                add(index=index, status=status, applied=applied, digest=digest)
         for hv in self.header_violations:
             replay.header_violations.add(code=hv.code, message=hv.message, rule=CATALOGUE[hv.code].rule)
             codes.add(hv.code)
