@@ -97,16 +97,27 @@ class WorkerPool:
     async def _call(self, worker: Worker, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         loop = asyncio.get_running_loop()
         executor = worker.executor
+        task = executor.submit(functools.partial(fn, *args, **kwargs))
+        # The worker counts as busy until the task really ends: a call abandoned at its deadline
+        # still occupies the process, and new work should go elsewhere meanwhile.
         worker.busy += 1
+
+        def done(_: object) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is already closed: nobody is counting
+                loop.call_soon_threadsafe(self._done, worker)
+
+        task.add_done_callback(done)
         try:
-            return await loop.run_in_executor(executor, functools.partial(fn, *args, **kwargs))
+            return await asyncio.wrap_future(task)
         except BrokenProcessPool:
             if worker.executor is executor:
                 worker.executor = _new_executor()
                 worker.games = 0
             raise WorkerLost("a verification worker process died (it was restarted): retry") from None
-        finally:
-            worker.busy -= 1
+
+    @staticmethod
+    def _done(worker: Worker) -> None:
+        worker.busy -= 1
 
     async def run(self, job: VerifyJob, timeout: float) -> NewReplay:
         """Verify a whole log on the least busy worker (TimeoutError after ``timeout`` s)."""
