@@ -86,9 +86,10 @@ class VerifierServiceServicer:
 
     def VerifyLive(self, request_iterator, context):
         """Live verification of a game in progress: event batches in, annotation
-        batches out, each as soon as its events can be judged. When the client
-        closes its side, the replay is stored (unless discard) and a last
-        message says where.
+        batches out, each as soon as its events can be judged. Every request
+        message is answered by one response, the first (header only) too. When
+        the client closes its side, the replay is stored (unless discard) and a
+        last message says where.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
