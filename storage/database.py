@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
 
 # How a write transaction asks SQLite to take the write lock up front (Connection execution option).
 SQLITE_BEGIN_OPTION = "sgs_sqlite_begin"
@@ -16,13 +17,20 @@ DEFAULT_BUSY_TIMEOUT_MS = 5000
 DEFAULT_CONNECT_TIMEOUT_S = 5
 
 
+class UnsupportedDatabaseURL(ValueError):
+    """A database URL that is unreadable or names a backend the store does not support."""
+
+
 def sqlite_url(path: Path) -> str:
     return URL.create("sqlite", database=str(path)).render_as_string(hide_password=False)
 
 
 def normalize_url(url: str) -> URL:
     """The URL SQLAlchemy should use: plain postgresql:// URLs get the psycopg 3 driver."""
-    parsed = make_url(url)
+    try:
+        parsed = make_url(url)
+    except ArgumentError as err:
+        raise UnsupportedDatabaseURL(f"not a database URL: {url!r} ({err})") from None
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     return parsed
@@ -46,7 +54,7 @@ def create_database_engine(url: str, *, busy_timeout_ms: int = DEFAULT_BUSY_TIME
     if backend == "postgresql":
         return create_engine(parsed, pool_pre_ping=True, pool_size=pool_size, max_overflow=pool_size,
                              pool_timeout=connect_timeout_s, connect_args={"connect_timeout": connect_timeout_s})
-    raise ValueError(f"unsupported database URL {parsed.render_as_string()!r}: use sqlite:///PATH or "
+    raise UnsupportedDatabaseURL(f"unsupported database URL {parsed.render_as_string()!r}: use sqlite:///PATH or "
                      "postgresql+psycopg://USER@HOST:PORT/DB")
 
 

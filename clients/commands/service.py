@@ -171,47 +171,56 @@ def _service_config(args: argparse.Namespace) -> Any:
     return replace(config, **changes)
 
 
-def run_serve(args: argparse.Namespace) -> int:
+def _startup_failure(err: Exception) -> Exception | None:
+    """A plain message for what can go wrong opening the database; None for anything else."""
+    from sqlalchemy.exc import SQLAlchemyError
+
     from service.config import ConfigError
-    from service.server import ServerStartError, serve
+    from service.server import ServerStartError
+    from storage.database import UnsupportedDatabaseURL
     from storage.store import StorageError
+
+    if isinstance(err, ConfigError | ServerStartError | StorageError | UnsupportedDatabaseURL):
+        return err
+    if isinstance(err, SQLAlchemyError):
+        return RuntimeError(f"cannot use the database: {str(err).splitlines()[0]}")
+    if isinstance(err, OSError):  # e.g. the data folder cannot be created
+        return RuntimeError(f"{err.strerror}: {err.filename}" if err.filename else str(err))
+    return None
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from service.server import serve
 
     try:
         config = _service_config(args)
         config.check()
         asyncio.run(serve(config))
-    except (ConfigError, ServerStartError, StorageError) as err:
-        return _fail(err)
-    except Exception as err:  # the database refused us at start: say so plainly
-        from sqlalchemy.exc import SQLAlchemyError
-
-        if isinstance(err, SQLAlchemyError):
-            return _fail(RuntimeError(f"cannot open the database: {str(err).splitlines()[0]}"))
-        raise
+    except Exception as err:
+        failure = _startup_failure(err)
+        if failure is None:
+            raise
+        return _fail(failure)
     return 0
 
 
-def _open_engine(args: argparse.Namespace) -> Any:
+def run_db_upgrade(args: argparse.Namespace) -> int:
+    from storage import migrate
     from storage.database import create_database_engine
 
-    config = _service_config(args)
-    return config, create_database_engine(config.database_url)
-
-
-def run_db_upgrade(args: argparse.Namespace) -> int:
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from storage import migrate
-
-    _, engine = _open_engine(args)
     try:
-        before = migrate.current_revision(engine)
-        migrate.upgrade(engine, args.revision)
-        after = migrate.current_revision(engine)
-    except SQLAlchemyError as err:
-        return _fail(RuntimeError(f"cannot migrate {engine.url.render_as_string()}: {str(err).splitlines()[0]}"))
-    finally:
-        engine.dispose()
+        engine = create_database_engine(_service_config(args).database_url)
+        try:
+            before = migrate.current_revision(engine)
+            migrate.upgrade(engine, args.revision)
+            after = migrate.current_revision(engine)
+        finally:
+            engine.dispose()
+    except Exception as err:
+        failure = _startup_failure(err)
+        if failure is None:
+            raise
+        return _fail(failure)
     where = engine.url.render_as_string()
     if before == after:
         print(f"{where}: already at revision {after}")
@@ -222,12 +231,19 @@ def run_db_upgrade(args: argparse.Namespace) -> int:
 
 def run_db_current(args: argparse.Namespace) -> int:
     from storage import migrate
+    from storage.database import create_database_engine
 
-    _, engine = _open_engine(args)
     try:
-        current, head = migrate.current_revision(engine), migrate.head_revision()
-    finally:
-        engine.dispose()
+        engine = create_database_engine(_service_config(args).database_url)
+        try:
+            current, head = migrate.current_revision(engine), migrate.head_revision()
+        finally:
+            engine.dispose()
+    except Exception as err:
+        failure = _startup_failure(err)
+        if failure is None:
+            raise
+        return _fail(failure)
     print(f"{engine.url.render_as_string()}: revision {current or '(empty)'}; this version's head is {head}")
     return 0 if current == head else 1
 
