@@ -86,6 +86,7 @@ class DrawReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DRAW_REASON_CARD_EFFECT: _ClassVar[DrawReason]
     DRAW_REASON_KILL_REWARD: _ClassVar[DrawReason]
     DRAW_REASON_SKILL: _ClassVar[DrawReason]
+    DRAW_REASON_RECAST: _ClassVar[DrawReason]
 
 class MoveReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -151,6 +152,7 @@ DRAW_REASON_DRAW_PHASE: DrawReason
 DRAW_REASON_CARD_EFFECT: DrawReason
 DRAW_REASON_KILL_REWARD: DrawReason
 DRAW_REASON_SKILL: DrawReason
+DRAW_REASON_RECAST: DrawReason
 MOVE_REASON_UNSPECIFIED: MoveReason
 MOVE_REASON_KILL_PENALTY: MoveReason
 MOVE_REASON_DEATH: MoveReason
@@ -247,14 +249,16 @@ class CardRef(_message.Message):
     def __init__(self, id: _Optional[int] = ..., virtual: _Optional[_Union[VirtualCard, _Mapping]] = ...) -> None: ...
 
 class UseCard(_message.Message):
-    __slots__ = ("seat", "card", "targets")
+    __slots__ = ("seat", "card", "targets", "recast")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     CARD_FIELD_NUMBER: _ClassVar[int]
     TARGETS_FIELD_NUMBER: _ClassVar[int]
+    RECAST_FIELD_NUMBER: _ClassVar[int]
     seat: int
     card: CardRef
     targets: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, seat: _Optional[int] = ..., card: _Optional[_Union[CardRef, _Mapping]] = ..., targets: _Optional[_Iterable[int]] = ...) -> None: ...
+    recast: bool
+    def __init__(self, seat: _Optional[int] = ..., card: _Optional[_Union[CardRef, _Mapping]] = ..., targets: _Optional[_Iterable[int]] = ..., recast: _Optional[bool] = ...) -> None: ...
 
 class Respond(_message.Message):
     __slots__ = ("seat", "card", "target")
