@@ -9,13 +9,13 @@ never names them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, Color, Suit, color_of
-from verifier.engine.game import Game, Settle, Violation
+from verifier.engine.game import DamageInfo, Game, Settle, Violation
 from verifier.engine.requests import UNANSWERED, card_request
 
 
@@ -93,6 +93,24 @@ class Effect:
         return None
         yield  # pragma: no cover
 
+    # --- damage on its way (Game.damage): change ``info.amount``
+    def damage_caused(self, game: Game, info: DamageInfo) -> None:
+        """As the damage source's effect (古锭刀)."""
+
+    def damage_inflicted(self, game: Game, info: DamageInfo) -> None:
+        """As the damaged character's effect (藤甲 +1 fire, 白银狮子 at most 1); armor is skipped when the
+        damage ignores it (青釭剑)."""
+
+    # --- armor: a card without effect on its wearer
+    def card_has_no_effect(self, game: Game, use: Use, target: int) -> bool:
+        """Is ``use`` without effect on ``target``, this armor's wearer (藤甲: ordinary 杀, 南蛮入侵, 万箭齐发)?
+        Asked before any response or 无懈可击 window; not under 青釭剑 (see armor_voids)."""
+        return False
+
+    # --- leaving the equipment area
+    def on_lost(self, game: Game, seat: int) -> None:
+        """The card with this effect has just left ``seat``'s equipment area (白银狮子)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Use:
@@ -101,6 +119,22 @@ class Use:
     user: int
     card: UsedCard
     targets: tuple[int, ...]
+    # Extra damage this use deals to each target (酒's bonus, taken by the 杀 it goes with).
+    damage_bonus: int = 0
+
+
+DamageRule = Callable[[Game, DamageInfo], Settle[None]]
+
+
+def armor_voids(game: Game, use: Use, target: int, ignores_armor: bool = False) -> bool:
+    """Is ``use`` without effect on ``target`` because of their armor (藤甲 against ordinary 杀, 南蛮入侵 and
+    万箭齐发; 仁王盾 against black 杀)? Never when the armor is ignored (青釭剑)."""
+    if ignores_armor:
+        return False
+    is_slash = use.card.name.endswith("slash")
+    return any(e.is_armor and (e.card_has_no_effect(game, use, target)
+                               or (is_slash and e.slash_has_no_effect(game, use)))
+               for e in game.effects_of(target))
 
 
 class CardSpec:
@@ -113,6 +147,15 @@ class CardSpec:
     def verify_use(self, game: Game, use: Use) -> Iterator[Violation]:
         """Why this use is illegal (nothing when it is legal)."""
         return iter(())
+
+    # Can it be recast (重铸: discarded for a new card) in one's play phase instead of used (铁锁连环)?
+    recastable: ClassVar[bool] = False
+
+    def recast(self, game: Game, seat: int, card: UsedCard) -> Settle[None]:
+        """重铸: the card goes to the discard pile and its user draws 1. Not a use: no 无懈可击 window."""
+        game.to_processing(card.ids)
+        game.processing_to_discard(card.ids)
+        yield from game.draw(seat, 1, pb.DRAW_REASON_RECAST)
 
     def can_use(self, game: Game, use: Use) -> bool:
         return not any(True for _ in self.verify_use(game, use))
@@ -152,6 +195,8 @@ class Package:
     name: str
     cards: dict[str, CardSpec] = field(default_factory=dict)
     effects: dict[str, Effect] = field(default_factory=dict)
+    # Rules that see every damage once it is dealt and settled (铁锁连环 passes elemental damage on).
+    after_damage: list[DamageRule] = field(default_factory=list)
 
     def card(self, cls: type[CardSpec]) -> type[CardSpec]:
         """Class decorator: register a card spec."""
@@ -171,9 +216,17 @@ class Ruleset:
         self.packages = packages
         self.cards: dict[str, CardSpec] = {}
         self.effects: dict[str, Effect] = {}
+        self.after_damage: list[DamageRule] = []
         for pkg in packages:
             self.cards.update(pkg.cards)
             self.effects.update(pkg.effects)
+            self.after_damage.extend(pkg.after_damage)
+        # What Game.damage and Game.remove_from_owner need to look at (nothing, for the standard deck).
+        self.lost_hooks: dict[str, Effect] = {n: e for n, e in self.effects.items()
+                                              if type(e).on_lost is not Effect.on_lost}
+        self.damage_pipeline = bool(self.after_damage) or any(
+            type(e).damage_caused is not Effect.damage_caused or type(e).damage_inflicted is not Effect.damage_inflicted
+            for e in self.effects.values())
 
     def delayed(self, name: str) -> DelayedSpec:
         spec = self.cards[name]
@@ -238,6 +291,17 @@ class Ruleset:
             game.report([Violation("WRONG_TIMING", f"seat {seat} cannot use {game.used_card_label(card)} on "
                                    "their own initiative in the play phase", seat, card.ids[0] if card.ids
                                    else None, hard=True)])
+            return
+        if uc.recast:
+            if not spec.recastable or card.is_virtual:
+                game.report([Violation("WRONG_CARD", f"seat {seat} cannot recast {game.used_card_label(card)}: "
+                                       "only 铁锁连环 can be recast", seat, card.ids[0] if card.ids else None,
+                                       hard=True)])
+            elif uc.targets:
+                game.report([Violation("INVALID_TARGET", f"a recast {game.used_card_label(card)} takes no targets",
+                                       seat, hard=True)])
+            else:
+                yield from spec.recast(game, seat, card)
             return
         targets = tuple(uc.targets)
         for t in targets:

@@ -75,6 +75,9 @@ class Player:
     equips: dict[str, int] = field(default_factory=dict)  # slot -> card id
     judgment: list[int] = field(default_factory=list)  # placement order
     slash_count: int = 0  # 杀 used in the current play phase
+    # State that card packages keep on a character (铁锁连环's "chained", 酒's "drunk"); changed only
+    # through Game.set_mark, so the state digest sees it. Absent means 0.
+    marks: dict[str, int] = field(default_factory=dict)
 
     @property
     def wounded(self) -> bool:
@@ -89,6 +92,23 @@ class Player:
 
     def has_cards(self) -> bool:
         return bool(self.hand or self.equips or self.judgment)
+
+
+@dataclass(slots=True)
+class DamageInfo:
+    """One damage on its way to its target (Game.damage). Effects change ``amount``: first the source's
+    (Effect.damage_caused: 古锭刀), then the target's (Effect.damage_inflicted: 藤甲, 白银狮子 — armor not
+    when ``ignores_armor``). After it is dealt and settled, the packages' after-damage rules see it
+    (铁锁连环 passes it on)."""
+
+    source: int | None
+    target: int
+    amount: int
+    nature: int = pb.DAMAGE_NATURE_NORMAL
+    card: UsedCard | None = None  # the card that causes it (a 杀, a trick), if any
+    chained: bool = False  # passed on by 铁锁连环: never passed on again
+    ignores_armor: bool = False  # the target's armor has no effect on it (青釭剑's 杀)
+    dealt: int = 0  # the amount after the source's effects, before the target's: what 铁锁连环 passes on
 
 
 @dataclass(slots=True)
@@ -188,6 +208,17 @@ class Game:
                     out.append(eff)
         return out
 
+    def set_mark(self, seat: int, name: str, value: int) -> None:
+        """Change a package's state on a character (Player.marks); 0 removes it."""
+        marks = self.players[seat].marks
+        if marks.get(name, 0) == value:
+            return
+        if value:
+            marks[name] = value
+        else:
+            del marks[name]
+        self.journal.append(("mark", seat, name, value))
+
     def has_effect(self, seat: int, name: str) -> bool:
         return any(e.name == name for e in self.effects_of(seat))
 
@@ -246,6 +277,9 @@ class Game:
             for slot, cid in p.equips.items():
                 if cid == card_id:
                     del p.equips[slot]
+                    lost = self.ruleset.lost_hooks.get(self.cards[card_id].name)
+                    if lost is not None:
+                        lost.on_lost(self, p.seat)  # 白银狮子 leaves: its wearer recovers
                     return
             if card_id in p.judgment:
                 p.judgment.remove(card_id)
@@ -301,12 +335,7 @@ class Game:
         """A move no decision names: recorded as a CardsMoved outcome."""
         if not card_ids:
             return
-        if to_seat is None:
-            self.to_discard(card_ids)
-            to_zone = pb.ZONE_DISCARD_PILE
-        else:
-            self.to_hand(to_seat, card_ids)
-            to_zone = pb.ZONE_HAND
+        to_zone = pb.ZONE_DISCARD_PILE if to_seat is None else pb.ZONE_HAND
         ev = pb.Event()
         m = ev.cards_moved
         m.cards.extend(card_ids)
@@ -318,6 +347,11 @@ class Game:
         m.to_zone = to_zone
         m.reason = reason  # type: ignore[assignment]
         self.emit(ev, code)
+        # Recorded before it happens, so what the move sets off (白银狮子's recovery) comes after it.
+        if to_seat is None:
+            self.to_discard(card_ids)
+        else:
+            self.to_hand(to_seat, card_ids)
 
     # ------------------------------------------------------------------ the draw pile
 
@@ -381,10 +415,21 @@ class Game:
     # ------------------------------------------------------------------ HP
 
     def damage(self, source: int | None, target: int, amount: int, nature: int = pb.DAMAGE_NATURE_NORMAL,
+               card: UsedCard | None = None, *, ignores_armor: bool = False, chained: bool = False
                ) -> Settle[None]:
+        """``card``: the card that causes the damage, if any. ``ignores_armor``: the target's armor does
+        not change it (青釭剑's 杀); ``chained``: it is passed on by 铁锁连环. With packages that hook
+        damage, the amount goes through DamageInfo first."""
         p = self.players[target]
         if not p.alive or amount <= 0:
             return
+        info: DamageInfo | None = None
+        if self.ruleset.damage_pipeline:
+            info = DamageInfo(source, target, amount, nature, card, chained, ignores_armor)
+            self.modify_damage(info)
+            amount = info.amount
+            if amount <= 0:
+                return
         p.hp -= amount
         self.journal.append(("dmg", target, amount))
         ev = pb.Event()
@@ -398,6 +443,20 @@ class Game:
         self.emit(ev, "DAMAGE_MISMATCH")
         if p.hp <= 0:
             yield from self.dying(target, killer=source)
+        if info is not None:
+            # The damage is settled (dying included): the packages' after-damage rules (铁锁连环).
+            for rule in self.ruleset.after_damage:
+                yield from rule(self, info)
+
+    def modify_damage(self, info: DamageInfo) -> None:
+        """The source's effects change the amount (古锭刀), then the target's (藤甲, 白银狮子)."""
+        if info.source is not None and self.players[info.source].alive:
+            for eff in self.effects_of(info.source):
+                eff.damage_caused(self, info)
+        info.dealt = info.amount
+        for eff in self.effects_of(info.target):
+            if not (info.ignores_armor and eff.is_armor):
+                eff.damage_inflicted(self, info)
 
     def lose_hp(self, seat: int, amount: int) -> Settle[None]:
         p = self.players[seat]
