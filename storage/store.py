@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from sqlalchemy import ColumnElement, Connection, Engine, and_, exists, func, or_, select, text
+from sqlalchemy import ColumnElement, Connection, Engine, and_, exists, func, insert, or_, select, text
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session, selectinload
 
@@ -244,15 +244,16 @@ class Store:
         nothing is written and the stored replay is returned. Returns (summary, created)."""
         try:
             with self._session(write=True) as session:
-                existing = session.get(Replay, new.log_sha256, options=[selectinload(Replay.seats)])
-                if existing is not None:
+                if session.scalar(select(Replay.id).where(Replay.id == new.log_sha256)) is not None:
+                    existing = session.get(Replay, new.log_sha256, options=[selectinload(Replay.seats)])
+                    assert existing is not None
                     return self._summary(session, existing), False
-                replay = _replay_row(new, self.clock())
-                session.add(replay)
-                session.flush()
-                return _summary_of(replay, replay.verdicts[0]), True
+                now = self.clock()
+                _insert_replay(session, new, now)
+                return _summary_of_new(new, now), True
         except sa_exc.IntegrityError:
-            # Another writer stored the same log between our read and our insert.
+            # Another writer stored the same log between our check and our insert — or the
+            # record itself is unstorable, and then nothing of it was written.
             found = self.find(new.log_sha256)
             if found is None:
                 raise
@@ -268,7 +269,10 @@ class Store:
     # ------------------------------------------------------------------ reading
 
     def find(self, log_sha256: str) -> ReplaySummary | None:
+        """The stored replay of this log, if there is one (cheap when there is none)."""
         with self._session() as session:
+            if session.scalar(select(Replay.id).where(Replay.id == log_sha256)) is None:
+                return None
             replay = session.get(Replay, log_sha256, options=[selectinload(Replay.seats)])
             return None if replay is None else self._summary(session, replay)
 
@@ -360,24 +364,40 @@ def _conditions(f: ReplayFilter) -> list[ColumnElement[bool]]:
     return conds
 
 
-def _replay_row(new: NewReplay, now: datetime) -> Replay:
+def _insert_replay(session: Session, new: NewReplay, now: datetime) -> None:
+    """The rows of one replay, as bulk inserts (no ORM unit of work: this is the hot path)."""
     v = new.verdict
     m = new.metadata
-    replay = Replay(
+    session.execute(insert(Replay).values(
         id=new.log_sha256, submitted_at=now, log_bytes=new.log_bytes, log_format=new.log_format,
         log_size=len(new.log_bytes), event_count=new.event_count, ruleset=new.ruleset, mode=new.mode,
         seed=str(new.seed), recorder=new.recorder, player_count=len(new.seats), tournament=m.tournament,
-        round=m.round, table_label=m.table, submitter=m.submitter,
-        seats=[ReplaySeat(seat=s.seat, player=s.player, role=s.role, general=s.general) for s in new.seats])
-    replay.verdicts.append(Verdict(
-        run=SUBMISSION_RUN, created_at=now, engine_version=v.engine_version, violation_count=v.violation_count,
-        violation_codes=" ".join(v.violation_codes), followed=v.followed, stopped_at=v.stopped_at,
-        stopped_reason=v.stopped_reason, finished=v.finished, side=v.side,
+        round=m.round, table_label=m.table, submitter=m.submitter))
+    if new.seats:
+        session.execute(insert(ReplaySeat), [
+            {"replay_id": new.log_sha256, "seat": s.seat, "player": s.player, "role": s.role, "general": s.general}
+            for s in new.seats])
+    verdict_id = session.execute(insert(Verdict).values(
+        replay_id=new.log_sha256, run=SUBMISSION_RUN, created_at=now, engine_version=v.engine_version,
+        violation_count=v.violation_count, violation_codes=" ".join(v.violation_codes), followed=v.followed,
+        stopped_at=v.stopped_at, stopped_reason=v.stopped_reason, finished=v.finished, side=v.side,
         winners=" ".join(str(w) for w in v.winners), result_reason=v.result_reason,
-        annotation_count=v.annotation_count, replay_blob=v.replay_blob,
-        violations=[ViolationRow(event_index=x.event_index, derived=x.derived, code=x.code, seat=x.seat,
-                                 card=x.card, message=x.message, rule=x.rule) for x in v.violations]))
-    return replay
+        annotation_count=v.annotation_count, replay_blob=v.replay_blob).returning(Verdict.id)).scalar_one()
+    if v.violations:
+        session.execute(insert(ViolationRow), [
+            {"verdict_id": verdict_id, "event_index": x.event_index, "derived": x.derived, "code": x.code,
+             "seat": x.seat, "card": x.card, "message": x.message, "rule": x.rule} for x in v.violations])
+
+
+def _summary_of_new(new: NewReplay, now: datetime) -> ReplaySummary:
+    v = new.verdict
+    return ReplaySummary(
+        id=new.log_sha256, submitted_at=now, metadata=new.metadata, log_format=new.log_format,
+        log_size=len(new.log_bytes), event_count=new.event_count, ruleset=new.ruleset, mode=new.mode, seed=new.seed,
+        recorder=new.recorder, seats=new.seats, engine_version=v.engine_version, violation_count=v.violation_count,
+        violation_codes=v.violation_codes, followed=v.followed, stopped_at=v.stopped_at,
+        stopped_reason=v.stopped_reason, finished=v.finished, side=v.side, winners=v.winners,
+        result_reason=v.result_reason, annotation_count=v.annotation_count)
 
 
 def _summary_of(replay: Replay, verdict: Verdict) -> ReplaySummary:
