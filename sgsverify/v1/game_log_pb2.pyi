@@ -355,18 +355,20 @@ class Reveal(_message.Message):
     def __init__(self, cards: _Optional[_Iterable[int]] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class Damage(_message.Message):
-    __slots__ = ("source", "target", "amount", "nature", "hp_after")
+    __slots__ = ("source", "target", "amount", "nature", "hp_after", "chained")
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
     AMOUNT_FIELD_NUMBER: _ClassVar[int]
     NATURE_FIELD_NUMBER: _ClassVar[int]
     HP_AFTER_FIELD_NUMBER: _ClassVar[int]
+    CHAINED_FIELD_NUMBER: _ClassVar[int]
     source: int
     target: int
     amount: int
     nature: DamageNature
     hp_after: int
-    def __init__(self, source: _Optional[int] = ..., target: _Optional[int] = ..., amount: _Optional[int] = ..., nature: _Optional[_Union[DamageNature, str]] = ..., hp_after: _Optional[int] = ...) -> None: ...
+    chained: bool
+    def __init__(self, source: _Optional[int] = ..., target: _Optional[int] = ..., amount: _Optional[int] = ..., nature: _Optional[_Union[DamageNature, str]] = ..., hp_after: _Optional[int] = ..., chained: _Optional[bool] = ...) -> None: ...
 
 class LoseHp(_message.Message):
     __slots__ = ("seat", "amount", "hp_after")
