@@ -17,12 +17,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from sqlalchemy import ColumnElement, Connection, Engine, and_, exists, func, insert, or_, select, text
+from sqlalchemy import ColumnElement, Connection, Engine, and_, bindparam, exists, func, insert, or_, select, text
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session, selectinload
 
 from storage.database import SQLITE_BEGIN_OPTION, create_database_engine
-from storage.models import SUBMISSION_RUN, Replay, ReplaySeat, Verdict, ViolationRow
+from storage.models import SUBMISSION_RUN, Base, Replay, ReplaySeat, Verdict, ViolationRow
 
 HASH_LENGTH = 64
 MIN_ID_PREFIX = 8
@@ -244,7 +244,7 @@ class Store:
         nothing is written and the stored replay is returned. Returns (summary, created)."""
         try:
             with self._session(write=True) as session:
-                if session.scalar(select(Replay.id).where(Replay.id == new.log_sha256)) is not None:
+                if session.scalar(_REPLAY_EXISTS, {"id": new.log_sha256}) is not None:
                     existing = session.get(Replay, new.log_sha256, options=[selectinload(Replay.seats)])
                     assert existing is not None
                     return self._summary(session, existing), False
@@ -271,7 +271,7 @@ class Store:
     def find(self, log_sha256: str) -> ReplaySummary | None:
         """The stored replay of this log, if there is one (cheap when there is none)."""
         with self._session() as session:
-            if session.scalar(select(Replay.id).where(Replay.id == log_sha256)) is None:
+            if session.scalar(_REPLAY_EXISTS, {"id": log_sha256}) is None:
                 return None
             replay = session.get(Replay, log_sha256, options=[selectinload(Replay.seats)])
             return None if replay is None else self._summary(session, replay)
@@ -364,27 +364,38 @@ def _conditions(f: ReplayFilter) -> list[ColumnElement[bool]]:
     return conds
 
 
+# Compiled once (cached by SQLAlchemy); each save only binds parameters.
+_TABLES = Base.metadata.tables
+_INSERT_REPLAY = insert(_TABLES[Replay.__tablename__])
+_INSERT_SEATS = insert(_TABLES[ReplaySeat.__tablename__])
+_INSERT_VERDICT = insert(_TABLES[Verdict.__tablename__]).returning(_TABLES[Verdict.__tablename__].c.id)
+_INSERT_VIOLATIONS = insert(_TABLES[ViolationRow.__tablename__])
+_REPLAY_EXISTS = select(Replay.id).where(Replay.id == bindparam("id"))
+
+
 def _insert_replay(session: Session, new: NewReplay, now: datetime) -> None:
-    """The rows of one replay, as bulk inserts (no ORM unit of work: this is the hot path)."""
+    """The rows of one replay, as plain inserts (no ORM unit of work: this is the hot path)."""
+    conn = session.connection()
     v = new.verdict
     m = new.metadata
-    session.execute(insert(Replay).values(
-        id=new.log_sha256, submitted_at=now, log_bytes=new.log_bytes, log_format=new.log_format,
-        log_size=len(new.log_bytes), event_count=new.event_count, ruleset=new.ruleset, mode=new.mode,
-        seed=str(new.seed), recorder=new.recorder, player_count=len(new.seats), tournament=m.tournament,
-        round=m.round, table_label=m.table, submitter=m.submitter))
+    conn.execute(_INSERT_REPLAY, {
+        "id": new.log_sha256, "submitted_at": now, "log_bytes": new.log_bytes, "log_format": new.log_format,
+        "log_size": len(new.log_bytes), "event_count": new.event_count, "ruleset": new.ruleset, "mode": new.mode,
+        "seed": str(new.seed), "recorder": new.recorder, "player_count": len(new.seats),
+        "tournament": m.tournament, "round": m.round, "table_label": m.table, "submitter": m.submitter})
     if new.seats:
-        session.execute(insert(ReplaySeat), [
+        conn.execute(_INSERT_SEATS, [
             {"replay_id": new.log_sha256, "seat": s.seat, "player": s.player, "role": s.role, "general": s.general}
             for s in new.seats])
-    verdict_id = session.execute(insert(Verdict).values(
-        replay_id=new.log_sha256, run=SUBMISSION_RUN, created_at=now, engine_version=v.engine_version,
-        violation_count=v.violation_count, violation_codes=" ".join(v.violation_codes), followed=v.followed,
-        stopped_at=v.stopped_at, stopped_reason=v.stopped_reason, finished=v.finished, side=v.side,
-        winners=" ".join(str(w) for w in v.winners), result_reason=v.result_reason,
-        annotation_count=v.annotation_count, replay_blob=v.replay_blob).returning(Verdict.id)).scalar_one()
+    verdict_id = conn.execute(_INSERT_VERDICT, {
+        "replay_id": new.log_sha256, "run": SUBMISSION_RUN, "created_at": now, "engine_version": v.engine_version,
+        "violation_count": v.violation_count, "violation_codes": " ".join(v.violation_codes),
+        "followed": v.followed, "stopped_at": v.stopped_at, "stopped_reason": v.stopped_reason,
+        "finished": v.finished, "side": v.side, "winners": " ".join(str(w) for w in v.winners),
+        "result_reason": v.result_reason, "annotation_count": v.annotation_count,
+        "replay_blob": v.replay_blob}).scalar_one()
     if v.violations:
-        session.execute(insert(ViolationRow), [
+        conn.execute(_INSERT_VIOLATIONS, [
             {"verdict_id": verdict_id, "event_index": x.event_index, "derived": x.derived, "code": x.code,
              "seat": x.seat, "card": x.card, "message": x.message, "rule": x.rule} for x in v.violations])
 
