@@ -7,6 +7,8 @@ every outcome is recorded (OUTCOME_RECORDING_COMPLETE).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.engine.effects import Ruleset, Use, UsedCard
 from verifier.engine.game import Game
@@ -33,9 +35,11 @@ class BotError(RuntimeError):
     """A bot made a move the engine rejected: a bug in the bot or the engine."""
 
 
-def make_header(seed: int, players: int, role_variant: int = pb.ROLE_VARIANT_STANDARD) -> pb.GameHeader:
+def make_header(seed: int, players: int, role_variant: int = pb.ROLE_VARIANT_STANDARD,
+                packages: Sequence[str] = ()) -> pb.GameHeader:
     header = pb.GameHeader(ruleset="identity/1", mode=pb.MODE_IDENTITY, seed=seed, recorder="sgs-verify selfplay")
     header.options.generals = pb.GENERALS_MODE_WHITE
+    header.options.packages.extend(packages)
     header.options.outcomes = pb.OUTCOME_RECORDING_COMPLETE
     header.options.role_variant = role_variant  # type: ignore[assignment]
     for i in range(players):
@@ -94,6 +98,7 @@ class RandomBot:
         assert seat is not None
         ruleset = game.ruleset
         options: list[tuple[pb.CardRef, tuple[int, ...]]] = []
+        recasts: list[int] = []
         p = game.players[seat]
         for cid in p.hand:
             card = game.cards[cid]
@@ -105,6 +110,21 @@ class RandomBot:
                 use = Use(seat, used, targets or spec.default_targets(game, seat))
                 if spec.can_use(game, use):
                     options.append((pb.CardRef(id=cid), targets))
+            if spec.recastable:
+                recasts.append(cid)
+        if game.has_effect(seat, "fan") and self.chance(50):
+            # 朱雀羽扇: an ordinary 杀 used as a 火杀.
+            for cid in [c for c in p.hand if game.cards[c].name == "slash"][:1]:
+                ref = pb.CardRef()
+                ref.virtual.name = "fire_slash"
+                ref.virtual.skill = "fan"
+                ref.virtual.subcards.append(cid)
+                card = game.cards[cid]
+                spec = ruleset.cards["fire_slash"]
+                used = UsedCard("fire_slash", (cid,), card.suit, card.color, card.number, skill="fan")
+                for targets in spec.candidate_targets(game, seat):
+                    if spec.can_use(game, Use(seat, used, targets)):
+                        options.append((ref, targets))
         if game.has_effect(seat, "spear") and len(p.hand) >= 2 and self.chance(30):
             a, b = p.hand[self.rng.below(len(p.hand))], p.hand[self.rng.below(len(p.hand))]
             if a != b:
@@ -118,6 +138,11 @@ class RandomBot:
                     if spec.can_use(game, Use(seat, used, targets)):
                         options.append((ref, targets))
         ev = pb.Event()
+        if recasts and self.chance(10):
+            ev.use_card.seat = seat
+            ev.use_card.card.id = recasts[0]
+            ev.use_card.recast = True
+            return ev
         if not options or self.chance(12):
             ev.end_play_phase.seat = seat
             return ev
@@ -160,7 +185,8 @@ class RandomBot:
     def rescue(self, game: Game, req: PeachRequest) -> pb.Event | None:
         seat = req.seat
         assert seat is not None
-        peaches = [c for c in game.players[seat].hand if game.cards[c].name == "peach"]
+        saving = {"peach", "analeptic"} if seat == req.dying else {"peach"}  # 酒 saves only its user
+        peaches = [c for c in game.players[seat].hand if game.cards[c].name in saving]
         if peaches and self.chance(85 if seat == req.dying else 40):
             ev = pb.Event()
             ev.respond.seat = seat
@@ -199,9 +225,10 @@ class RandomBot:
 
 
 def play_game(seed: int, players: int, role_variant: int = pb.ROLE_VARIANT_STANDARD,
-              ruleset: Ruleset | None = None) -> pb.GameLog:
-    """One complete self-play game as a log with every outcome recorded."""
-    header = make_header(seed, players, role_variant)
+              ruleset: Ruleset | None = None, packages: Sequence[str] = ()) -> pb.GameLog:
+    """One complete self-play game as a log with every outcome recorded; ``packages`` as in the header
+    (("maneuvering",) for the 160-card deck)."""
+    header = make_header(seed, players, role_variant, packages)
     game = new_game(header, ruleset or default_ruleset(header))
     log = pb.GameLog(header=header)
     log.events.extend(starting_hand_outcomes(game))

@@ -64,6 +64,8 @@ _CODES = [
          "An equipment effect or skill invoked by someone who does not have it, or when it does not apply."),
     Code("SLASH_LIMIT", Kind.ILLEGAL, "RULES.md §2 play phase rule 1",
          "A second 杀 in one play phase without 诸葛连弩 or a skill that allows it."),
+    Code("ANALEPTIC_LIMIT", Kind.ILLEGAL, "RULES.md §6 (酒)",
+         "A second 酒 drunk in one turn (outside dying, 酒 is drunk at most once per turn)."),
     Code("OUT_OF_RANGE", Kind.ILLEGAL, "RULES.md §3",
          "A 杀 target beyond the user's attack range."),
     Code("DISTANCE_LIMIT", Kind.ILLEGAL, "RULES.md §3",

@@ -49,7 +49,12 @@ PLAY_ACTION_KINDS = frozenset({"use_card", "invoke_skill", "end_play_phase"})
 def default_ruleset(header: pb.GameHeader) -> Ruleset:
     from verifier.packages import standard  # the replay layer assembles packages; the core never does
 
-    return Ruleset([standard.PACKAGE])
+    packages = [standard.PACKAGE]
+    if "maneuvering" in header.options.packages:
+        from verifier.packages import maneuvering  # 军争: after the standard deck, whose 杀 it extends
+
+        packages.append(maneuvering.PACKAGE)
+    return Ruleset(packages)
 
 
 def initial_digest(header: pb.GameHeader) -> bytes:
@@ -605,7 +610,8 @@ def mismatch(out: Outcome, ev: pb.Event, kind: str) -> Violation:
     if kind == "damage":
         w2, g2 = want.damage, got.damage
         same = (w2.target == g2.target and w2.amount == g2.amount and w2.nature == g2.nature
-                and w2.HasField("source") == g2.HasField("source") and w2.source == g2.source)
+                and w2.HasField("source") == g2.HasField("source") and w2.source == g2.source
+                and w2.chained == g2.chained)
         return Violation("HP_MISMATCH" if same else "DAMAGE_MISMATCH", detail, g2.target)
     if kind == "recover":
         same = want.recover.seat == got.recover.seat and want.recover.amount == got.recover.amount

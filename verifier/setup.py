@@ -18,8 +18,8 @@ STARTING_HAND = 4
 ROLE_TABLE = {4: (1, 1, 1), 5: (1, 2, 1), 6: (1, 3, 1), 7: (2, 3, 1), 8: (2, 4, 1), 9: (3, 4, 1), 10: (3, 4, 2)}
 TWO_SPIES_VARIANT = {6: (1, 2, 2), 8: (2, 3, 2)}
 
-KNOWN_PACKAGES = {"standard"}
-PLANNED_PACKAGES = {"maneuvering"}
+KNOWN_PACKAGES = {"standard", "maneuvering"}
+PLANNED_PACKAGES: set[str] = set()
 
 
 class HeaderError(Exception):
@@ -47,7 +47,11 @@ def role_list(players: int, variant: int) -> list[int]:
 
 
 def deck_for(header: pb.GameHeader) -> list[CardDef]:
-    return list(load_package("standard"))
+    """The standard 108 cards, plus the 52 军争 cards (ids 109-160) when the header asks for them."""
+    deck = list(load_package("standard"))
+    if "maneuvering" in header.options.packages:
+        deck.extend(load_package("maneuvering"))
+    return deck
 
 
 def check_header(header: pb.GameHeader) -> None:

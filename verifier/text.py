@@ -36,6 +36,8 @@ def describe(ev: pb.Event) -> str:
         return "(empty event)"
     m: Any = getattr(ev, kind)
     if kind == "use_card":
+        if m.recast:
+            return f"seat {m.seat} recasts {card_ref(m.card)}"
         tail = f" → {', '.join(f'seat {t}' for t in m.targets)}" if m.targets else ""
         return f"seat {m.seat} uses {card_ref(m.card)}{tail}"
     if kind == "respond":
@@ -64,7 +66,8 @@ def describe(ev: pb.Event) -> str:
         return f"revealed {cards(m.cards)} for {m.reason}"
     if kind == "damage":
         src = f"seat {m.source}" if m.HasField("source") else "no source"
-        return f"seat {m.target} takes {m.amount}{NATURE.get(m.nature, '')} damage from {src} (HP {m.hp_after})"
+        chain = ", passed on by 铁锁连环" if m.chained else ""
+        return f"seat {m.target} takes {m.amount}{NATURE.get(m.nature, '')} damage from {src}{chain} (HP {m.hp_after})"
     if kind == "lose_hp":
         return f"seat {m.seat} loses {m.amount} HP (HP {m.hp_after})"
     if kind == "recover":

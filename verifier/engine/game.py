@@ -440,6 +440,8 @@ class Game:
         d.amount = amount
         d.nature = nature  # type: ignore[assignment]
         d.hp_after = p.hp
+        if chained:
+            d.chained = True
         self.emit(ev, "DAMAGE_MISMATCH")
         if p.hp <= 0:
             yield from self.dying(target, killer=source)

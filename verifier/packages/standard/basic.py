@@ -75,7 +75,7 @@ def slash_effect(game: Game, use: Use, target: int) -> Settle[None]:
     if not game.players[target].alive:
         return
     armor = [] if ignores_armor else [e for e in game.effects_of(target) if e.is_armor]
-    if any(e.slash_has_no_effect(game, use) for e in armor):
+    if any(e.slash_has_no_effect(game, use) or e.card_has_no_effect(game, use, target) for e in armor):
         return
     armor_off = frozenset(e.name for e in game.effects_of(target) if e.is_armor and ignores_armor)
     jink = yield from game.ruleset.ask_for_card(game, target, frozenset({"jink"}), "杀", skills_off=armor_off)
@@ -92,7 +92,8 @@ def slash_effect(game: Game, use: Use, target: int) -> Settle[None]:
             prevented = yield from eff.on_slash_hit(game, use, target)
     if prevented:
         return
-    yield from game.damage(user, target, 1, NATURES.get(use.card.name, pb.DAMAGE_NATURE_NORMAL))
+    yield from game.damage(user, target, 1 + use.damage_bonus, NATURES.get(use.card.name, pb.DAMAGE_NATURE_NORMAL),
+                           card=use.card, ignores_armor=ignores_armor)
 
 
 @PACKAGE.card

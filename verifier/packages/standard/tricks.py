@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from sgsverify.v1 import game_log_pb2 as pb
-from verifier.engine.effects import CardSpec, Use
+from verifier.engine.effects import CardSpec, Use, armor_voids
 from verifier.engine.game import Game, Settle, Violation
 from verifier.packages.standard.basic import slash_effect
 from verifier.packages.standard.package import PACKAGE
@@ -153,7 +153,7 @@ class SavageAssault(AreaTrick):
 
     def resolve(self, game: Game, use: Use) -> Settle[None]:
         for t in use.targets:
-            if not game.players[t].alive or (yield from game.nullified(self.name, t)):
+            if not game.players[t].alive or armor_voids(game, use, t) or (yield from game.nullified(self.name, t)):
                 continue
             if (yield from game.ruleset.ask_for_card(game, t, frozenset({"slash"}), "南蛮入侵")) is None:
                 yield from game.damage(use.user, t, 1)
@@ -170,7 +170,7 @@ class ArcheryAttack(AreaTrick):
 
     def resolve(self, game: Game, use: Use) -> Settle[None]:
         for t in use.targets:
-            if not game.players[t].alive or (yield from game.nullified(self.name, t)):
+            if not game.players[t].alive or armor_voids(game, use, t) or (yield from game.nullified(self.name, t)):
                 continue
             if (yield from game.ruleset.ask_for_card(game, t, frozenset({"jink"}), "万箭齐发")) is None:
                 yield from game.damage(use.user, t, 1)

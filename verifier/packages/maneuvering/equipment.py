@@ -1,0 +1,81 @@
+"""Equipment of 军争: 古锭刀, 朱雀羽扇, 藤甲, 白银狮子, 骅骝 (docs/cards.md, equipment)."""
+
+from __future__ import annotations
+
+from sgsverify.v1 import game_log_pb2 as pb
+from verifier.engine.effects import Effect, Use
+from verifier.engine.game import DamageInfo, Game, Violation
+from verifier.packages.maneuvering.package import PACKAGE
+from verifier.packages.standard.equipment import DefensiveHorse, EquipSpec, Weapon
+
+EQUIPMENT_NAMES = ("guding_blade", "fan", "vine", "silver_lion", "hualiu")
+
+for _name in EQUIPMENT_NAMES:
+    PACKAGE.card(type(f"Equip_{_name}", (EquipSpec,), {"name": _name, "__doc__": f"Equip {_name}."}))
+
+
+@PACKAGE.effect
+class GudingBlade(Weapon):
+    """古锭刀: your 杀's damage to a target with no hand cards is increased by 1 (not damage passed on by
+    铁锁连环)."""
+
+    name = "guding_blade"
+
+    def damage_caused(self, game: Game, info: DamageInfo) -> None:
+        card = info.card
+        if card is not None and card.name.endswith("slash") and not info.chained \
+                and not game.players[info.target].hand:
+            info.amount += 1
+
+
+@PACKAGE.effect
+class Fan(Weapon):
+    """朱雀羽扇: you may use an ordinary 杀 as a 火杀 (a virtual fire_slash made from it)."""
+
+    name = "fan"
+    converts_to = frozenset({"fire_slash"})
+
+    def verify_conversion(self, game: Game, seat: int, virtual: pb.VirtualCard) -> list[Violation]:
+        cards = list(virtual.subcards)
+        if len(cards) != 1 or cards[0] not in game.cards or game.cards[cards[0]].name != "slash":
+            return [Violation("INVALID_CONVERSION", "朱雀羽扇 makes a 火杀 from exactly one ordinary 杀 (not a 火杀 "
+                              "or 雷杀)", seat, cards[0] if len(cards) == 1 else None, hard=True)]
+        return game.verify_own_cards(seat, cards, ("hand",))
+
+
+@PACKAGE.effect
+class Vine(Effect):
+    """藤甲: ordinary 杀, 南蛮入侵 and 万箭齐发 have no effect on you; fire damage to you is increased by 1."""
+
+    name = "vine"
+    is_armor = True
+    VOID = frozenset({"slash", "savage_assault", "archery_attack"})
+
+    def card_has_no_effect(self, game: Game, use: Use, target: int) -> bool:
+        return use.card.name in self.VOID
+
+    def damage_inflicted(self, game: Game, info: DamageInfo) -> None:
+        if info.nature == pb.DAMAGE_NATURE_FIRE:
+            info.amount += 1
+
+
+@PACKAGE.effect
+class SilverLion(Effect):
+    """白银狮子: damage to you above 1 is reduced to 1; when it leaves your equipment area you recover 1."""
+
+    name = "silver_lion"
+    is_armor = True
+
+    def damage_inflicted(self, game: Game, info: DamageInfo) -> None:
+        if info.amount > 1:
+            info.amount = 1
+
+    def on_lost(self, game: Game, seat: int) -> None:
+        game.recover(seat, 1)
+
+
+@PACKAGE.effect
+class Hualiu(DefensiveHorse):
+    """骅骝: others' distance to you +1."""
+
+    name = "hualiu"
