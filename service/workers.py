@@ -97,17 +97,17 @@ class WorkerPool:
     async def _call(self, worker: Worker, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         loop = asyncio.get_running_loop()
         executor = worker.executor
-        task = executor.submit(functools.partial(fn, *args, **kwargs))
-        # The worker counts as busy until the task really ends: a call abandoned at its deadline
-        # still occupies the process, and new work should go elsewhere meanwhile.
-        worker.busy += 1
 
         def done(_: object) -> None:
             with contextlib.suppress(RuntimeError):  # the loop is already closed: nobody is counting
                 loop.call_soon_threadsafe(self._done, worker)
 
-        task.add_done_callback(done)
         try:
+            task = executor.submit(functools.partial(fn, *args, **kwargs))
+            # The worker counts as busy until the task really ends: a call abandoned at its
+            # deadline still occupies the process, and new work should go elsewhere meanwhile.
+            worker.busy += 1
+            task.add_done_callback(done)
             return await asyncio.wrap_future(task)
         except BrokenProcessPool:
             if worker.executor is executor:

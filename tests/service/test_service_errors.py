@@ -4,6 +4,8 @@ where), over-limit input (RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED), missing replay
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -247,3 +249,29 @@ def test_postgres_down_is_unavailable_then_recovers(tmp_path: Path) -> None:
     finally:
         proxy.stop()
         db.drop()
+
+
+# ---------------------------------------------------------------------------------------- workers
+
+def test_a_dead_worker_is_unavailable_once_then_replaced(tmp_path: Path) -> None:
+    url, _ = fresh_database("sqlite", tmp_path)
+    with BackgroundServer(server_config(url, tmp_path)) as server, \
+            VerifierClient(server.address, timeout=30) as c:
+        pool = server.server.pool
+        assert pool is not None
+        first = pool.workers[0].executor
+        for process in list(first._processes.values()):  # what the OOM killer would do
+            pid = process.pid
+            assert pid is not None and pid > 0
+            os.kill(pid, signal.SIGKILL)
+            process.join(10)
+        log = game(11)
+        outcomes = []
+        for _ in range(3):
+            try:
+                outcomes.append(c.verify(log).id)
+            except ServiceUnavailable as err:
+                assert "worker process died" in err.details
+                outcomes.append("unavailable")
+        assert outcomes.count("unavailable") <= 1 and outcomes[-1] != "unavailable"
+        assert pool.workers[0].executor is not first
