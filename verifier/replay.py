@@ -18,7 +18,7 @@ from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import text
 from verifier.codes import CATALOGUE, Kind
-from verifier.engine.effects import Ruleset
+from verifier.engine.effects import Ruleset, missing_skill
 from verifier.engine.game import Game, Outcome, Violation
 from verifier.engine.requests import (
     DECISION_KINDS,
@@ -54,6 +54,10 @@ def default_ruleset(header: pb.GameHeader) -> Ruleset:
         from verifier.packages import maneuvering  # 军争: after the standard deck, whose 杀 it extends
 
         packages.append(maneuvering.PACKAGE)
+    if header.options.generals == pb.GENERALS_MODE_STANDARD:
+        from verifier.packages import generals_standard
+
+        packages.append(generals_standard.PACKAGE)
     return Ruleset(packages)
 
 
@@ -378,14 +382,16 @@ class Verifier:
             self._reject([Violation("DEAD_PLAYER", f"seat {seat} is dead and cannot act: {text.describe(ev)}",
                                     seat)])
             return
-        if kind == "pick_general":
-            self._reject([Violation("UNSUPPORTED_EVENT", "there are no generals to pick in white-general mode",
-                                    seat)])
+        if kind == "pick_general" and game.selection is None:
+            why = ("there are no generals to pick in white-general mode" if game.prelude is None
+                   else "the generals are already picked")
+            self._reject([Violation("UNSUPPORTED_EVENT" if game.prelude is None else "WRONG_TIMING", why, seat)])
             return
         if kind == "invoke_skill" and not game.has_effect(seat, ev.invoke_skill.skill):
             # Effects are only gained by decisions: no later request could take this one either.
-            self._reject([Violation("SKILL_NOT_AVAILABLE", f"{text.describe(ev)}: seat {seat} has no such "
-                                    "equipment or skill", seat)])
+            missing = missing_skill(game, seat, ev.invoke_skill.skill)
+            self._reject([missing or Violation("SKILL_NOT_AVAILABLE", f"{text.describe(ev)}: seat {seat} has no "
+                                               "such equipment or skill", seat)])
             return
         while True:
             req = self.pending
@@ -452,6 +458,11 @@ class Verifier:
 
     def _wrong_timing(self, req: Request, ev: pb.Event, kind: str, seat: int) -> Violation:
         what = text.describe(ev)
+        if kind == "invoke_skill" and self.game is not None:
+            eff = self.game.skill_of(seat, ev.invoke_skill.skill)
+            if eff is not None:
+                return Violation("SKILL_TIMING", f"{what}: {eff.name} does not apply now; the game is waiting for "
+                                 f"{req.describe()}", seat)
         if isinstance(req, PlayRequest) and seat != req.seat and kind in ("use_card", "invoke_skill",
                                                                           "end_play_phase"):
             return Violation("OUT_OF_TURN", f"{what}: it is seat {req.seat}'s play phase", seat)

@@ -277,12 +277,22 @@ class Decline(_message.Message):
     def __init__(self, seat: _Optional[int] = ...) -> None: ...
 
 class ChooseCards(_message.Message):
-    __slots__ = ("seat", "cards")
+    __slots__ = ("seat", "cards", "bottom")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     CARDS_FIELD_NUMBER: _ClassVar[int]
+    BOTTOM_FIELD_NUMBER: _ClassVar[int]
     seat: int
     cards: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, seat: _Optional[int] = ..., cards: _Optional[_Iterable[int]] = ...) -> None: ...
+    bottom: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, seat: _Optional[int] = ..., cards: _Optional[_Iterable[int]] = ..., bottom: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class ChooseSuit(_message.Message):
+    __slots__ = ("seat", "suit")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    SUIT_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    suit: Suit
+    def __init__(self, seat: _Optional[int] = ..., suit: _Optional[_Union[Suit, str]] = ...) -> None: ...
 
 class InvokeSkill(_message.Message):
     __slots__ = ("seat", "skill", "cards", "targets")
@@ -437,7 +447,7 @@ class GameOver(_message.Message):
     def __init__(self, side: _Optional[_Union[Side, str]] = ..., winners: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general", "turn_start", "phase_start", "draw_cards", "judgment", "reveal", "damage", "lose_hp", "recover", "dying", "death", "cards_moved", "reshuffle", "game_over")
+    __slots__ = ("use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general", "choose_suit", "turn_start", "phase_start", "draw_cards", "judgment", "reveal", "damage", "lose_hp", "recover", "dying", "death", "cards_moved", "reshuffle", "game_over")
     USE_CARD_FIELD_NUMBER: _ClassVar[int]
     RESPOND_FIELD_NUMBER: _ClassVar[int]
     DECLINE_FIELD_NUMBER: _ClassVar[int]
@@ -445,6 +455,7 @@ class Event(_message.Message):
     INVOKE_SKILL_FIELD_NUMBER: _ClassVar[int]
     END_PLAY_PHASE_FIELD_NUMBER: _ClassVar[int]
     PICK_GENERAL_FIELD_NUMBER: _ClassVar[int]
+    CHOOSE_SUIT_FIELD_NUMBER: _ClassVar[int]
     TURN_START_FIELD_NUMBER: _ClassVar[int]
     PHASE_START_FIELD_NUMBER: _ClassVar[int]
     DRAW_CARDS_FIELD_NUMBER: _ClassVar[int]
@@ -465,6 +476,7 @@ class Event(_message.Message):
     invoke_skill: InvokeSkill
     end_play_phase: EndPlayPhase
     pick_general: PickGeneral
+    choose_suit: ChooseSuit
     turn_start: TurnStart
     phase_start: PhaseStart
     draw_cards: DrawCards
@@ -478,7 +490,7 @@ class Event(_message.Message):
     cards_moved: CardsMoved
     reshuffle: Reshuffle
     game_over: GameOver
-    def __init__(self, use_card: _Optional[_Union[UseCard, _Mapping]] = ..., respond: _Optional[_Union[Respond, _Mapping]] = ..., decline: _Optional[_Union[Decline, _Mapping]] = ..., choose_cards: _Optional[_Union[ChooseCards, _Mapping]] = ..., invoke_skill: _Optional[_Union[InvokeSkill, _Mapping]] = ..., end_play_phase: _Optional[_Union[EndPlayPhase, _Mapping]] = ..., pick_general: _Optional[_Union[PickGeneral, _Mapping]] = ..., turn_start: _Optional[_Union[TurnStart, _Mapping]] = ..., phase_start: _Optional[_Union[PhaseStart, _Mapping]] = ..., draw_cards: _Optional[_Union[DrawCards, _Mapping]] = ..., judgment: _Optional[_Union[Judgment, _Mapping]] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., damage: _Optional[_Union[Damage, _Mapping]] = ..., lose_hp: _Optional[_Union[LoseHp, _Mapping]] = ..., recover: _Optional[_Union[Recover, _Mapping]] = ..., dying: _Optional[_Union[Dying, _Mapping]] = ..., death: _Optional[_Union[Death, _Mapping]] = ..., cards_moved: _Optional[_Union[CardsMoved, _Mapping]] = ..., reshuffle: _Optional[_Union[Reshuffle, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ...) -> None: ...
+    def __init__(self, use_card: _Optional[_Union[UseCard, _Mapping]] = ..., respond: _Optional[_Union[Respond, _Mapping]] = ..., decline: _Optional[_Union[Decline, _Mapping]] = ..., choose_cards: _Optional[_Union[ChooseCards, _Mapping]] = ..., invoke_skill: _Optional[_Union[InvokeSkill, _Mapping]] = ..., end_play_phase: _Optional[_Union[EndPlayPhase, _Mapping]] = ..., pick_general: _Optional[_Union[PickGeneral, _Mapping]] = ..., choose_suit: _Optional[_Union[ChooseSuit, _Mapping]] = ..., turn_start: _Optional[_Union[TurnStart, _Mapping]] = ..., phase_start: _Optional[_Union[PhaseStart, _Mapping]] = ..., draw_cards: _Optional[_Union[DrawCards, _Mapping]] = ..., judgment: _Optional[_Union[Judgment, _Mapping]] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., damage: _Optional[_Union[Damage, _Mapping]] = ..., lose_hp: _Optional[_Union[LoseHp, _Mapping]] = ..., recover: _Optional[_Union[Recover, _Mapping]] = ..., dying: _Optional[_Union[Dying, _Mapping]] = ..., death: _Optional[_Union[Death, _Mapping]] = ..., cards_moved: _Optional[_Union[CardsMoved, _Mapping]] = ..., reshuffle: _Optional[_Union[Reshuffle, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ...) -> None: ...
 
 class GameLog(_message.Message):
     __slots__ = ("header", "events")

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, Color, Suit, color_of
-from verifier.engine.game import DamageInfo, Game, Settle, Violation
+from verifier.engine.game import DamageInfo, Game, Settle, Trigger, Violation
 from verifier.engine.requests import UNANSWERED, card_request
 
 
@@ -47,6 +47,17 @@ class Effect:
     is_armor: ClassVar[bool] = False
     # A weapon whose 杀 ignores the target's armor (青釭剑).
     ignores_armor: ClassVar[bool] = False
+    # --- generals' skills
+    # A general's skill (not equipment): invoking it without having it is SKILL_NOT_OWNED.
+    is_skill: ClassVar[bool] = False
+    # Trigger timings the skill reacts to (Game.trigger): "judging", "judged", "damaged",
+    # "phase_start", "draw_phase", "before_phase", "slash_targeted", "slash_target_chosen",
+    # "trick_used", "lost_hand", "lost_equip".
+    timings: ClassVar[frozenset[str]] = frozenset()
+    # An active skill invoked on one's own initiative in one's play phase (制衡, 仁德, ...).
+    active: ClassVar[bool] = False
+    # Most uses per play phase for an active skill (0: no limit).
+    per_phase: ClassVar[int] = 0
 
     # --- questions the core asks
     def distance_from(self, game: Game, seat: int) -> int:
@@ -110,6 +121,33 @@ class Effect:
     # --- leaving the equipment area
     def on_lost(self, game: Game, seat: int) -> None:
         """The card with this effect has just left ``seat``'s equipment area (白银狮子)."""
+
+    # --- skills
+    def on_trigger(self, game: Game, owner: int, timing: str, ctx: Trigger) -> Settle[None]:
+        """React at one of ``timings``; ``owner`` has the skill."""
+        return None
+        yield  # pragma: no cover
+
+    def prohibits_target(self, game: Game, owner: int, user: int, card_name: str) -> bool:
+        """May ``owner`` not be chosen as a target of ``card_name`` by ``user`` (空城, 谦逊)?"""
+        return False
+
+    def unlimited_distance(self, game: Game, seat: int, card_name: str) -> bool:
+        """Does ``seat``'s ``card_name`` ignore its distance limit (奇才)?"""
+        return False
+
+    def extra_responses(self, game: Game, seat: int, reason: str) -> int:
+        """Extra cards an opponent of ``seat`` must give to answer ``reason`` ("slash", "duel"; 无双)."""
+        return 0
+
+    def recover_bonus(self, game: Game, seat: int, user: int, card: UsedCard) -> int:
+        """Extra HP ``seat`` recovers from ``user``'s ``card`` (救援)."""
+        return 0
+
+    def activate(self, game: Game, seat: int, invoke: pb.InvokeSkill) -> Settle[None]:
+        """An active skill invoked in the play phase (checked and settled here)."""
+        return None
+        yield  # pragma: no cover
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +293,11 @@ class Ruleset:
                 game.report([Violation("UNKNOWN_CARD", f"no card is named {v.name!r}", seat, hard=True)])
                 return None
             effect = next((e for e in game.effects_of(seat) if e.name == v.skill), None)
+            if effect is None and v.skill:
+                missing = missing_skill(game, seat, v.skill)
+                if missing is not None:
+                    game.report([missing])
+                    return None
             if effect is None or v.name not in effect.converts_to:
                 game.report([Violation("INVALID_CONVERSION", f"seat {seat} has no {v.skill or 'effect'} that "
                                        f"makes a {v.name}", seat, hard=True)])
@@ -279,7 +322,17 @@ class Ruleset:
             yield from self.use_card(game, seat, ev.use_card)
         elif kind == "invoke_skill":
             name = ev.invoke_skill.skill
-            game.report([Violation("SKILL_NOT_AVAILABLE", f"seat {seat} cannot invoke {name!r} on their own "
+            effect = next((e for e in game.effects_of(seat) if e.name == name), None)
+            if effect is not None and effect.active:
+                p = game.players[seat]
+                if effect.per_phase and p.skill_uses.get(name, 0) >= effect.per_phase:
+                    game.report([Violation("SKILL_LIMIT", f"seat {seat} already used {name} {effect.per_phase} "
+                                           "time(s) in this play phase", seat, hard=True)])
+                    return
+                yield from effect.activate(game, seat, ev.invoke_skill)
+                return
+            code = "SKILL_TIMING" if effect is not None and effect.is_skill else "SKILL_NOT_AVAILABLE"
+            game.report([Violation(code, f"seat {seat} cannot invoke {name!r} on their own "
                                    "initiative in the play phase: nothing asks for it now", seat, hard=True)])
 
     def use_card(self, game: Game, seat: int, uc: pb.UseCard) -> Settle[None]:
@@ -316,8 +369,19 @@ class Ruleset:
         if not targets:
             targets = spec.default_targets(game, seat)
         use = Use(seat, card, targets)
+        if game.has_skills:
+            for t in targets:
+                eff = game.prohibited(seat, t, card.name)
+                if eff is not None:
+                    game.report([Violation("TARGET_PROHIBITED", f"seat {t}'s {eff.name} forbids choosing them as "
+                                           f"a target of {game.used_card_label(card)}", seat, hard=True)])
+                    return
         if game.report(spec.verify_use(game, use)):
             return
+        if game.has_skills:
+            if card.name.endswith("slash"):
+                game.players[seat].turn_flags["slash_in_play"] = 1
+            yield from game.trigger("card_used", Trigger(seat, card=card, use=use))
         yield from spec.use(game, use)
 
     # ------------------------------------------------------------ responses
@@ -363,6 +427,9 @@ class Ruleset:
                                        card.ids[0] if card.ids else None, hard=True)])
                 continue
             game.to_processing(card.ids)
+            if game.has_skills and card.name.endswith("slash") and seat == game.current \
+                    and game.phase == pb.PHASE_PLAY:
+                game.players[seat].turn_flags["slash_in_play"] = 1
             if settle_now:
                 game.processing_to_discard(card.ids)
             return card
@@ -383,7 +450,10 @@ class Ruleset:
                                    card.ids[0] if card.ids else None, hard=True)])
             return
         game.to_processing(card.ids)
-        game.recover(dying, 1)
+        amount = 1
+        if game.has_skills and card.name == "peach":
+            amount += sum(e.recover_bonus(game, dying, seat, card) for e in game.players[dying].skills)
+        game.recover(dying, amount)
         game.processing_to_discard(card.ids)
         return
         yield  # pragma: no cover
@@ -409,6 +479,21 @@ class Ruleset:
                                    "无懈可击 can be played", seat, card.ids[0] if card.ids else None, hard=True)])
             return False
         game.to_processing(card.ids)
+        if game.has_skills:
+            yield from game.trigger("card_used", Trigger(seat, card=card))
         game.processing_to_discard(card.ids)
         return True
-        yield  # pragma: no cover
+
+
+def missing_skill(game: Game, seat: int, name: str) -> Violation | None:
+    """Why ``seat`` cannot invoke the general's skill ``name`` they lack: LORD_SKILL for a lord skill
+    of their own general while they are not the lord, SKILL_NOT_OWNED for any other skill; None when
+    ``name`` is no skill of the game's packages (equipment and unknown names are judged elsewhere)."""
+    if name in game.players[seat].idle_skills:
+        return Violation("LORD_SKILL", f"seat {seat}'s {name} is a lord skill and works only while their general "
+                         "is the lord", seat, hard=True)
+    eff = game.ruleset.effects.get(name)
+    if eff is not None and eff.is_skill:
+        return Violation("SKILL_NOT_OWNED", f"seat {seat} ({game.players[seat].general or 'no general'}) does "
+                         f"not have the skill {name}", seat, hard=True)
+    return None

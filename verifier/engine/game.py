@@ -11,7 +11,7 @@ No I/O, no clock, no global state; all chance comes from seeded streams.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -78,6 +78,18 @@ class Player:
     # State that card packages keep on a character (铁锁连环's "chained", 酒's "drunk"); changed only
     # through Game.set_mark, so the state digest sees it. Absent means 0.
     marks: dict[str, int] = field(default_factory=dict)
+    # With generals: the general, its kingdom, and its skills' effects (fixed for the game; a
+    # lord skill only while the general is the lord). ``idle_skills`` are the general's skills
+    # the character does not have (a lord skill of a general who is not the lord).
+    general: str = ""
+    kingdom: str = ""
+    skills: list[Effect] = field(default_factory=list)
+    idle_skills: tuple[str, ...] = ()
+    skill_uses: dict[str, int] = field(default_factory=dict)  # skill -> uses in the current play phase
+    turn_flags: dict[str, int] = field(default_factory=dict)  # reset at the start of each of their turns
+    # Does a skill of theirs react to losing hand cards / equipment (连营, 枭姬)? Set from the skills.
+    watch_hand: bool = False
+    watch_equip: bool = False
 
     @property
     def wounded(self) -> bool:
@@ -92,6 +104,24 @@ class Player:
 
     def has_cards(self) -> bool:
         return bool(self.hand or self.equips or self.judgment)
+
+
+@dataclass(slots=True)
+class Trigger:
+    """What a trigger timing is about; skills may change the mutable fields (see Game.trigger)."""
+
+    seat: int  # whose event it is (the damaged, the judged, the one whose phase it is, ...)
+    source: int | None = None
+    amount: int = 0
+    card: Any = None  # the UsedCard involved (damage), or the judgment CardDef
+    reason: str = ""
+    phase: int = 0
+    target: int | None = None
+    use: Any = None  # the Use (杀 settlement)
+    skip: bool = False  # set by a skill: skip the phase / the normal draw
+    count: int = 0  # draw-phase count
+    extra: int = 0  # responses needed beyond the first (无双)
+    no_jink: bool = False  # 铁骑
 
 
 @dataclass(slots=True)
@@ -131,6 +161,7 @@ class Game:
         draw_pile_top_first: list[int],
         seed: int,
         max_reshuffles: int = 0,
+        prelude: Callable[[Game], Settle[None]] | None = None,
     ) -> None:
         self.ruleset = ruleset
         self.cards = cards
@@ -155,6 +186,16 @@ class Game:
         # State changes since the driver last took them (for the state digest).
         self.journal: list[Any] = []
         self._phase_events: dict[tuple[int, int], pb.Event] = {}
+        # With generals: does anyone have skills (triggers are skipped cheaply when nobody does)?
+        self.has_skills = any(p.skills for p in players)
+        # Cards lost by characters whose skills react to it, fired at the next pause (fire_losses).
+        self.lost: list[tuple[int, str]] = []
+        # Cards placed in a judgment area as a virtual delayed trick (国色): card id -> the trick's name.
+        self.judgment_as: dict[int, str] = {}
+        # Before the first turn (with generals: the picks); run by ``run``.
+        self.prelude = prelude
+        # While generals are being picked: each seat's candidates (None otherwise).
+        self.selection: dict[int, tuple[str, ...]] | None = None
 
     # ------------------------------------------------------------------ reporting
 
@@ -206,7 +247,47 @@ class Game:
                 eff = self.ruleset.effects.get(self.cards[cid].name)
                 if eff is not None:
                     out.append(eff)
+        if p.skills:
+            out.extend(p.skills)
         return out
+
+    def skill_of(self, seat: int, name: str) -> Effect | None:
+        return next((e for e in self.players[seat].skills if e.name == name), None)
+
+    # ------------------------------------------------------------------ skills: triggers
+
+    def trigger(self, timing: str, ctx: Trigger) -> Settle[None]:
+        """Run the skills that react at ``timing``: living characters from the current player in
+        seat order, each skill in its general's order. Each may yield requests (an offer to invoke
+        an optional skill) and change ``ctx``."""
+        if not self.has_skills:
+            return
+        for seat in self.alive_seats(self.current):
+            for eff in self.players[seat].skills:
+                if timing in eff.timings and self.players[seat].alive:
+                    yield from eff.on_trigger(self, seat, timing, ctx)
+
+    def prohibited(self, user: int, target: int, card_name: str) -> Effect | None:
+        """The target's skill that forbids choosing them as a target of ``card_name`` (空城, 谦逊)."""
+        if not self.has_skills:
+            return None
+        for eff in self.players[target].skills:
+            if eff.prohibits_target(self, target, user, card_name):
+                return eff
+        return None
+
+    def fire_losses(self) -> Settle[None]:
+        """Skills reacting to lost hand cards or equipment (连营, 枭姬), in the order of the losses."""
+        while self.lost:
+            seat, what = self.lost.pop(0)
+            if self.players[seat].alive:
+                yield from self.trigger_one(seat, "lost_" + what, Trigger(seat))
+
+    def trigger_one(self, seat: int, timing: str, ctx: Trigger) -> Settle[None]:
+        """Run one character's skills at ``timing``."""
+        for eff in self.players[seat].skills:
+            if timing in eff.timings and self.players[seat].alive:
+                yield from eff.on_trigger(self, seat, timing, ctx)
 
     def set_mark(self, seat: int, name: str, value: int) -> None:
         """Change a package's state on a character (Player.marks); 0 removes it."""
@@ -273,6 +354,8 @@ class Game:
         for p in self.players:
             if card_id in p.hand:
                 p.hand.remove(card_id)
+                if p.watch_hand and not p.hand:
+                    self.lost.append((p.seat, "hand"))
                 return
             for slot, cid in p.equips.items():
                 if cid == card_id:
@@ -280,6 +363,8 @@ class Game:
                     lost = self.ruleset.lost_hooks.get(self.cards[card_id].name)
                     if lost is not None:
                         lost.on_lost(self, p.seat)  # 白银狮子 leaves: its wearer recovers
+                    if p.watch_equip:
+                        self.lost.append((p.seat, "equip"))
                     return
             if card_id in p.judgment:
                 p.judgment.remove(card_id)
@@ -314,10 +399,19 @@ class Game:
             hand.append(cid)
             self.journal.append(("hand", seat, cid))
 
-    def to_judgment(self, seat: int, card_id: int) -> None:
+    def to_judgment(self, seat: int, card_id: int, as_name: str = "") -> None:
+        """Place a delayed trick; ``as_name`` when the card is a virtual one (国色 makes a ♦ card 乐不思蜀)."""
         self.remove_from_owner(card_id)
         self.players[seat].judgment.append(card_id)
         self.journal.append(("judg", seat, card_id))
+        if as_name:
+            self.judgment_as[card_id] = as_name
+        elif self.judgment_as:
+            self.judgment_as.pop(card_id, None)
+
+    def judgment_name(self, card_id: int) -> str:
+        """What a card in a judgment area counts as."""
+        return self.judgment_as.get(card_id) or self.cards[card_id].name
 
     def equip(self, seat: int, card_id: int) -> None:
         """Put an equipment card into its slot; an occupied slot's card is discarded first."""
@@ -407,9 +501,20 @@ class Game:
         ev.judgment.card = cid
         ev.judgment.reason = reason
         self.emit(ev, "JUDGMENT_MISMATCH")
+        if self.has_skills:
+            # Before it takes effect, a skill may replace the judgment card (鬼才).
+            ctx = Trigger(seat, card=self.cards[cid], reason=reason)
+            yield from self.trigger("judging", ctx)
+            return ctx.card  # type: ignore[no-any-return]
         return self.cards[cid]
 
     def judgment_done(self, card: CardDef) -> None:
+        self.processing_to_discard([card.id])
+
+    def finish_judgment(self, seat: int, card: CardDef, reason: str = "") -> Settle[None]:
+        """The judgment has taken effect: a skill may take the card (天妒, 洛神), else it is discarded."""
+        if self.has_skills:
+            yield from self.trigger_one(seat, "judged", Trigger(seat, card=card, reason=reason))
         self.processing_to_discard([card.id])
 
     # ------------------------------------------------------------------ HP
@@ -417,9 +522,9 @@ class Game:
     def damage(self, source: int | None, target: int, amount: int, nature: int = pb.DAMAGE_NATURE_NORMAL,
                card: UsedCard | None = None, *, ignores_armor: bool = False, chained: bool = False
                ) -> Settle[None]:
-        """``card``: the card that causes the damage, if any. ``ignores_armor``: the target's armor does
-        not change it (青釭剑's 杀); ``chained``: it is passed on by 铁锁连环. With packages that hook
-        damage, the amount goes through DamageInfo first."""
+        """``card``: the card that causes the damage, if any (奸雄 takes it, 裸衣 adds to a 杀's or 决斗's).
+        ``ignores_armor``: the target's armor does not change it (青釭剑's 杀); ``chained``: it is passed on
+        by 铁锁连环. With packages that hook damage, the amount goes through DamageInfo first."""
         p = self.players[target]
         if not p.alive or amount <= 0:
             return
@@ -445,6 +550,10 @@ class Game:
         self.emit(ev, "DAMAGE_MISMATCH")
         if p.hp <= 0:
             yield from self.dying(target, killer=source)
+        if self.has_skills and p.alive:
+            # After-damage point (奸雄, 反馈, 刚烈, 遗计): the damaged character's skills.
+            yield from self.trigger_one(target, "damaged", Trigger(target, source=source, amount=amount,
+                                                                    card=card))
         if info is not None:
             # The damage is settled (dying included): the packages' after-damage rules (铁锁连环).
             for rule in self.ruleset.after_damage:
@@ -572,12 +681,34 @@ class Game:
     def run(self) -> Settle[None]:
         """The whole game from the first turn (the starting hands are already dealt)."""
         try:
+            if self.prelude is not None:
+                yield from self.prelude(self)
             seat = next(p.seat for p in self.players if p.role == LORD)
             while True:
-                yield from self.turn(seat)
+                if self.has_skills:
+                    yield from self.paused(self.turn(seat))
+                else:
+                    yield from self.turn(seat)
                 seat = self.next_alive(seat)
         except GameEnded as end:
             self.finish(end)
+
+    def paused(self, settle: Settle[None]) -> Settle[None]:
+        """Run ``settle``; whenever it pauses for a decision, first fire the skills reacting to cards
+        lost since the last pause (连营, 枭姬 trigger right after the loss, before anything else is asked)."""
+        answer: Answer = None
+        first = True
+        while True:
+            try:
+                req = next(settle) if first else settle.send(answer)
+            except StopIteration:
+                break
+            first = False
+            if self.lost and not isinstance(req, ShuffleRequest):
+                yield from self.fire_losses()
+            answer = yield req
+        if self.lost:
+            yield from self.fire_losses()
 
     def finish(self, end: GameEnded) -> None:
         self.over = True
@@ -607,8 +738,12 @@ class Game:
         ev.turn_start.turn = self.turn_number
         self.emit(ev, "TURN_MISMATCH")
         skipped: set[int] = set()
+        if p.turn_flags:
+            p.turn_flags.clear()
 
         self.begin_phase(seat, pb.PHASE_START)
+        if self.has_skills:
+            yield from self.trigger_one(seat, "phase_start", Trigger(seat, phase=pb.PHASE_START))
         if p.judgment:
             self.begin_phase(seat, pb.PHASE_JUDGMENT)
             judged: list[int] = []
@@ -620,25 +755,41 @@ class Game:
                     break
                 cid = pending[0]
                 judged.append(cid)
-                spec = self.ruleset.delayed(self.cards[cid].name)
+                spec = self.ruleset.delayed(self.judgment_name(cid))
                 skipped |= (yield from spec.judge_phase(self, seat, cid))
         if p.alive and pb.PHASE_DRAW not in skipped:
             self.begin_phase(seat, pb.PHASE_DRAW)
-            yield from self.draw(seat, 2, pb.DRAW_REASON_DRAW_PHASE, "DRAW_COUNT")
+            count = 2
+            if self.has_skills:
+                # Draw-phase skills may change the count (英姿, 裸衣) or replace the draw (突袭).
+                ctx = Trigger(seat, phase=pb.PHASE_DRAW, count=2)
+                yield from self.trigger_one(seat, "draw_phase", ctx)
+                count = 0 if ctx.skip else ctx.count
+            if p.alive and count > 0:
+                yield from self.draw(seat, count, pb.DRAW_REASON_DRAW_PHASE, "DRAW_COUNT")
         if p.alive and pb.PHASE_PLAY not in skipped:
             self.begin_phase(seat, pb.PHASE_PLAY)
             p.slash_count = 0
+            if p.skill_uses:
+                p.skill_uses.clear()
             while p.alive:
                 answer = yield play_request(seat)
                 assert isinstance(answer, pb.Event)
                 if answer.HasField("end_play_phase"):
                     break
                 yield from self.ruleset.play_action(self, seat, answer)
-        if p.alive:
+        if p.alive and self.has_skills:
+            ctx = Trigger(seat, phase=pb.PHASE_DISCARD)
+            yield from self.trigger_one(seat, "before_phase", ctx)  # 克己 may skip the discard phase
+            if ctx.skip:
+                skipped.add(pb.PHASE_DISCARD)
+        if p.alive and pb.PHASE_DISCARD not in skipped:
             self.begin_phase(seat, pb.PHASE_DISCARD)
             yield from self.discard_phase(seat)
         if p.alive:
             self.begin_phase(seat, pb.PHASE_FINISH)
+            if self.has_skills:
+                yield from self.trigger_one(seat, "phase_start", Trigger(seat, phase=pb.PHASE_FINISH))
         self.phase = pb.PHASE_UNSPECIFIED
 
     def discard_phase(self, seat: int) -> Settle[None]:

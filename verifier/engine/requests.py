@@ -177,6 +177,26 @@ class OfferRequest(Request):
 
 
 @dataclass(slots=True)
+class PickRequest(Request):
+    """Pick a general from ``candidates`` (modes with generals, before the first turn)."""
+
+    candidates: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        return f"seat {self.seat} to pick a general from {', '.join(self.candidates)}"
+
+
+@dataclass(slots=True)
+class SuitRequest(Request):
+    """Name a suit (反间)."""
+
+    reason: str = ""
+
+    def describe(self) -> str:
+        return f"seat {self.seat} to name a suit for {self.reason}"
+
+
+@dataclass(slots=True)
 class ShuffleRequest(Request):
     """Chance: the discard pile becomes the new draw pile. Answered by the driver."""
 
@@ -185,7 +205,8 @@ class ShuffleRequest(Request):
 
 
 DECISION_KINDS: Final = frozenset(
-    {"use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general"}
+    {"use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general",
+     "choose_suit"}
 )
 
 
@@ -229,3 +250,11 @@ def offer_request(seat: int, skill: str, names: frozenset[str] = frozenset(), ta
                   ) -> OfferRequest:
     kinds = {"invoke_skill", "decline"} | ({"respond"} if names else set())
     return OfferRequest(seat, frozenset(kinds), skill=skill, names=names, target=target)
+
+
+def pick_request(seat: int, candidates: tuple[str, ...]) -> PickRequest:
+    return PickRequest(seat, frozenset({"pick_general"}), optional=False, candidates=candidates)
+
+
+def suit_request(seat: int, reason: str) -> SuitRequest:
+    return SuitRequest(seat, frozenset({"choose_suit"}), optional=False, has_default=True, reason=reason)

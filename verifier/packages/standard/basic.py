@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import Color
 from verifier.engine.effects import CardSpec, Use
-from verifier.engine.game import Game, Settle, Violation
+from verifier.engine.game import Game, Settle, Trigger, Violation
 from verifier.packages.standard.package import PACKAGE
 
 NATURES = {"slash": pb.DAMAGE_NATURE_NORMAL, "fire_slash": pb.DAMAGE_NATURE_FIRE,
@@ -69,6 +69,17 @@ def slash_effect(game: Game, use: Use, target: int) -> Settle[None]:
     user = use.user
     if not game.players[target].alive:
         return
+    jinks = 1
+    if game.has_skills:
+        # Becoming the target (流离 may pass it on), then the user's skills after targeting (铁骑, 无双).
+        ctx = Trigger(target, source=user, use=use, target=target)
+        yield from game.trigger("slash_targeted", ctx)
+        target = ctx.target if ctx.target is not None else target
+        yield from game.trigger_one(user, "slash_target_chosen", ctx)
+        if ctx.no_jink:
+            jinks = 0
+        else:
+            jinks += sum(e.extra_responses(game, user, "slash") for e in game.players[user].skills)
     ignores_armor = any(e.ignores_armor for e in game.effects_of(user))
     for eff in game.effects_of(user):
         yield from eff.on_slash_target(game, use, target)
@@ -78,7 +89,11 @@ def slash_effect(game: Game, use: Use, target: int) -> Settle[None]:
     if any(e.slash_has_no_effect(game, use) or e.card_has_no_effect(game, use, target) for e in armor):
         return
     armor_off = frozenset(e.name for e in game.effects_of(target) if e.is_armor and ignores_armor)
-    jink = yield from game.ruleset.ask_for_card(game, target, frozenset({"jink"}), "杀", skills_off=armor_off)
+    jink = None
+    for _ in range(jinks):
+        jink = yield from game.ruleset.ask_for_card(game, target, frozenset({"jink"}), "杀", skills_off=armor_off)
+        if jink is None:
+            break
     if jink is not None:
         forced = False
         for eff in game.effects_of(user):

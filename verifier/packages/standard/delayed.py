@@ -13,7 +13,7 @@ from verifier.packages.standard.package import PACKAGE
 
 def verify_no_duplicate(game: Game, use: Use, name: str, target: int) -> Iterator[Violation]:
     """RULES.md §2: no judgment area may hold two cards of the same name."""
-    held = [c for c in game.players[target].judgment if game.cards[c].name == name]
+    held = [c for c in game.players[target].judgment if game.judgment_name(c) == name]
     if held:
         yield Violation("DUPLICATE_DELAYED_TRICK", f"seat {target}'s judgment area already holds "
                         f"{game.label(held[0])}; {game.used_card_label(use.card)} cannot be placed there too",
@@ -33,7 +33,7 @@ class Indulgence(DelayedSpec):
         yield from verify_no_duplicate(game, use, self.name, use.targets[0])
 
     def use(self, game: Game, use: Use) -> Settle[None]:
-        game.to_judgment(use.targets[0], use.card.ids[0])
+        game.to_judgment(use.targets[0], use.card.ids[0], as_name=self.name if use.card.is_virtual else "")
         return
         yield  # pragma: no cover
 
@@ -44,13 +44,13 @@ class Indulgence(DelayedSpec):
             judged = yield from game.judge(seat, self.name)
             if judged.suit != Suit.HEART:
                 skip.add(pb.PHASE_PLAY)
-            game.judgment_done(judged)
+            yield from game.finish_judgment(seat, judged, self.name)
         game.processing_to_discard([card_id])
         return skip
 
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
         return [(t,) for t in game.alive_seats() if t != user
-                and not any(game.cards[c].name == self.name for c in game.players[t].judgment)]
+                and not any(game.judgment_name(c) == self.name for c in game.players[t].judgment)]
 
 
 @PACKAGE.card
@@ -79,7 +79,7 @@ class Lightning(DelayedSpec):
         if not (yield from game.nullified(self.name, seat)):
             judged = yield from game.judge(seat, self.name)
             struck = judged.suit == Suit.SPADE and 2 <= judged.number <= 9
-            game.judgment_done(judged)
+            yield from game.finish_judgment(seat, judged, self.name)
             if struck:
                 game.processing_to_discard([card_id])
                 yield from game.damage(None, seat, 3, pb.DAMAGE_NATURE_THUNDER)
@@ -90,7 +90,7 @@ class Lightning(DelayedSpec):
     def move_on(self, game: Game, seat: int, card_id: int) -> None:
         """To the next living character without a 闪电 (it stays if there is none)."""
         for nxt in [*game.alive_seats(seat)[1:], seat]:
-            if not any(game.cards[c].name == self.name for c in game.players[nxt].judgment):
+            if not any(game.judgment_name(c) == self.name for c in game.players[nxt].judgment):
                 break
         game.to_judgment(nxt, card_id)
         if nxt == seat:

@@ -249,7 +249,7 @@ class EightDiagram(Effect):
 
     def provide(self, game: Game, seat: int, reason: str) -> Settle[UsedCard | None]:
         card = yield from game.judge(seat, self.name)
-        game.judgment_done(card)
+        yield from game.finish_judgment(seat, card, self.name)
         if card.color == Color.RED:
             return UsedCard("jink", (), card.suit, card.color, card.number, skill=self.name)
         return None

@@ -98,7 +98,7 @@ class Snatch(CardSpec):
         if not game.players[t].has_cards():
             yield Violation("INVALID_TARGET", f"seat {t} has no card for 顺手牵羊 to take", use.user, hard=True)
         d = game.distance(use.user, t)
-        if d > 1:
+        if d > 1 and not any(e.unlimited_distance(game, use.user, self.name) for e in game.effects_of(use.user)):
             yield Violation("DISTANCE_LIMIT", f"顺手牵羊 needs distance 1; seat {t} is at distance {d} from "
                             f"seat {use.user}", use.user, use.card.ids[0] if use.card.ids else None)
 
@@ -130,16 +130,28 @@ class Duel(CardSpec):
         target = use.targets[0]
         if (yield from game.nullified(self.name, target)):
             return
-        responder, other = target, use.user
-        while game.players[responder].alive and game.players[other].alive:
-            played = yield from game.ruleset.ask_for_card(game, responder, frozenset({"slash"}), "决斗")
-            if played is None:
-                yield from game.damage(other, responder, 1)
-                return
-            responder, other = other, responder
+        yield from duel_effect(game, use, target)
 
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
         return [(t,) for t in game.alive_seats() if t != user]
+
+
+def duel_effect(game: Game, use: Use, target: int) -> Settle[None]:
+    """决斗 once it is not nullified: from the target, each plays 杀 in turn (two each against 无双)."""
+    responder, other = target, use.user
+    while game.players[responder].alive and game.players[other].alive:
+        needed = 1
+        if game.has_skills:
+            needed += sum(e.extra_responses(game, other, "duel") for e in game.players[other].skills)
+        played = None
+        for _ in range(needed):
+            played = yield from game.ruleset.ask_for_card(game, responder, frozenset({"slash"}), "决斗")
+            if played is None:
+                break
+        if played is None:
+            yield from game.damage(other, responder, 1, card=use.card)
+            return
+        responder, other = other, responder
 
 
 @PACKAGE.card
@@ -156,7 +168,7 @@ class SavageAssault(AreaTrick):
             if not game.players[t].alive or armor_voids(game, use, t) or (yield from game.nullified(self.name, t)):
                 continue
             if (yield from game.ruleset.ask_for_card(game, t, frozenset({"slash"}), "南蛮入侵")) is None:
-                yield from game.damage(use.user, t, 1)
+                yield from game.damage(use.user, t, 1, card=use.card)
 
 
 @PACKAGE.card
@@ -173,7 +185,7 @@ class ArcheryAttack(AreaTrick):
             if not game.players[t].alive or armor_voids(game, use, t) or (yield from game.nullified(self.name, t)):
                 continue
             if (yield from game.ruleset.ask_for_card(game, t, frozenset({"jink"}), "万箭齐发")) is None:
-                yield from game.damage(use.user, t, 1)
+                yield from game.damage(use.user, t, 1, card=use.card)
 
 
 @PACKAGE.card
