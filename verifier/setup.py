@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, load_package
 from verifier.engine.effects import Ruleset
-from verifier.engine.game import LORD, LOYALIST, REBEL, SPY, Game, Player, Violation
+from verifier.engine.game import LORD, LOYALIST, REBEL, SPY, Game, Player, Settle, Violation
+from verifier.engine.requests import pick_request
+from verifier.generals import LORD_CANDIDATES, standard_generals
 from verifier.rng import MASK64, shuffled
 
 RULESET = "identity/1"
@@ -68,19 +70,100 @@ def check_header(header: pb.GameHeader) -> None:
     if opts.generals == pb.GENERALS_MODE_UNSPECIFIED:
         problems.append(Violation("BAD_HEADER", "options.generals must say how generals are assigned "
                                   "(GENERALS_MODE_WHITE for no generals)"))
-    elif opts.generals != pb.GENERALS_MODE_WHITE:
-        problems.append(Violation("UNSUPPORTED_OPTION", "standard generals are not implemented in this engine "
-                                  "version; only GENERALS_MODE_WHITE"))
+    elif opts.generals not in (pb.GENERALS_MODE_WHITE, pb.GENERALS_MODE_STANDARD):
+        problems.append(Violation("UNSUPPORTED_OPTION", f"unknown generals mode {opts.generals}"))
     for pkg in opts.packages:
         if pkg in PLANNED_PACKAGES:
             problems.append(Violation("UNSUPPORTED_OPTION", f"card package {pkg!r} is not implemented yet"))
         elif pkg not in KNOWN_PACKAGES:
             problems.append(Violation("UNSUPPORTED_OPTION", f"unknown card package {pkg!r}"))
-    for i, seat in enumerate(header.seats):
-        if seat.general:
-            problems.append(Violation("BAD_HEADER", f"seat {i} names a general in white-general mode", i))
+    if opts.generals == pb.GENERALS_MODE_STANDARD:
+        problems.extend(check_generals(header))
+    else:
+        for i, seat in enumerate(header.seats):
+            if seat.general:
+                problems.append(Violation("BAD_HEADER", f"seat {i} names a general in white-general mode", i))
     if problems:
         raise HeaderError(problems)
+
+
+def check_generals(header: pb.GameHeader) -> list[Violation]:
+    """With standard generals: either every seat names a known general (each once) or none does;
+    the gender comes from the general."""
+    known = standard_generals()
+    out: list[Violation] = []
+    named = [s.general for s in header.seats]
+    if any(named) and not all(named):
+        out.append(Violation("BAD_HEADER", "either every seat names its general or none does (then they are "
+                             "picked)"))
+    for i, seat in enumerate(header.seats):
+        if seat.general and seat.general not in known:
+            out.append(Violation("BAD_HEADER", f"seat {i} names {seat.general!r}, which is not a standard general",
+                                 i))
+        if seat.gender:
+            out.append(Violation("BAD_HEADER", f"seat {i} sets a gender; with generals it comes from the general",
+                                 i))
+    given = [g for g in named if g]
+    if len(set(given)) != len(given):
+        out.append(Violation("BAD_HEADER", "a general is named for two seats"))
+    return out
+
+
+def lord_candidates(seed: int) -> tuple[str, ...]:
+    """RULES.md §1.2: 曹操, 刘备, 孙权 and the first 2 of the other generals shuffled by the "generals"
+    stream (docs/rng.md)."""
+    others = [g for g in standard_generals() if g not in LORD_CANDIDATES]
+    return (*LORD_CANDIDATES, *shuffled(seed, "generals", others)[:2])
+
+
+def other_candidates(seed: int, lord_seat: int, lord_pick: str, n: int) -> dict[int, tuple[str, ...]]:
+    """Every general but the lord's, shuffled by the "generals/others" stream, dealt 3 each (2 with 10
+    players) to the other seats in turn order from the lord's next seat."""
+    rest = shuffled(seed, "generals/others", [g for g in standard_generals() if g != lord_pick])
+    each = 2 if n == 10 else 3
+    seats = [(lord_seat + i) % n for i in range(1, n)]
+    return {seat: tuple(rest[each * k:each * (k + 1)]) for k, seat in enumerate(seats)}
+
+
+def assign_general(game: Game, seat: int, name: str) -> None:
+    """Give ``seat`` its general: max HP (+1 for the lord with 5 or more players, RULES.md §1.3),
+    gender, kingdom and skills (lord skills only for the lord)."""
+    g = standard_generals()[name]
+    p = game.players[seat]
+    lord = p.role == LORD
+    p.general, p.kingdom, p.gender = g.name, g.kingdom, g.gender
+    p.max_hp = p.hp = g.max_hp + (1 if lord and game.n >= 5 else 0)
+    p.skills = [game.ruleset.effects[s] for s in g.skill_names(lord) if s in game.ruleset.effects]
+    p.idle_skills = () if lord else g.lord_skills()
+    p.watch_hand = any("lost_hand" in e.timings for e in p.skills)
+    p.watch_equip = any("lost_equip" in e.timings for e in p.skills)
+    game.has_skills = game.has_skills or bool(p.skills)
+    game.journal.append(("general", seat, name))
+
+
+def pick_generals(game: Game) -> Settle[None]:
+    """RULES.md §1.2: the lord picks from 5 candidates, then each other seat in turn order from 3 (2)."""
+    lord = next(p.seat for p in game.players if p.role == LORD)
+    game.selection = {lord: lord_candidates(game.seed)}
+    pick = yield from pick_one(game, lord)
+    game.selection.update(other_candidates(game.seed, lord, pick, game.n))
+    for k in range(1, game.n):
+        yield from pick_one(game, (lord + k) % game.n)
+    game.selection = None
+
+
+def pick_one(game: Game, seat: int) -> Settle[str]:
+    assert game.selection is not None
+    candidates = game.selection[seat]
+    while True:
+        answer = yield pick_request(seat, candidates)
+        assert isinstance(answer, pb.Event)
+        name = answer.pick_general.general
+        if name in candidates:
+            assign_general(game, seat, name)
+            return name
+        game.report([Violation("GENERAL_NOT_OFFERED", f"seat {seat} picked {name!r}; the candidates are "
+                               f"{', '.join(candidates)}", seat, hard=True)])
 
 
 def deal(header: pb.GameHeader, deck: list[CardDef]) -> Deal:
@@ -145,9 +228,16 @@ def new_game(header: pb.GameHeader, ruleset: Ruleset) -> Game:
         p = Player(seat, d.roles[seat], max_hp, max_hp, gender=header.seats[seat].gender)
         p.hand = list(d.hands[seat])
         players.append(p)
-    return Game(ruleset=ruleset, cards={c.id: c for c in deck}, players=players,
+    standard = header.options.generals == pb.GENERALS_MODE_STANDARD
+    fixed = standard and all(s.general for s in header.seats)
+    game = Game(ruleset=ruleset, cards={c.id: c for c in deck}, players=players,
                 draw_pile_top_first=d.draw_pile, seed=header.seed & MASK64,
-                max_reshuffles=header.options.max_reshuffles)
+                max_reshuffles=header.options.max_reshuffles,
+                prelude=pick_generals if standard and not fixed else None)
+    if fixed:
+        for seat in range(n):
+            assign_general(game, seat, header.seats[seat].general)
+    return game
 
 
 def starting_hand_outcomes(game: Game) -> list[pb.Event]:

@@ -1,0 +1,266 @@
+"""Wei 魏: 曹操, 司马懿, 夏侯惇, 张辽, 许褚, 郭嘉, 甄姬."""
+
+from __future__ import annotations
+
+from sgsverify.v1 import game_log_pb2 as pb
+from verifier.cards import CardDef, Color, Suit
+from verifier.engine.effects import UsedCard
+from verifier.engine.game import DamageInfo, Game, Settle, Trigger
+from verifier.packages.generals_standard.package import (
+    PACKAGE,
+    SLASHES,
+    Skill,
+    ViewAs,
+    bad,
+    check_cards,
+    check_targets,
+    offer,
+)
+
+
+@PACKAGE.effect
+class Jianxiong(Skill):
+    """奸雄: after you take damage, you may gain the card that caused it (if it is still on the table)."""
+
+    name, zh = "jianxiong", "奸雄"
+    timings = frozenset({"damaged"})
+
+    def on_trigger(self, game: Game, owner: int, timing: str, ctx: Trigger) -> Settle[None]:
+        card: UsedCard | None = ctx.card
+        if card is None:
+            return
+        ids = [c for c in card.ids if c in game.processing]
+        if not ids or (yield from offer(game, owner, self.name)) is None:
+            return
+        game.to_hand(owner, ids)
+
+
+@PACKAGE.effect
+class Hujia(Skill):
+    """护驾 (lord): when you need a 闪, the other Wei characters are asked in seat order for one."""
+
+    name, zh = "hujia", "护驾"
+    provides = frozenset({"jink"})
+
+    def provide(self, game: Game, seat: int, reason: str) -> Settle[UsedCard | None]:
+        for other in game.alive_seats(seat)[1:]:
+            if game.players[other].kingdom != "wei":
+                continue
+            card = yield from game.ruleset.ask_for_card(game, other, frozenset({"jink"}), self.name)
+            if card is not None:
+                return card
+        return None
+
+
+@PACKAGE.effect
+class Guicai(Skill):
+    """鬼才: before any judgment card takes effect, you may play a hand card to replace it."""
+
+    name, zh = "guicai", "鬼才"
+    timings = frozenset({"judging"})
+
+    def on_trigger(self, game: Game, owner: int, timing: str, ctx: Trigger) -> Settle[None]:
+        while game.players[owner].hand:
+            inv = yield from offer(game, owner, self.name, target=ctx.seat)
+            if inv is None:
+                return
+            cards = list(inv.cards)
+            if game.report(check_cards(game, owner, cards, self.name, (1, 1), ("hand",))):
+                continue
+            old: CardDef = ctx.card
+            game.to_processing(cards)
+            game.processing_to_discard([old.id])
+            ctx.card = game.cards[cards[0]]
+            return
+
+
+@PACKAGE.effect
+class Fankui(Skill):
+    """反馈: after you take damage, you may gain one card (hand or equipped) of the source."""
+
+    name, zh = "fankui", "反馈"
+    timings = frozenset({"damaged"})
+
+    def on_trigger(self, game: Game, owner: int, timing: str, ctx: Trigger) -> Settle[None]:
+        src = ctx.source
+        if src is None or not game.players[src].alive:
+            return
+        zones = ("equip",) if src == owner else ("hand", "equip")
+        s = game.players[src]
+        if not (s.equips or (s.hand and "hand" in zones)):
+            return
+        while True:
+            inv = yield from offer(game, owner, self.name, target=src)
+            if inv is None:
+                return
+            cards = list(inv.cards)
+            if game.report(check_cards(game, src, cards, self.name, (1, 1), zones)):
+                continue
+            game.to_hand(owner, cards)
+            return
+
+
+@PACKAGE.effect
+class Ganglie(Skill):
+    """刚烈: after you take damage, you may judge; unless ♥, the source discards 2 hand cards or takes
+    1 damage from you (a source with fewer than 2 hand cards must take the damage)."""
+
+    name, zh = "ganglie", "刚烈"
+    timings = frozenset({"damaged"})
+
+    def on_trigger(self, game: Game, owner: int, timing: str, ctx: Trigger) -> Settle[None]:
+        src = ctx.source
+        if src is None or not game.players[src].alive:
+            return
+        if (yield from offer(game, owner, self.name, target=src)) is None:
+            return
+        judged = yield from game.judge(owner, self.name)
+        hit = judged.suit != Suit.HEART
+        yield from game.finish_judgment(owner, judged, self.name)
+        if not hit or not game.players[src].alive:
+            return
+        hand = game.players[src].hand
+        if len(hand) >= 2:
+            chosen = yield from game.choose(src, list(hand), 2, self.name, optional=True)
+            if chosen:
+                game.to_discard(chosen)
+                return
+        yield from game.damage(owner, src, 1)
+
+
+@PACKAGE.effect
+class Tuxi(Skill):
+    """突袭: in your draw phase, instead of drawing, take one hand card from each of 1-2 others."""
+
+    name, zh = "tuxi", "突袭"
+    timings = frozenset({"draw_phase"})
+
+    def on_trigger(self, game: Game, owner: int, timing: str, ctx: Trigger) -> Settle[None]:
+        if not any(game.players[t].hand for t in game.alive_seats() if t != owner):
+            return
+        while True:
+            inv = yield from offer(game, owner, self.name)
+            if inv is None:
+                return
+            targets, cards = list(inv.targets), list(inv.cards)
+            problems = check_targets(game, owner, targets, self.name, (1, 2),
+                                     lambda t: "is yourself" if t == owner else
+                                     ("" if game.players[t].hand else "has no hand cards"))
+            if not problems and len(cards) != len(targets):
+                problems = bad("INVALID_CHOICE", f"突袭 takes one hand card from each target: {len(targets)} "
+                               f"target(s), {len(cards)} card(s)", owner)
+            if not problems:
+                for t, c in zip(targets, cards, strict=True):
+                    problems += game.verify_own_cards(t, [c], ("hand",))
+            if game.report(problems):
+                continue
+            ctx.skip = True
+            for c in cards:
+                game.to_hand(owner, [c])
+            return
+
+
+@PACKAGE.effect
+class Luoyi(Skill):
+    """裸衣: draw 1 fewer in your draw phase; this turn your 杀 and 决斗 deal +1 damage."""
+
+    name, zh = "luoyi", "裸衣"
+    timings = frozenset({"draw_phase"})
+
+    def on_trigger(self, game: Game, owner: int, timing: str, ctx: Trigger) -> Settle[None]:
+        if ctx.skip or ctx.count <= 0 or (yield from offer(game, owner, self.name)) is None:
+            return
+        ctx.count -= 1
+        game.players[owner].turn_flags[self.name] = 1
+
+    def damage_caused(self, game: Game, info: DamageInfo) -> None:
+        seat, card = info.source, info.card
+        if card is None or seat is None or game.current != seat or not game.players[seat].turn_flags.get(self.name):
+            return
+        if card.name in SLASHES or card.name == "duel":
+            info.amount += 1
+
+
+@PACKAGE.effect
+class Tiandu(Skill):
+    """天妒: after your judgment card takes effect, you may gain it."""
+
+    name, zh = "tiandu", "天妒"
+    timings = frozenset({"judged"})
+
+    def on_trigger(self, game: Game, owner: int, timing: str, ctx: Trigger) -> Settle[None]:
+        card: CardDef = ctx.card
+        if ctx.seat != owner or card.id not in game.processing:
+            return
+        if (yield from offer(game, owner, self.name)) is not None:
+            game.to_hand(owner, [card.id])
+
+
+@PACKAGE.effect
+class Yiji(Skill):
+    """遗计: for each point of damage you take, you may draw the top 2 cards and give any of them to
+    others (InvokeSkill yiji with the cards and one target, as often as you like; decline to keep)."""
+
+    name, zh = "yiji", "遗计"
+    timings = frozenset({"damaged"})
+
+    def on_trigger(self, game: Game, owner: int, timing: str, ctx: Trigger) -> Settle[None]:
+        for _ in range(ctx.amount):
+            if not game.players[owner].alive:
+                return
+            inv = yield from offer(game, owner, self.name)
+            if inv is None:
+                return
+            if inv.cards or inv.targets:
+                # The first invocation only draws; misnamed cards are reported and the draw goes on.
+                game.flag("INVALID_CHOICE", "遗计 draws first: the invocation names no cards or targets, the "
+                          "giving follows", owner)
+            drawn = yield from game.draw(owner, 2, pb.DRAW_REASON_SKILL)
+            left = [c for c in drawn if c in game.players[owner].hand]
+            while left:
+                give = yield from offer(game, owner, self.name)
+                if give is None:
+                    break
+                cards, targets = list(give.cards), list(give.targets)
+                wrong = [c for c in cards if c not in left]
+                problems = check_targets(game, owner, targets, self.name, (1, 1),
+                                         lambda t: "is yourself" if t == owner else "")
+                if not cards or wrong:
+                    problems = bad("INVALID_CHOICE", "遗计 gives only cards it just drew", owner)
+                if game.report(problems):
+                    continue
+                game.to_hand(targets[0], cards)
+                left = [c for c in left if c not in cards]
+
+
+@PACKAGE.effect
+class Luoshen(Skill):
+    """洛神: at the start of your preparation phase, judge; each black result is gained and you may go on."""
+
+    name, zh = "luoshen", "洛神"
+    timings = frozenset({"phase_start"})
+
+    def on_trigger(self, game: Game, owner: int, timing: str, ctx: Trigger) -> Settle[None]:
+        if ctx.phase != pb.PHASE_START:
+            return
+        while game.players[owner].alive:
+            if (yield from offer(game, owner, self.name)) is None:
+                return
+            judged = yield from game.judge(owner, self.name)
+            if judged.color == Color.BLACK:
+                game.to_hand(owner, [judged.id])
+                continue
+            yield from game.finish_judgment(owner, judged, self.name)
+            return
+
+
+@PACKAGE.effect
+class Qingguo(ViewAs):
+    """倾国: any black hand card as a 闪."""
+
+    name, zh = "qingguo", "倾国"
+    converts_to = frozenset({"jink"})
+    what = "a black hand card"
+
+    def fits(self, card: CardDef, name: str) -> bool:
+        return card.color == Color.BLACK
