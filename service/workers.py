@@ -120,9 +120,15 @@ class WorkerPool:
         worker.busy -= 1
 
     async def run(self, job: VerifyJob, timeout: float) -> NewReplay:
-        """Verify a whole log on the least busy worker (TimeoutError after ``timeout`` s)."""
-        worker = min(self.workers, key=lambda w: (w.busy, w.games))
-        return await asyncio.wait_for(self._call(worker, run_job, job), timeout)
+        """Verify a whole log on the least busy worker (TimeoutError after ``timeout`` s). The
+        work is pure, so if the worker turns out to be dead it is tried once more on a fresh one."""
+        return await asyncio.wait_for(self._run(job), timeout)
+
+    async def _run(self, job: VerifyJob) -> NewReplay:
+        try:
+            return await self._call(min(self.workers, key=lambda w: (w.busy, w.games)), run_job, job)
+        except WorkerLost:
+            return await self._call(min(self.workers, key=lambda w: (w.busy, w.games)), run_job, job)
 
     def open_live(self) -> LiveSession:
         worker = min(self.workers, key=lambda w: (w.games, w.busy))

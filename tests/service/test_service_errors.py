@@ -5,6 +5,7 @@ where), over-limit input (RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED), missing replay
 from __future__ import annotations
 
 import os
+import queue
 import signal
 from collections.abc import Iterator
 from dataclasses import replace
@@ -253,25 +254,40 @@ def test_postgres_down_is_unavailable_then_recovers(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------------------- workers
 
-def test_a_dead_worker_is_unavailable_once_then_replaced(tmp_path: Path) -> None:
+def test_a_dead_worker_is_replaced(tmp_path: Path) -> None:
+    """A worker killed while idle: a whole log is retried on its replacement (the work is pure);
+    a live game that was on it fails with UNAVAILABLE, and the next one works."""
     url, _ = fresh_database("sqlite", tmp_path)
     with BackgroundServer(server_config(url, tmp_path)) as server, \
             VerifierClient(server.address, timeout=30) as c:
         pool = server.server.pool
         assert pool is not None
+
+        def kill_worker(index: int) -> None:
+            for process in list(pool.workers[index].executor._processes.values()):  # as the OOM killer would
+                pid = process.pid
+                assert pid is not None and pid > 0
+                os.kill(pid, signal.SIGKILL)
+                process.join(10)
+
         first = pool.workers[0].executor
-        for process in list(first._processes.values()):  # what the OOM killer would do
-            pid = process.pid
-            assert pid is not None and pid > 0
-            os.kill(pid, signal.SIGKILL)
-            process.join(10)
-        log = game(11)
-        outcomes = []
-        for _ in range(3):
-            try:
-                outcomes.append(c.verify(log).id)
-            except ServiceUnavailable as err:
-                assert "worker process died" in err.details
-                outcomes.append("unavailable")
-        assert outcomes.count("unavailable") <= 1 and outcomes[-1] != "unavailable"
+        kill_worker(0)
+        assert c.verify(game(11)).created
         assert pool.workers[0].executor is not first
+        log = game(12)
+        outbox: queue.Queue[list[pb.Event] | None] = queue.Queue()
+
+        def batches() -> Iterator[list[pb.Event]]:
+            while (batch := outbox.get()) is not None:
+                yield batch
+
+        updates = c.live(log.header, batches())
+        next(updates)  # the game is started on a worker, and waits for events
+        live_worker = next(i for i, w in enumerate(pool.workers) if w.games)
+        kill_worker(live_worker)
+        outbox.put(list(log.events[:50]))
+        outbox.put(None)
+        with pytest.raises(ServiceUnavailable, match="worker process died"):
+            list(updates)
+        updates = list(c.live(log.header, log.events))
+        assert updates[-1].finished is not None and updates[-1].finished.stored
