@@ -289,5 +289,5 @@ def test_a_dead_worker_is_replaced(tmp_path: Path) -> None:
         outbox.put(None)
         with pytest.raises(ServiceUnavailable, match="worker process died"):
             list(updates)
-        updates = list(c.live(log.header, log.events))
-        assert updates[-1].finished is not None and updates[-1].finished.stored
+        again = list(c.live(log.header, log.events))
+        assert again[-1].finished is not None and again[-1].finished.stored
