@@ -666,3 +666,6 @@ def used_name(game: Game, ref: pb.CardRef) -> str:
         return ref.virtual.name
     card = game.cards.get(ref.id)
     return card.name if card else ""
+
+
+from clients import mutations_maneuvering  # noqa: E402, F401  (registers the 军争 kinds)

@@ -30,6 +30,12 @@ def small_report() -> Report:
 
 
 @cache
+def maneuvering_report() -> Report:
+    """The same on the 160-card deck (军争): its own kinds find places only there."""
+    return run_report(GAMES, PLAYERS, SEED, per_kind=2, packages=("maneuvering",))
+
+
+@cache
 def lord_kills_loyalist() -> pb.GameLog:
     """Four players; the lord equips 诸葛连弩 and kills the loyalist with four 杀, so pays the penalty
     (discards the last hand card and the crossbow). Recorded complete."""
@@ -55,14 +61,16 @@ def describe_failures(report: Report) -> str:
                      f"got {f.reported}" for f in report.failures[:20])
 
 
-def test_no_false_positives() -> None:
-    report = small_report()
+@pytest.mark.parametrize("deck", ["standard", "maneuvering"])
+def test_no_false_positives(deck: str) -> None:
+    report = small_report() if deck == "standard" else maneuvering_report()
     assert report.games == GAMES * len(PLAYERS)
     assert report.false_positives == []
 
 
-def test_every_injected_cheat_is_caught_with_its_code_at_its_event() -> None:
-    report = small_report()
+@pytest.mark.parametrize("deck", ["standard", "maneuvering"])
+def test_every_injected_cheat_is_caught_with_its_code_at_its_event(deck: str) -> None:
+    report = small_report() if deck == "standard" else maneuvering_report()
     assert report.missed == 0, describe_failures(report)
     for name, t in report.tallies.items():
         assert t.caught == t.injected, (name, t, describe_failures(report))
@@ -80,7 +88,8 @@ def test_lord_penalty_played_deliberately() -> None:
 
 
 def test_every_kind_is_injected() -> None:
-    injected = {name: t.injected for name, t in small_report().tallies.items()}
+    injected = {name: t.injected + maneuvering_report().tallies[name].injected
+                for name, t in small_report().tallies.items()}
     for name, t in check_game(0, 4, log=lord_kills_loyalist()).tallies.items():
         injected[name] += t.injected
     assert {k.name for k in KINDS} == set(injected)
@@ -118,3 +127,6 @@ def test_cli_table_json_and_exit_status(capsys: pytest.CaptureFixture[str]) -> N
     assert body["ok"] is True and [k["kind"] for k in body["kinds"]] == ["wrong_hp"]
     assert body["kinds"][0]["injected"] == body["kinds"][0]["caught"] > 0
     assert main(["cheats", "--kinds", "no_such_cheat"]) == 2
+    assert main([*small, "--packages", "maneuvering", "--kinds", "chain_damage_unpaid,supply_shortage_too_far"]) == 0
+    assert "with maneuvering" in capsys.readouterr().out
+    assert main([*small, "--packages", "mahjong"]) == 2

@@ -17,6 +17,7 @@ from clients.mutator import KINDS, CheatKind, Mutation, find_mutations
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import verify
+from verifier.setup import KNOWN_PACKAGES
 
 CAUGHT, OTHER_CODE, MISSED = "caught", "other_code", "missed"
 
@@ -95,13 +96,14 @@ def judge(m: Mutation, replay: apb.AnnotatedReplay) -> str:
 
 
 def check_game(seed: int, players: int, kind_names: Sequence[str] | None = None, per_kind: int = 3,
-               log: pb.GameLog | None = None) -> GameResult:
-    """One game: verify it unaltered, then every mutation of it."""
+               log: pb.GameLog | None = None, packages: Sequence[str] = ()) -> GameResult:
+    """One game: verify it unaltered, then every mutation of it. ``packages``: the header's card packages
+    for the self-play game (("maneuvering",): the 160-card deck)."""
     from clients.selfplay import play_game
 
     kinds = select_kinds(kind_names)
     if log is None:
-        log = play_game(seed, players)
+        log = play_game(seed, players, packages=packages)
     clean = verify(log)
     clean_codes = list(clean.violation_codes) if clean.violation_count else []
     if not clean.followed:
@@ -129,8 +131,9 @@ def check_game(seed: int, players: int, kind_names: Sequence[str] | None = None,
     return GameResult(seed, players, len(log.events), [], tallies, failures)
 
 
-def _check(args: tuple[int, int, tuple[str, ...] | None, int]) -> GameResult:
-    return check_game(*args)
+def _check(args: tuple[int, int, tuple[str, ...] | None, int, tuple[str, ...]]) -> GameResult:
+    seed, players, names, per_kind, packages = args
+    return check_game(seed, players, names, per_kind, packages=packages)
 
 
 def select_kinds(names: Sequence[str] | None) -> list[CheatKind]:
@@ -144,11 +147,11 @@ def select_kinds(names: Sequence[str] | None) -> list[CheatKind]:
 
 
 def run_report(games: int, players: Sequence[int], seed: int, kind_names: Sequence[str] | None = None,
-               per_kind: int = 3, jobs: int = 1) -> Report:
+               per_kind: int = 3, jobs: int = 1, packages: Sequence[str] = ()) -> Report:
     """Games seed, seed+1, ... for each player count; every applicable cheat in each."""
     kinds = select_kinds(kind_names)
     names = tuple(k.name for k in kinds) if kind_names else None
-    work = [(seed + i, p, names, per_kind) for p in players for i in range(games)]
+    work = [(seed + i, p, names, per_kind, tuple(packages)) for p in players for i in range(games)]
     report = Report(kinds, tallies={k.name: Tally() for k in kinds})
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
@@ -176,6 +179,8 @@ def register(sub: Any) -> None:
     p.add_argument("--per-game", type=int, default=3, metavar="N",
                    help="most places per kind per game, spread over the game (default 3)")
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--packages", default="", help="extra card packages of the self-play games, comma-separated: "
+                   "maneuvering (军争, the 160-card deck)")
     p.add_argument("--json", action="store_true", help="a JSON report instead of the table")
     p.add_argument("--list", action="store_true", help="list the cheat kinds and exit")
     p.set_defaults(run=run_cheats)
@@ -200,8 +205,12 @@ def run_cheats(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(err, file=sys.stderr)
         return 2
+    packages = [n.strip() for n in args.packages.split(",") if n.strip()]
+    if any(pkg not in KNOWN_PACKAGES for pkg in packages):
+        print(f"--packages takes {', '.join(sorted(KNOWN_PACKAGES - {'standard'}))}", file=sys.stderr)
+        return 2
     started = time.perf_counter()
-    report = run_report(args.games, players, args.seed, names, args.per_game, max(1, args.jobs))
+    report = run_report(args.games, players, args.seed, names, args.per_game, max(1, args.jobs), packages)
     seconds = time.perf_counter() - started
     if args.json:
         print(json.dumps(report_json(report, args, seconds), ensure_ascii=False, indent=1))
@@ -224,8 +233,9 @@ def report_json(report: Report, args: argparse.Namespace, seconds: float) -> dic
 
 def print_table(report: Report, args: argparse.Namespace, players: list[int], seconds: float) -> None:
     last = args.seed + args.games - 1
-    print(f"cheat detection: {args.games} game(s) × {','.join(map(str, players))} players, seeds {args.seed}..{last}, "
-          f"up to {args.per_game} place(s) per kind per game")
+    deck = " with " + args.packages if args.packages else ""
+    print(f"cheat detection: {args.games} game(s) × {','.join(map(str, players))} players{deck}, seeds "
+          f"{args.seed}..{last}, up to {args.per_game} place(s) per kind per game")
     print()
     head = f"{'cheat kind':26} {'must be caught as':24} {'injected':>8} {'caught':>8} {'other code':>10} {'missed':>7}"
     print(head)

@@ -36,6 +36,8 @@ def register(sub: Any) -> None:
     sp.add_argument("--out", type=Path, required=True, help="folder for the logs")
     sp.add_argument("--format", choices=["binary", "json"], default="binary")
     sp.add_argument("--two-spies", action="store_true", help="the 6/8-player two-spy role table")
+    sp.add_argument("--packages", default="", help="extra card packages, comma-separated: maneuvering (军争, the "
+                    "160-card deck)")
     sp.set_defaults(run=run_selfplay)
 
 
@@ -103,11 +105,17 @@ def run_selfplay(args: argparse.Namespace) -> int:
     if not 4 <= args.players <= 10:
         print("--players must be 4 to 10", file=sys.stderr)
         return 2
+    from verifier.setup import KNOWN_PACKAGES
+
+    packages = [n.strip() for n in args.packages.split(",") if n.strip()]
+    if any(pkg not in KNOWN_PACKAGES for pkg in packages):
+        print(f"--packages takes {', '.join(sorted(KNOWN_PACKAGES - {'standard'}))}", file=sys.stderr)
+        return 2
     variant = pb.ROLE_VARIANT_TWO_SPIES if args.two_spies else pb.ROLE_VARIANT_STANDARD
     args.out.mkdir(parents=True, exist_ok=True)
     for i in range(args.games):
         seed = args.seed + i
-        log = play_game(seed, args.players, variant)
+        log = play_game(seed, args.players, variant, packages=packages)
         stem = args.out / f"game-s{seed}-p{args.players}"
         if args.format == "json":
             stem.with_suffix(".json").write_text(json_format.MessageToJson(log, indent=1, ensure_ascii=False),
