@@ -1,0 +1,104 @@
+"""The properties of tests/test_properties.py over 200 seeded self-play games with the 160-card deck
+(军争, header packages ["maneuvering"]), 4 to 10 players: every game verifies clean and finishes,
+all 160 cards are in exactly one place after every event, and verifying again (also in another
+process with another hash seed) gives byte-identical annotated replays. The corpus must also
+exercise the 军争 cards (elemental 杀, 酒, 火攻, 铁锁连环 and its passed-on damage, recasts,
+兵粮寸断, the new equipment)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from functools import cache
+
+import pytest
+
+from clients.selfplay import play_game
+from sgsverify.v1 import game_log_pb2 as pb
+from tests.test_properties import card_places, game_params
+from verifier import Verifier, verify
+from verifier.cards import all_cards
+
+GAMES = 200
+PACKAGES = ("maneuvering",)
+
+
+def params(i: int) -> tuple[int, int, int]:
+    seed, players, variant = game_params(i)
+    return seed + 100_000, players, variant
+
+
+@cache
+def corpus() -> list[pb.GameLog]:
+    return [play_game(*params(i), packages=PACKAGES) for i in range(GAMES)]
+
+
+def test_every_game_verifies_clean() -> None:
+    for log in corpus():
+        assert list(log.header.options.packages) == ["maneuvering"]
+        replay = verify(log)
+        assert replay.violation_count == 0, (log.header.seed, list(replay.violation_codes))
+        assert replay.followed and replay.result.finished, (log.header.seed, replay.result.reason)
+        assert all(not a.derived for a in replay.annotations), "complete self-play logs need no derived outcome"
+
+
+def test_the_maneuvering_cards_are_played() -> None:
+    cards = all_cards()
+    seen: Counter[str] = Counter()
+    for log in corpus():
+        for ev in log.events:
+            kind = ev.WhichOneof("kind")
+            if kind == "use_card":
+                ref = ev.use_card.card
+                if ev.use_card.recast:
+                    seen["recast"] += 1
+                elif ref.WhichOneof("kind") == "virtual":
+                    seen[ref.virtual.skill] += 1
+                else:
+                    seen[cards[ref.id].name] += 1
+            elif kind == "damage":
+                seen[f"nature/{pb.DamageNature.Name(ev.damage.nature)}"] += 1
+                seen["chained"] += ev.damage.chained
+            elif kind == "judgment":
+                seen[f"judged/{ev.judgment.reason}"] += 1
+    for name in ("fire_slash", "thunder_slash", "analeptic", "fire_attack", "iron_chain", "supply_shortage",
+                 "guding_blade", "fan", "vine", "silver_lion", "hualiu", "recast", "chained",
+                 "nature/DAMAGE_NATURE_FIRE", "nature/DAMAGE_NATURE_THUNDER", "judged/supply_shortage"):
+        assert seen[name] > 0, name
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_all_160_cards_in_exactly_one_place_after_every_event(chunk: int) -> None:
+    for log in corpus()[chunk::4]:
+        v = Verifier(log.header)
+        game = v.game
+        assert game is not None
+        deck = set(game.cards)
+        assert len(deck) == 160
+        for i, ev in enumerate(log.events):
+            v.feed([ev])
+            places = card_places(game)
+            assert set(places) == deck and max(places.values()) == 1, (log.header.seed, i, ev)
+
+
+def test_verifying_twice_is_identical() -> None:
+    for log in corpus()[:40]:
+        assert verify(log).SerializeToString(deterministic=True) == \
+            verify(log).SerializeToString(deterministic=True)
+
+
+def test_identical_in_another_process_with_another_hash_seed() -> None:
+    logs = corpus()[:6]
+    here = [verify(log).final_digest.hex() for log in logs]
+    code = (
+        "from clients.selfplay import play_game\n"
+        "from verifier import verify\n"
+        "from tests.test_properties_maneuvering import PACKAGES, params\n"
+        "print(' '.join(verify(play_game(*params(i), packages=PACKAGES)).final_digest.hex() for i in range(6)))\n"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "54321"}
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env,
+                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert out.stdout.split() == here
