@@ -36,9 +36,9 @@ class BotError(RuntimeError):
 
 
 def make_header(seed: int, players: int, role_variant: int = pb.ROLE_VARIANT_STANDARD,
-                packages: Sequence[str] = ()) -> pb.GameHeader:
+                packages: Sequence[str] = (), generals: bool = False) -> pb.GameHeader:
     header = pb.GameHeader(ruleset="identity/1", mode=pb.MODE_IDENTITY, seed=seed, recorder="sgs-verify selfplay")
-    header.options.generals = pb.GENERALS_MODE_WHITE
+    header.options.generals = pb.GENERALS_MODE_STANDARD if generals else pb.GENERALS_MODE_WHITE
     header.options.packages.extend(packages)
     header.options.outcomes = pb.OUTCOME_RECORDING_COMPLETE
     header.options.role_variant = role_variant  # type: ignore[assignment]
@@ -225,14 +225,18 @@ class RandomBot:
 
 
 def play_game(seed: int, players: int, role_variant: int = pb.ROLE_VARIANT_STANDARD,
-              ruleset: Ruleset | None = None, packages: Sequence[str] = ()) -> pb.GameLog:
+              ruleset: Ruleset | None = None, packages: Sequence[str] = (), generals: bool = False) -> pb.GameLog:
     """One complete self-play game as a log with every outcome recorded; ``packages`` as in the header
     (("maneuvering",) for the 160-card deck)."""
-    header = make_header(seed, players, role_variant, packages)
+    header = make_header(seed, players, role_variant, packages, generals)
     game = new_game(header, ruleset or default_ruleset(header))
     log = pb.GameLog(header=header)
     log.events.extend(starting_hand_outcomes(game))
     bot = RandomBot(Stream(seed, "bots"))
+    if generals:
+        from clients.selfplay_generals import GeneralsBot  # picks generals and uses their skills
+
+        bot = GeneralsBot(Stream(seed, "bots"))
     gen = game.run()
     req: Request | None = next(gen)
     decisions = 0

@@ -126,6 +126,7 @@ class Guanxing(Skill):
         seen: list[int] = []
         for _ in range(x):
             seen.append((yield from game.take_top()))
+            game.processing.append(seen[-1])  # looked at: in the processing area until put back
         top, bottom = list(seen), []
         while True:
             answer = yield choice_request(owner, tuple(seen), x, self.name)
@@ -139,6 +140,8 @@ class Guanxing(Skill):
                 continue
             top, bottom = a, b
             break
+        for cid in seen:
+            game.processing.remove(cid)
         game.draw_pile = list(reversed(bottom)) + game.draw_pile + list(reversed(top))
         game.journal.append(("guanxing", tuple(top), tuple(bottom)))
 

@@ -218,7 +218,7 @@ class Yiji(Skill):
             drawn = yield from game.draw(owner, 2, pb.DRAW_REASON_SKILL)
             left = [c for c in drawn if c in game.players[owner].hand]
             while left:
-                give = yield from offer(game, owner, self.name)
+                give = yield from offer(game, owner, self.name, target=owner)  # target: the giving step
                 if give is None:
                     break
                 cards, targets = list(give.cards), list(give.targets)
