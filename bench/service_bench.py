@@ -170,8 +170,11 @@ def upload(client: VerifierClient, log: pb.GameLog) -> None:
     client.upload(log, Metadata(tournament="bench"), batch_size=256, summary_only=True)
 
 
-def live(client: VerifierClient, log: pb.GameLog) -> None:
-    for _ in client.live(log.header, log.events, Metadata(tournament="bench"), batch_size=64):
+LIVE_BATCH = 64  # events per live message: a game server sends what a few moments of play produced
+
+
+def live(client: VerifierClient, log: pb.GameLog, batch: int = LIVE_BATCH) -> None:
+    for _ in client.live(log.header, log.events, Metadata(tournament="bench"), batch_size=batch):
         pass
 
 
@@ -181,6 +184,7 @@ def main() -> int:
     parser.add_argument("--players", type=int, default=6)
     parser.add_argument("--clients", default="1,4", help="comma-separated concurrent client counts")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--live-batch", type=int, default=LIVE_BATCH, help="events per live message (default 64)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
     counts = [int(x) for x in args.clients.split(",")]
@@ -202,7 +206,10 @@ def main() -> int:
             p50, p99, worst = idle.summary()
             results.append(Result("idle server", 0, 0, 0, 1.0, 0, 0, 0, round(p50, 2), round(p99, 2), round(worst, 2)))
             for n in counts:
-                for name, submit in (("whole-log", whole), ("upload stream", upload), ("live stream", live)):
+                phases: list[tuple[str, Callable[[VerifierClient, pb.GameLog], None]]] = [
+                    ("whole-log", whole), ("upload stream", upload),
+                    ("live stream", lambda c, g: live(c, g, args.live_batch))]
+                for name, submit in phases:
                     phase_logs = stamped(logs, f"{name} x{n}")
                     result = run_phase(address, name, phase_logs, n, submit, offline_eps)
                     results.append(result)
@@ -214,7 +221,8 @@ def main() -> int:
 
     print()
     print(f"machine: {os.cpu_count()} cores; server: {args.workers} worker process(es), embedded SQLite; "
-          f"{args.games} games of {args.players} players, {events} events")
+          f"{args.games} games of {args.players} players, {events} events; upload batches of 256 events, "
+          f"live batches of {args.live_batch}")
     header = f"{'phase':<15} {'clients':>7} {'games/s':>8} {'events/s':>9} {'x offline':>9} " \
              f"{'health p50':>10} {'p99':>7} {'max':>7}"
     print(header)
