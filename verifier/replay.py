@@ -27,6 +27,7 @@ from verifier.engine.requests import (
     CardRequest,
     NullifyRequest,
     OfferRequest,
+    PeachRequest,
     PlayRequest,
     Request,
     ShuffleRequest,
@@ -428,6 +429,9 @@ class Verifier:
         card offers one that no window that could follow would take (a 闪 in 决斗), or invokes an
         effect that gives cards when asked for them (八卦阵 under 青釭剑, or in 决斗). The engine then
         judges it (WRONG_CARD, SKILL_NOT_AVAILABLE) instead of it counting as a decline."""
+        if isinstance(req, PeachRequest) and req.seat == seat and kind == "respond" \
+                and ev.respond.HasField("target") and ev.respond.target == req.dying:
+            return True  # a card offered to save this very character (酒 for another: WRONG_CARD)
         if req.seat != seat or not isinstance(req, (CardRequest, OfferRequest)):
             return False
         if kind == "respond":
