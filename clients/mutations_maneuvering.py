@@ -45,8 +45,8 @@ def supply_shortage_too_far(m: Moment) -> Iterator[Edit]:
         return
     g = m.game
     card = m.spare(c for c in g.players[s].hand if m.name(c) == "supply_shortage")
-    if card is None:
-        return
+    if card is None or any(e.unlimited_distance(g, s, "supply_shortage") for e in g.effects_of(s)):
+        return  # (奇才 lifts the distance limit)
     for t in g.alive_seats(s)[1:]:
         if g.distance(s, t) > 1 and not any(m.name(c) == "supply_shortage" for c in g.players[t].judgment):
             yield m.insert([use_card(s, card, [t])], f"seat {s} puts 兵粮寸断 on seat {t} at distance "

@@ -24,13 +24,13 @@ class SupplyShortage(DelayedSpec):
             return
         t = use.targets[0]
         d = game.distance(use.user, t)
-        if d > 1:
+        if d > 1 and not any(e.unlimited_distance(game, use.user, self.name) for e in game.effects_of(use.user)):
             yield Violation("DISTANCE_LIMIT", f"兵粮寸断 needs distance 1; seat {t} is at distance {d} from seat "
                             f"{use.user}", use.user, use.card.ids[0] if use.card.ids else None)
         yield from verify_no_duplicate(game, use, self.name, t)
 
     def use(self, game: Game, use: Use) -> Settle[None]:
-        game.to_judgment(use.targets[0], use.card.ids[0])
+        game.to_judgment(use.targets[0], use.card.ids[0], as_name=self.name if use.card.is_virtual else "")
         return
         yield  # pragma: no cover
 
@@ -41,10 +41,10 @@ class SupplyShortage(DelayedSpec):
             judged = yield from game.judge(seat, self.name)
             if judged.suit != Suit.CLUB:
                 skip.add(pb.PHASE_DRAW)
-            game.judgment_done(judged)
+            yield from game.finish_judgment(seat, judged, self.name)
         game.processing_to_discard([card_id])
         return skip
 
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
         return [(t,) for t in game.alive_seats() if t != user and game.distance(user, t) <= 1
-                and not any(game.cards[c].name == self.name for c in game.players[t].judgment)]
+                and not any(game.judgment_name(c) == self.name for c in game.players[t].judgment)]
