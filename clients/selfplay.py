@@ -256,6 +256,8 @@ def play_game(seed: int, players: int, role_variant: int = pb.ROLE_VARIANT_STAND
             answer = bot.decide(game, req)
             if answer is not None:
                 log.events.append(answer)
+                if answer.HasField("decline"):
+                    answer = None  # an explicit decline reaches the engine as a decline, as in replay
         try:
             req = gen.send(answer)  # type: ignore[arg-type]
         except StopIteration:

@@ -210,12 +210,22 @@ class GeneralsBot(RandomBot):
         if eff is None:
             return super().offer(game, req)
         if not self.chance(65):
-            return None
+            return self.declined(req)
         ev = pb.Event()
         inv = ev.invoke_skill
         inv.seat, inv.skill = seat, req.skill
         if not self.skill_args(game, seat, eff, req, inv):
+            return self.declined(req)
+        return ev
+
+    @staticmethod
+    def declined(req: OfferRequest) -> pb.Event | None:
+        """Declines are left implicit, except for 遗计's giving step: there the next decision may be the
+        next point's 遗计 invocation, which would otherwise be read as this step's answer."""
+        if req.skill != "yiji" or req.target != req.seat or req.seat is None:
             return None
+        ev = pb.Event()
+        ev.decline.seat = req.seat
         return ev
 
     def skill_args(self, game: Game, seat: int, eff: Effect, req: OfferRequest, inv: pb.InvokeSkill) -> bool:

@@ -1,5 +1,6 @@
 """The properties of tests/test_properties.py over 200 seeded self-play games with the 160-card deck
-(军争, header packages ["maneuvering"]), 4 to 10 players: every game verifies clean and finishes,
+(军争, header packages ["maneuvering"]), 4 to 10 players, and 100 more with the 25 standard generals:
+every game verifies clean and finishes,
 all 160 cards are in exactly one place after every event, and verifying again (also in another
 process with another hash seed) gives byte-identical annotated replays. The corpus must also
 exercise the 军争 cards (elemental 杀, 酒, 火攻, 铁锁连环 and its passed-on damage, recasts,
@@ -22,6 +23,7 @@ from verifier import Verifier, verify
 from verifier.cards import all_cards
 
 GAMES = 200
+GENERALS_GAMES = 100
 PACKAGES = ("maneuvering",)
 
 
@@ -35,6 +37,11 @@ def corpus() -> list[pb.GameLog]:
     return [play_game(*params(i), packages=PACKAGES) for i in range(GAMES)]
 
 
+@cache
+def generals_corpus() -> list[pb.GameLog]:
+    return [play_game(*params(GAMES + i), packages=PACKAGES, generals=True) for i in range(GENERALS_GAMES)]
+
+
 def test_every_game_verifies_clean() -> None:
     for log in corpus():
         assert list(log.header.options.packages) == ["maneuvering"]
@@ -42,6 +49,22 @@ def test_every_game_verifies_clean() -> None:
         assert replay.violation_count == 0, (log.header.seed, list(replay.violation_codes))
         assert replay.followed and replay.result.finished, (log.header.seed, replay.result.reason)
         assert all(not a.derived for a in replay.annotations), "complete self-play logs need no derived outcome"
+
+
+def test_every_game_with_generals_verifies_clean_and_keeps_all_160_cards() -> None:
+    for log in generals_corpus():
+        assert log.header.options.generals == pb.GENERALS_MODE_STANDARD
+        replay = verify(log)
+        assert replay.violation_count == 0, (log.header.seed, list(replay.violation_codes))
+        assert replay.followed and replay.result.finished, (log.header.seed, replay.result.reason)
+    for log in generals_corpus()[::2]:
+        v = Verifier(log.header)
+        game = v.game
+        assert game is not None and len(game.cards) == 160
+        for i, ev in enumerate(log.events):
+            v.feed([ev])
+            places = card_places(game)
+            assert set(places) == set(game.cards) and max(places.values()) == 1, (log.header.seed, i, ev)
 
 
 def test_the_maneuvering_cards_are_played() -> None:
