@@ -4,6 +4,7 @@ for one target by 无懈可击 (Game.nullified)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import ClassVar
 
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.engine.effects import CardSpec, Use, armor_voids
@@ -154,38 +155,40 @@ def duel_effect(game: Game, use: Use, target: int) -> Settle[None]:
         responder, other = other, responder
 
 
+class MassAttack(AreaTrick):
+    """Every other character, from the user's next seat, answers with ``answer`` or takes 1 damage."""
+
+    answer: ClassVar[str] = ""
+    label: ClassVar[str] = ""
+
+    def default_targets(self, game: Game, user: int) -> tuple[int, ...]:
+        return tuple(game.alive_seats(user)[1:])
+
+    def resolve(self, game: Game, use: Use) -> Settle[None]:
+        wanted = frozenset({self.answer})
+        for t in use.targets:
+            if not game.players[t].alive or armor_voids(game, use, t) or (yield from game.nullified(self.name, t)):
+                continue
+            if (yield from game.ruleset.ask_for_card(game, t, wanted, self.label)) is None:
+                yield from game.damage(use.user, t, 1, card=use.card)
+
+
 @PACKAGE.card
-class SavageAssault(AreaTrick):
+class SavageAssault(MassAttack):
     """南蛮入侵: every other character, from the next seat, plays 杀 or takes 1 damage."""
 
     name = "savage_assault"
-
-    def default_targets(self, game: Game, user: int) -> tuple[int, ...]:
-        return tuple(game.alive_seats(user)[1:])
-
-    def resolve(self, game: Game, use: Use) -> Settle[None]:
-        for t in use.targets:
-            if not game.players[t].alive or armor_voids(game, use, t) or (yield from game.nullified(self.name, t)):
-                continue
-            if (yield from game.ruleset.ask_for_card(game, t, frozenset({"slash"}), "南蛮入侵")) is None:
-                yield from game.damage(use.user, t, 1, card=use.card)
+    answer = "slash"
+    label = "南蛮入侵"
 
 
 @PACKAGE.card
-class ArcheryAttack(AreaTrick):
+class ArcheryAttack(MassAttack):
     """万箭齐发: every other character, from the next seat, plays 闪 or takes 1 damage."""
 
     name = "archery_attack"
-
-    def default_targets(self, game: Game, user: int) -> tuple[int, ...]:
-        return tuple(game.alive_seats(user)[1:])
-
-    def resolve(self, game: Game, use: Use) -> Settle[None]:
-        for t in use.targets:
-            if not game.players[t].alive or armor_voids(game, use, t) or (yield from game.nullified(self.name, t)):
-                continue
-            if (yield from game.ruleset.ask_for_card(game, t, frozenset({"jink"}), "万箭齐发")) is None:
-                yield from game.damage(use.user, t, 1, card=use.card)
+    answer = "jink"
+    label = "万箭齐发"
 
 
 @PACKAGE.card
