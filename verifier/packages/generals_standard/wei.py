@@ -205,10 +205,12 @@ class Yiji(Skill):
     timings = frozenset({"damaged"})
 
     def on_trigger(self, game: Game, owner: int, timing: str, ctx: Trigger) -> Settle[None]:
+        carried: pb.InvokeSkill | None = None
         for _ in range(ctx.amount):
             if not game.players[owner].alive:
                 return
-            inv = yield from offer(game, owner, self.name)
+            inv = carried if carried is not None else (yield from offer(game, owner, self.name))
+            carried = None
             if inv is None:
                 return
             if inv.cards or inv.targets:
@@ -222,6 +224,10 @@ class Yiji(Skill):
                 if give is None:
                     break
                 cards, targets = list(give.cards), list(give.targets)
+                if not cards and not targets:
+                    # Giving nothing: the giving is over and this is the next point's invocation.
+                    carried = give
+                    break
                 wrong = [c for c in cards if c not in left]
                 problems = check_targets(game, owner, targets, self.name, (1, 1),
                                          lambda t: "is yourself" if t == owner else "")
