@@ -29,7 +29,9 @@ class ProgressBar:
         filled = int(self.width * self.done / self.total)
         rate = self.done / max(time.monotonic() - self.started, 1e-9)
         bar = "#" * filled + "-" * (self.width - filled)
-        self.stream.write(f"\r{self.label}[{bar}] {self.done}/{self.total} ({rate:.1f}/s)")
+        left = self.total - self.done
+        eta = f", {_duration(left / rate)} left" if self.done > 0 and left > 0 and rate > 0 else ""
+        self.stream.write(f"\r{self.label}[{bar}] {self.done}/{self.total} ({rate:.1f}/s{eta})  ")
         self.stream.flush()
 
     def clear(self) -> None:
@@ -43,3 +45,8 @@ class ProgressBar:
             self.draw()
             self.stream.write("\n")
             self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    s = int(seconds + 0.5)
+    return f"{s // 3600}h{s // 60 % 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"

@@ -12,7 +12,7 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,6 +29,7 @@ MIN_ID_PREFIX = 8
 MAX_PAGE_SIZE = 1000
 DEFAULT_PAGE_SIZE = 50
 MAX_LABEL_LENGTH = 200
+MAX_RUN_NAME = 100
 _HEX = re.compile(r"[0-9a-f]+")
 
 
@@ -176,6 +177,17 @@ class ReplayFilter:
 
 
 @dataclass(frozen=True, slots=True)
+class RunInfo:
+    """A named re-verification run, as stored."""
+
+    name: str
+    replays: int
+    engine_versions: tuple[str, ...]
+    started: datetime
+    finished: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class Page:
     replays: list[ReplaySummary]
     next_page_token: str
@@ -276,8 +288,9 @@ class Store:
             replay = session.get(Replay, log_sha256, options=[selectinload(Replay.seats)])
             return None if replay is None else self._summary(session, replay)
 
-    def get(self, replay_id: str, include_log: bool = False) -> StoredReplay:
-        """A stored replay by id or unique id prefix (at least 8 hex digits)."""
+    def get(self, replay_id: str, include_log: bool = False, run: str = SUBMISSION_RUN) -> StoredReplay:
+        """A stored replay by id or unique id prefix (at least 8 hex digits); with ``run``, its
+        verdict as of that named re-verification run (ReplayNotFound if the run did not verify it)."""
         key = replay_id.strip().lower()
         if len(key) < MIN_ID_PREFIX or len(key) > HASH_LENGTH or not _HEX.fullmatch(key):
             raise InvalidQuery(f"replay id {replay_id!r} is not a hex SHA-256 or a prefix of at least "
@@ -293,7 +306,14 @@ class Store:
                 replay = found[0] if found else None
             if replay is None:
                 raise ReplayNotFound(f"no stored replay has the id {replay_id!r}")
-            verdict = self._verdict(session, replay.id)
+            if run != SUBMISSION_RUN:
+                found_verdict = session.scalars(select(Verdict).where(Verdict.replay_id == replay.id,
+                                                                      Verdict.run == run)).one_or_none()
+                if found_verdict is None:
+                    raise ReplayNotFound(f"replay {replay.id[:12]} has no verdict of run {run!r}")
+                verdict = found_verdict
+            else:
+                verdict = self._verdict(session, replay.id)
             return StoredReplay(_summary_of(replay, verdict), verdict.replay_blob,
                                 replay.log_bytes if include_log else None)
 
@@ -331,6 +351,75 @@ class Store:
     def count(self) -> int:
         with self._session() as session:
             return session.scalar(select(func.count()).select_from(Replay)) or 0
+
+    # ------------------------------------------------------------------ re-verification runs
+
+    def ids(self, filters: ReplayFilter = ReplayFilter()) -> tuple[str, ...]:
+        """The ids of every replay matching the list filters, in id order."""
+        query = (select(Replay.id)
+                 .join(Verdict, and_(Verdict.replay_id == Replay.id, Verdict.run == SUBMISSION_RUN))
+                 .where(*_conditions(filters)).order_by(Replay.id))
+        with self._session() as session:
+            return tuple(session.scalars(query))
+
+    def logs(self, ids: Sequence[str]) -> dict[str, bytes]:
+        """The logs (bytes as submitted) of these replays."""
+        with self._session() as session:
+            rows = session.execute(select(Replay.id, Replay.log_bytes).where(Replay.id.in_(ids))).all()
+        return {i: b for i, b in rows}
+
+    def verdict_blobs(self, ids: Sequence[str], run: str = SUBMISSION_RUN) -> dict[str, bytes]:
+        """The serialized AnnotatedReplay of each of these replays' verdict of ``run`` (if any)."""
+        with self._session() as session:
+            rows = session.execute(select(Verdict.replay_id, Verdict.replay_blob)
+                                   .where(Verdict.replay_id.in_(ids), Verdict.run == run)).all()
+        return {i: b for i, b in rows}
+
+    def run_ids(self, run: str) -> set[str]:
+        """The replays that already have a verdict of this run."""
+        with self._session() as session:
+            return set(session.scalars(select(Verdict.replay_id).where(Verdict.run == run)))
+
+    def runs(self) -> tuple[RunInfo, ...]:
+        """Every named re-verification run: its size, engine versions and when it ran."""
+        query = (select(Verdict.run, Verdict.engine_version, func.count(), func.min(Verdict.created_at),
+                        func.max(Verdict.created_at))
+                 .where(Verdict.run != SUBMISSION_RUN).group_by(Verdict.run, Verdict.engine_version)
+                 .order_by(Verdict.run))
+        out: dict[str, RunInfo] = {}
+        with self._session() as session:
+            for name, version, count, first, last in session.execute(query).all():
+                first = _aware(first)
+                last = _aware(last)
+                prev = out.get(name)
+                if prev is None:
+                    out[name] = RunInfo(name, count, (version,), first, last)
+                else:
+                    out[name] = RunInfo(name, prev.replays + count, (*prev.engine_versions, version),
+                                        min(prev.started, first), max(prev.finished, last))
+        return tuple(out.values())
+
+    def save_verdicts(self, run: str, verdicts: Sequence[tuple[str, VerdictFacts]]) -> None:
+        """Store one run's verdicts of several replays in one transaction."""
+        if run == SUBMISSION_RUN:
+            raise InvalidQuery("a re-verification run needs a name (the empty name is the submission's)")
+        if len(run) > MAX_RUN_NAME:
+            raise InvalidQuery(f"run name is {len(run)} characters; the limit is {MAX_RUN_NAME}")
+        with self._session(write=True) as session:
+            conn = session.connection()
+            now = self.clock()
+            for replay_id, facts in verdicts:
+                _insert_verdict(conn, replay_id, run, now, facts)
+
+    def delete_run(self, run: str) -> int:
+        """Delete every verdict of a named run; returns how many there were."""
+        if run == SUBMISSION_RUN:
+            raise InvalidQuery("the submission's verdicts are not a run that can be deleted")
+        with self._session(write=True) as session:
+            verdicts = session.scalars(select(Verdict).where(Verdict.run == run)).all()
+            for verdict in verdicts:
+                session.delete(verdict)
+            return len(verdicts)
 
     # ------------------------------------------------------------------ helpers
 
@@ -387,8 +476,12 @@ def _insert_replay(session: Session, new: NewReplay, now: datetime) -> None:
         conn.execute(_INSERT_SEATS, [
             {"replay_id": new.log_sha256, "seat": s.seat, "player": s.player, "role": s.role, "general": s.general}
             for s in new.seats])
+    _insert_verdict(conn, new.log_sha256, SUBMISSION_RUN, now, v)
+
+
+def _insert_verdict(conn: Connection, replay_id: str, run: str, now: datetime, v: VerdictFacts) -> None:
     verdict_id = conn.execute(_INSERT_VERDICT, {
-        "replay_id": new.log_sha256, "run": SUBMISSION_RUN, "created_at": now, "engine_version": v.engine_version,
+        "replay_id": replay_id, "run": run, "created_at": now, "engine_version": v.engine_version,
         "violation_count": v.violation_count, "violation_codes": " ".join(v.violation_codes),
         "followed": v.followed, "stopped_at": v.stopped_at, "stopped_reason": v.stopped_reason,
         "finished": v.finished, "side": v.side, "winners": " ".join(str(w) for w in v.winners),
@@ -443,13 +536,17 @@ def _decode_page_token(token: str) -> tuple[datetime, str]:
     return at, replay_id
 
 
+def _aware(at: datetime) -> datetime:
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+
+
 def _first_line(err: BaseException) -> str:
     lines = str(err).strip().splitlines()
     return lines[0] if lines else type(err).__name__
 
 
 __all__ = [
-    "InvalidQuery", "NewReplay", "Page", "ReplayFilter", "ReplayNotFound", "ReplaySummary", "SchemaOutOfDate",
-    "SeatFacts", "StorageError", "StorageUnavailable", "Store", "StoredReplay", "SubmissionMetadata",
+    "InvalidQuery", "NewReplay", "Page", "ReplayFilter", "ReplayNotFound", "ReplaySummary", "RunInfo",
+    "SchemaOutOfDate", "SeatFacts", "StorageError", "StorageUnavailable", "Store", "StoredReplay", "SubmissionMetadata",
     "VerdictFacts", "ViolationFacts",
 ]

@@ -1,0 +1,410 @@
+"""Regression runs: re-verify stored replays under the current engine and say what changed.
+
+The unit of work is a chunk of replay ids (``regress_chunk``): it reads the logs and the verdicts
+to compare with from the store, verifies each log again, compares, and — for a named run — stores
+the new verdicts under the run's name in one transaction. The same function runs in local worker
+processes (``LocalBackend``) and on a Dask cluster (``DaskBackend``, service/regress_dask.py),
+so both give the same report. A named run can be interrupted and resumed: replays that already
+have a verdict of the run are not verified again, their differences are recomputed from the two
+stored verdicts.
+
+What is compared, per replay, between the stored verdict (the submission's, or a named run's with
+``against``) and the new one: every annotation's status and violation codes (log events by index,
+derived outcomes by their place among the outcomes derived before the same event), the first
+annotation whose state digest differs, the final digest, whether the log was followed, and the
+result (finished, winning side and winners). The engine version is recorded, never compared.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import signal
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from typing import Any, Protocol
+
+from service.work import verdict_facts
+from sgsverify.v1 import annotation_pb2 as apb
+from sgsverify.v1 import game_log_pb2 as pb
+from storage.models import SUBMISSION_RUN
+from storage.store import InvalidQuery, ReplayFilter, Store, VerdictFacts
+from verifier import Verifier, engine_version, load_log
+from verifier.engine.effects import Ruleset
+from verifier.engine.game import Game
+
+DEFAULT_CHUNK = 16
+
+
+class RegressError(Exception):
+    """A regression run that cannot start (the message says why)."""
+
+
+# ---------------------------------------------------------------------------------------- engines
+
+class EngineVariant(Protocol):
+    """An engine variant under development (or a test's deliberately changed rule): the ruleset
+    to verify a game with (None: the default one), and a chance to adjust each new game."""
+
+    def ruleset(self, header: pb.GameHeader) -> Ruleset | None: ...
+
+    def prepare(self, game: Game) -> None: ...
+
+
+@cache
+def load_engine(spec: str) -> tuple[str, EngineVariant | None]:
+    """The engine to verify with: "" is the current engine; "MODULE:NAME" names an EngineVariant,
+    whose version is the current engine's plus "+variant.MODULE.NAME"."""
+    if not spec:
+        return engine_version(), None
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise RegressError(f"engine variant {spec!r} is not MODULE:NAME")
+    try:
+        variant = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as err:
+        raise RegressError(f"engine variant {spec!r} cannot be loaded: {err}") from None
+    return f"{engine_version()}+variant.{module_name}.{attr}", variant
+
+
+def reverify(replay_id: str, log_bytes: bytes, engine: str = "") -> apb.AnnotatedReplay:
+    version, variant = load_engine(engine)
+    log = load_log(log_bytes)
+    if variant is None:
+        verifier = Verifier(log.header)
+    else:
+        verifier = Verifier(log.header, variant.ruleset(log.header))
+        if verifier.game is not None:
+            variant.prepare(verifier.game)
+    verifier.follow(log.events)
+    replay = verifier.finish(replay_id)
+    replay.engine_version = version
+    return replay
+
+
+# ---------------------------------------------------------------------------------------- comparing
+
+@dataclass(frozen=True, slots=True)
+class ViolationAt:
+    index: int
+    derived: bool
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class StatusChange:
+    index: int
+    derived: bool
+    stored: str  # e.g. "OK", "ILLEGAL SLASH_LIMIT"; "" when the annotation is new
+    new: str  # "" when the annotation is gone
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """The first annotation whose state digest differs (index of its log event)."""
+
+    index: int
+    derived: bool
+    stored_digest: str
+    new_digest: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayReport:
+    replay_id: str
+    changed: bool
+    stored_engine: str = ""
+    new_engine: str = ""
+    new_violations: tuple[ViolationAt, ...] = ()
+    vanished_violations: tuple[ViolationAt, ...] = ()
+    status_changes: tuple[StatusChange, ...] = ()
+    first_divergence: Divergence | None = None
+    stored_result: str = ""
+    new_result: str = ""
+    winner_changed: bool = False
+    followed_changed: bool = False
+    final_digest_changed: bool = False
+    error: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def result_text(replay: apb.AnnotatedReplay) -> str:
+    res = replay.result
+    if not res.finished:
+        return "unfinished" if replay.followed else f"not followed from event {replay.stopped_at}"
+    side = pb.Side.Name(res.side).removeprefix("SIDE_")
+    return f"{side} win {list(res.winners)}"
+
+
+def _keyed(replay: apb.AnnotatedReplay) -> dict[tuple[int, bool, int], apb.Annotation]:
+    """Annotations by (event index, derived, ordinal among the derived outcomes before that event)."""
+    out: dict[tuple[int, bool, int], apb.Annotation] = {}
+    seen: Counter[tuple[int, bool]] = Counter()
+    for ann in replay.annotations:
+        key = (ann.index, ann.derived)
+        out[(ann.index, ann.derived, seen[key])] = ann
+        seen[key] += 1
+    return out
+
+
+def _status(ann: apb.Annotation | None) -> str:
+    if ann is None:
+        return ""
+    name = apb.Status.Name(ann.status).removeprefix("STATUS_")
+    return " ".join([name, *(v.code for v in ann.violations)])
+
+
+def _violations(replay: apb.AnnotatedReplay) -> Counter[ViolationAt]:
+    out: Counter[ViolationAt] = Counter(ViolationAt(-1, False, v.code) for v in replay.header_violations)
+    for ann in replay.annotations:
+        for v in ann.violations:
+            out[ViolationAt(ann.index, ann.derived, v.code)] += 1
+    return out
+
+
+def compare(replay_id: str, stored: apb.AnnotatedReplay, new: apb.AnnotatedReplay) -> ReplayReport:
+    old_v, new_v = _violations(stored), _violations(new)
+    added = tuple(sorted((new_v - old_v).elements(), key=lambda v: (v.index, not v.derived, v.code)))
+    gone = tuple(sorted((old_v - new_v).elements(), key=lambda v: (v.index, not v.derived, v.code)))
+    old_k, new_k = _keyed(stored), _keyed(new)
+    changes = []
+    for key in sorted(old_k.keys() | new_k.keys(), key=lambda k: (k[0], not k[1], k[2])):
+        a, b = _status(old_k.get(key)), _status(new_k.get(key))
+        if a != b:
+            changes.append(StatusChange(key[0], key[1], a, b))
+    divergence = None
+    for i in range(max(len(stored.annotations), len(new.annotations))):
+        sa = stored.annotations[i] if i < len(stored.annotations) else None
+        na = new.annotations[i] if i < len(new.annotations) else None
+        if sa is None or na is None or (sa.index, sa.derived, sa.digest) != (na.index, na.derived, na.digest):
+            at = na if na is not None else sa
+            assert at is not None
+            divergence = Divergence(at.index, at.derived, sa.digest.hex() if sa is not None else "",
+                                    na.digest.hex() if na is not None else "")
+            break
+    r1, r2 = stored.result, new.result
+    winner_changed = (r1.finished, r1.side, list(r1.winners)) != (r2.finished, r2.side, list(r2.winners))
+    followed_changed = (stored.followed, stored.stopped_at) != (new.followed, new.stopped_at)
+    final_changed = stored.final_digest != new.final_digest
+    changed = bool(added or gone or changes or divergence or winner_changed or followed_changed or final_changed)
+    return ReplayReport(
+        replay_id=replay_id, changed=changed, stored_engine=stored.engine_version, new_engine=new.engine_version,
+        new_violations=added, vanished_violations=gone, status_changes=tuple(changes), first_divergence=divergence,
+        stored_result=result_text(stored), new_result=result_text(new), winner_changed=winner_changed,
+        followed_changed=followed_changed, final_digest_changed=final_changed)
+
+
+# ---------------------------------------------------------------------------------------- the work
+
+@dataclass(frozen=True, slots=True)
+class ChunkTask:
+    """One unit of work: picklable, so it can go to a local process or a Dask worker."""
+
+    db_url: str
+    ids: tuple[str, ...]
+    against: str = SUBMISSION_RUN
+    run: str = ""  # "": nothing is stored
+    engine: str = ""
+
+
+_stores: dict[str, Store] = {}
+
+
+def store_for(url: str) -> Store:
+    """One store per process and database (workers keep their connections between chunks)."""
+    store = _stores.get(url)
+    if store is None:
+        store = _stores[url] = Store.open(url, pool_size=1)
+    return store
+
+
+def regress_chunk(task: ChunkTask) -> list[ReplayReport]:
+    store = store_for(task.db_url)
+    logs = store.logs(task.ids)
+    base = store.verdict_blobs(task.ids, task.against)
+    if task.against != SUBMISSION_RUN:
+        missing = [i for i in task.ids if i not in base]
+        if missing:
+            base.update(store.verdict_blobs(missing, SUBMISSION_RUN))
+    reports: list[ReplayReport] = []
+    verdicts: list[tuple[str, VerdictFacts]] = []
+    for replay_id in task.ids:
+        if replay_id not in logs:
+            reports.append(ReplayReport(replay_id, changed=False, error="the replay was deleted during the run"))
+            continue
+        try:
+            new = reverify(replay_id, logs[replay_id], task.engine)
+        except Exception as err:  # a log the engine cannot take any more is a finding, not a crash
+            reports.append(ReplayReport(replay_id, changed=True, error=f"{type(err).__name__}: {err}"))
+            continue
+        stored = apb.AnnotatedReplay.FromString(base[replay_id])
+        reports.append(compare(replay_id, stored, new))
+        if task.run:
+            verdicts.append((replay_id, verdict_facts(new)))
+    if verdicts:
+        store.save_verdicts(task.run, verdicts)
+    return reports
+
+
+def compare_stored(store: Store, ids: Sequence[str], against: str, run: str) -> list[ReplayReport]:
+    """The differences of replays the run already verified (resuming): from the stored verdicts."""
+    out = []
+    for start in range(0, len(ids), 200):
+        part = ids[start:start + 200]
+        base = store.verdict_blobs(part, against)
+        if against != SUBMISSION_RUN:
+            base.update(store.verdict_blobs([i for i in part if i not in base], SUBMISSION_RUN))
+        done = store.verdict_blobs(part, run)
+        for replay_id in part:
+            if replay_id in done and replay_id in base:
+                out.append(compare(replay_id, apb.AnnotatedReplay.FromString(base[replay_id]),
+                                   apb.AnnotatedReplay.FromString(done[replay_id])))
+    return out
+
+
+# ---------------------------------------------------------------------------------------- backends
+
+class Backend(Protocol):
+    """Runs chunk tasks; yields each chunk's reports as it finishes."""
+
+    def run(self, tasks: Sequence[ChunkTask]) -> Iterator[list[ReplayReport]]: ...
+
+
+def _ignore_sigint() -> None:
+    # Ctrl-C goes to the whole process group: the parent stops handing out chunks and waits for
+    # the running ones, so their verdicts are stored (nothing half-done to redo).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class LocalBackend:
+    """Worker processes on this machine (jobs=0: in this process, for tests and debugging)."""
+
+    def __init__(self, jobs: int | None = None) -> None:
+        self.jobs = (os.cpu_count() or 1) if jobs is None else jobs
+
+    def run(self, tasks: Sequence[ChunkTask]) -> Iterator[list[ReplayReport]]:
+        if self.jobs <= 0:
+            for task in tasks:
+                yield regress_chunk(task)
+            return
+        pool = ProcessPoolExecutor(self.jobs, initializer=_ignore_sigint)
+        try:
+            futures: list[Future[list[ReplayReport]]] = [pool.submit(regress_chunk, t) for t in tasks]
+            for fut in as_completed(futures):
+                yield fut.result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+# ---------------------------------------------------------------------------------------- the run
+
+@dataclass(frozen=True, slots=True)
+class RegressOptions:
+    filters: ReplayFilter = field(default_factory=ReplayFilter)
+    run: str = ""  # store the new verdicts under this name (and resume it)
+    against: str = SUBMISSION_RUN  # compare with this run's verdicts (default: the submission's)
+    engine: str = ""  # "" the current engine, or "MODULE:FACTORY" (see load_engine)
+    restart: bool = False  # forget the run's stored verdicts first
+    chunk_size: int = DEFAULT_CHUNK
+
+
+@dataclass(slots=True)
+class RegressResult:
+    engine_version: str
+    total: int = 0
+    resumed: int = 0  # verified earlier by the same run (not verified again)
+    verified: int = 0
+    reports: list[ReplayReport] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> list[ReplayReport]:
+        return sorted((r for r in self.reports if r.changed), key=lambda r: r.replay_id)
+
+    @property
+    def failed(self) -> list[ReplayReport]:
+        return [r for r in self.reports if r.error]
+
+    def summary(self) -> dict[str, Any]:
+        changed = self.changed
+        codes: dict[str, list[int]] = {}
+        for r in changed:
+            for v in r.new_violations:
+                codes.setdefault(v.code, [0, 0])[0] += 1
+            for v in r.vanished_violations:
+                codes.setdefault(v.code, [0, 0])[1] += 1
+        return {
+            "engine_version": self.engine_version, "replays": self.total, "resumed": self.resumed,
+            "verified": self.verified, "unchanged": len(self.reports) - len(changed), "changed": len(changed),
+            "with_new_violations": sum(1 for r in changed if r.new_violations),
+            "with_vanished_violations": sum(1 for r in changed if r.vanished_violations),
+            "with_status_changes": sum(1 for r in changed if r.status_changes),
+            "diverged": sum(1 for r in changed if r.first_divergence is not None),
+            "winner_changed": sum(1 for r in changed if r.winner_changed),
+            "failed": len(self.failed),
+            "codes": {c: {"new": n, "vanished": g} for c, (n, g) in sorted(codes.items())},
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def chunks(ids: Sequence[str], size: int) -> Iterable[tuple[str, ...]]:
+    for start in range(0, len(ids), max(size, 1)):
+        yield tuple(ids[start:start + size])
+
+
+def regress(store: Store, options: RegressOptions, backend: Backend,
+            on_progress: Callable[[int, int], None] | None = None,
+            on_report: Callable[[ReplayReport], None] | None = None) -> RegressResult:
+    """Re-verify the replays matching the filters and compare; see the module's doc."""
+    started = time.perf_counter()
+    version, _ = load_engine(options.engine)
+    if options.run and options.run == options.against:
+        raise RegressError(f"run {options.run!r} cannot be compared with itself")
+    if options.against != SUBMISSION_RUN and options.against not in {r.name for r in store.runs()}:
+        raise RegressError(f"there is no run named {options.against!r} to compare with")
+    done: set[str] = set()
+    if options.run:
+        if options.restart:
+            store.delete_run(options.run)
+        for info in store.runs():
+            if info.name == options.run and set(info.engine_versions) != {version}:
+                raise RegressError(f"run {options.run!r} was made by {', '.join(info.engine_versions)}, not by "
+                                   f"this engine ({version}): choose another name, or --restart to replace it")
+        done = store.run_ids(options.run)
+    ids = store.ids(options.filters)
+    todo = [i for i in ids if i not in done]
+    result = RegressResult(version, total=len(ids), resumed=len(ids) - len(todo))
+    if result.resumed:
+        for report in compare_stored(store, [i for i in ids if i in done], options.against, options.run):
+            result.reports.append(report)
+            if on_report is not None:
+                on_report(report)
+    if on_progress is not None:
+        on_progress(result.resumed, result.total)
+    tasks = [ChunkTask(_worker_url(store), part, options.against, options.run, options.engine)
+             for part in chunks(todo, options.chunk_size)]
+    try:
+        for reports in backend.run(tasks):
+            result.verified += len(reports)
+            for report in reports:
+                result.reports.append(report)
+                if on_report is not None:
+                    on_report(report)
+            if on_progress is not None:
+                on_progress(result.resumed + result.verified, result.total)
+    finally:
+        result.seconds = time.perf_counter() - started
+    return result
+
+
+def _worker_url(store: Store) -> str:
+    url = store.engine.url.render_as_string(hide_password=False)
+    if url in ("sqlite://", "sqlite:///:memory:"):
+        raise InvalidQuery("a regression run needs a database workers can open (not an in-memory SQLite)")
+    return url

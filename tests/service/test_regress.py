@@ -1,0 +1,174 @@
+"""Regression runs (service/regress.py, `sgs-verify regress`): an unchanged engine reports nothing;
+a deliberately changed rule (tests/regress_variant.py: 2 cards for a rebel kill) reports exactly the
+replays and events it affects; named runs store verdicts, resume after an interruption and can be
+compared against; the Dask path gives the same report as the local one."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clients.cli import main
+from clients.selfplay import play_game
+from service.regress import (
+    ChunkTask,
+    LocalBackend,
+    RegressError,
+    RegressOptions,
+    ReplayReport,
+    regress,
+)
+from service.work import VerifyJob, run_job
+from sgsverify.v1 import annotation_pb2 as apb
+from sgsverify.v1 import game_log_pb2 as pb
+from storage.store import ReplayFilter, Store, SubmissionMetadata
+from tests.service.conftest import BACKENDS, fresh_database
+
+VARIANT = "tests.regress_variant:REBEL_REWARD_TWO"
+GAMES = [(seed, 4 + seed % 7) for seed in range(12)]
+
+
+@pytest.fixture(scope="session")
+def corpus() -> list[pb.GameLog]:
+    return [play_game(seed, players) for seed, players in GAMES]
+
+
+def reward_events(log: pb.GameLog) -> list[int]:
+    """Indices of the kill-reward draws a log records (the events the variant must flag)."""
+    return [i for i, ev in enumerate(log.events)
+            if ev.WhichOneof("kind") == "draw_cards" and ev.draw_cards.reason == pb.DRAW_REASON_KILL_REWARD]
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path, corpus: list[pb.GameLog]) -> Iterator[Store]:
+    url, db = fresh_database(request.param, tmp_path)
+    st = Store.open(url)
+    for i, log in enumerate(corpus):
+        st.save(run_job(VerifyJob(log.SerializeToString(deterministic=True),
+                                  SubmissionMetadata(tournament="odd" if i % 2 else "even"), 10**6, canonical=True)))
+    try:
+        yield st
+    finally:
+        st.close()
+        if db is not None:
+            db.drop()
+
+
+def ids_by_log(corpus: list[pb.GameLog]) -> dict[str, pb.GameLog]:
+    import hashlib
+
+    return {hashlib.sha256(log.SerializeToString(deterministic=True)).hexdigest(): log for log in corpus}
+
+
+def test_unchanged_engine_reports_nothing(store: Store) -> None:
+    result = regress(store, RegressOptions(), LocalBackend(0))
+    assert result.total == len(GAMES) and result.verified == len(GAMES)
+    assert result.changed == [] and result.failed == []
+
+
+def test_variant_reports_exactly_the_affected_replays_and_events(store: Store, corpus: list[pb.GameLog]) -> None:
+    result = regress(store, RegressOptions(engine=VARIANT), LocalBackend(2))
+    expected = {i: reward_events(log) for i, log in ids_by_log(corpus).items() if reward_events(log)}
+    assert 0 < len(expected) < len(GAMES)  # the corpus has both kinds
+    assert {r.replay_id for r in result.changed} == set(expected)
+    for r in result.changed:
+        first = expected[r.replay_id][0]
+        assert r.new_violations[0].code == "KILL_REWARD" and r.new_violations[0].index == first
+        assert (r.status_changes[0].index, r.status_changes[0].stored) == (first, "OK")
+        assert r.status_changes[0].new == "MISMATCH KILL_REWARD"
+        assert r.vanished_violations == ()
+        d = r.first_divergence
+        assert d is not None and d.index <= first and d.stored_digest != d.new_digest
+        assert r.new_engine.endswith("+variant.tests.regress_variant.REBEL_REWARD_TWO")
+    assert result.summary()["codes"]["KILL_REWARD"]["new"] >= len(expected)
+
+
+def test_filters_select_the_replays(store: Store) -> None:
+    result = regress(store, RegressOptions(filters=ReplayFilter(tournament="odd")), LocalBackend(0))
+    assert result.total == len(GAMES) // 2
+
+
+class Interrupting:
+    """A backend that is interrupted (Ctrl-C) after its first chunk."""
+
+    def run(self, tasks: Sequence[ChunkTask]) -> Iterator[list[ReplayReport]]:
+        yield from LocalBackend(0).run(tasks[:1])
+        raise KeyboardInterrupt
+
+
+def test_named_run_resumes_and_can_be_compared_against(store: Store) -> None:
+    whole = regress(store, RegressOptions(engine=VARIANT), LocalBackend(0))
+    options = RegressOptions(engine=VARIANT, run="rebel-2", chunk_size=5)
+    with pytest.raises(KeyboardInterrupt):
+        regress(store, options, Interrupting())
+    assert len(store.run_ids("rebel-2")) == 5
+    resumed = regress(store, options, LocalBackend(0))
+    assert (resumed.resumed, resumed.verified) == (5, len(GAMES) - 5)
+    assert sorted(resumed.reports, key=lambda r: r.replay_id) == sorted(whole.reports, key=lambda r: r.replay_id)
+    again = regress(store, options, LocalBackend(0))  # a finished run: nothing is verified again
+    assert (again.resumed, again.verified) == (len(GAMES), 0)
+    assert [r.replay_id for r in again.changed] == [r.replay_id for r in whole.changed]
+    # A replay as of the run: the variant's verdict.
+    changed = whole.changed[0].replay_id
+    as_of = apb.AnnotatedReplay.FromString(store.get(changed, run="rebel-2").replay_blob)
+    assert "KILL_REWARD" in as_of.violation_codes and "+variant." in as_of.engine_version
+    assert "KILL_REWARD" not in apb.AnnotatedReplay.FromString(store.get(changed).replay_blob).violation_codes
+    # The same variant against its own run: nothing changed; the current engine against it: the reverse.
+    assert regress(store, RegressOptions(engine=VARIANT, against="rebel-2"), LocalBackend(0)).changed == []
+    back = regress(store, RegressOptions(against="rebel-2"), LocalBackend(0))
+    assert {r.replay_id for r in back.changed} == {r.replay_id for r in whole.changed}
+    assert all(r.new_violations == () and r.vanished_violations for r in back.changed)
+    # A run is made by one engine: resuming it with another is refused, --restart replaces it.
+    with pytest.raises(RegressError, match="not by this engine"):
+        regress(store, RegressOptions(run="rebel-2"), LocalBackend(0))
+    fresh = regress(store, RegressOptions(run="rebel-2", restart=True), LocalBackend(0))
+    assert fresh.resumed == 0 and fresh.changed == []
+    assert [r.name for r in store.runs()] == ["rebel-2"]
+
+
+@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
+def test_cli(store: Store, capsys: pytest.CaptureFixture[str]) -> None:
+    url = store.engine.url.render_as_string(hide_password=False)
+    assert main(["regress", "--db", url, "--jobs", "0"]) == 0
+    assert "unchanged" in capsys.readouterr().out
+    assert main(["regress", "--db", url, "--jobs", "0", "--engine", VARIANT, "--json", "--run", "v"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["summary"]["changed"] == len(doc["changed"]) > 0
+    assert all(c["new_violations"][0]["code"] == "KILL_REWARD" for c in doc["changed"])
+    assert main(["regress", "--db", url, "--jobs", "0", "--engine", VARIANT, "--run", "v"]) == 1
+    out = capsys.readouterr().out
+    assert "first divergent event" in out and "KILL_REWARD" in out
+    assert main(["regress", "--db", url, "--list-runs"]) == 0
+    assert capsys.readouterr().out.startswith(f"v: {len(GAMES)} replay(s)")
+
+
+def _dask_or_skip() -> None:
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI") == "true":
+            raise
+        pytest.skip("dask.distributed is not installed (pip install -e '.[dev]'); CI requires it")
+
+
+@pytest.mark.parametrize("store", [BACKENDS[1]], indirect=True)
+def test_dask_cluster_gives_the_local_report(store: Store) -> None:
+    _dask_or_skip()
+    import distributed
+
+    from service.regress_dask import DaskBackend
+
+    dd: Any = distributed  # untyped library
+
+    local = regress(store, RegressOptions(engine=VARIANT), LocalBackend(0))
+    with dd.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                         dashboard_address=None) as cluster, dd.Client(cluster) as client:
+        remote = regress(store, RegressOptions(engine=VARIANT, run="dask", chunk_size=4), DaskBackend(client))
+    key = lambda r: r.replay_id  # noqa: E731
+    assert sorted(remote.reports, key=key) == sorted(local.reports, key=key)
+    assert len(store.run_ids("dask")) == len(GAMES)
