@@ -279,15 +279,25 @@ class VerifierClient:
     # ------------------------------------------------------------------ reading
 
     def get(self, replay_id: str, *, include_log: bool = False, include_original: bool = False,
-            timeout: float | None = None) -> spb.GetReplayResponse:
+            timeout: float | None = None, run: str = "") -> spb.GetReplayResponse:
         """A stored replay by id (or a unique prefix of at least 8 hex digits)."""
         try:
             res: spb.GetReplayResponse = self.stub.GetReplay(
-                spb.GetReplayRequest(id=replay_id, include_log=include_log, include_original=include_original),
+                spb.GetReplayRequest(id=replay_id, include_log=include_log, include_original=include_original,
+                                     run=run),
                 timeout=self._timeout(timeout))
         except grpc.RpcError as err:
             raise service_error(err) from None
         return res
+
+    def regress(self, filters: ListFilter = ListFilter(), *, run: str = "", against: str = "",
+                restart: bool = False) -> Iterator[spb.RegressResponse]:
+        """Re-verify stored replays on the server and compare (progress, changes, then a summary)."""
+        req = spb.RegressRequest(filter=filters.request(0, ""), run=run, against=against, restart=restart)
+        try:
+            yield from self.stub.Regress(req)
+        except grpc.RpcError as err:
+            raise service_error(err) from None
 
     def list_page(self, filters: ListFilter = ListFilter(), *, page_size: int = 50, page_token: str = "",
                   timeout: float | None = None) -> spb.ListReplaysResponse:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC
 
+from service.regress import ReplayReport, ViolationAt
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
@@ -45,3 +46,27 @@ def summary_only(replay: apb.AnnotatedReplay) -> apb.AnnotatedReplay:
     out.CopyFrom(replay)
     del out.annotations[:]
     return out
+
+
+def replay_change(r: ReplayReport) -> spb.ReplayChange:
+    """A regression report as the contract's message."""
+
+    def violations(items: tuple[ViolationAt, ...]) -> list[spb.ViolationChange]:
+        return [spb.ViolationChange(index=max(v.index, 0), derived=v.derived, code=v.code, header=v.index < 0)
+                for v in items]
+
+    msg = spb.ReplayChange(
+        replay_id=r.replay_id, new_violations=violations(r.new_violations),
+        vanished_violations=violations(r.vanished_violations),
+        status_changes=[spb.AnnotationChange(index=c.index, derived=c.derived, stored=c.stored, now=c.new)
+                        for c in r.status_changes],
+        stored_result=r.stored_result, new_result=r.new_result, winner_changed=r.winner_changed, error=r.error,
+        stored_engine_version=r.stored_engine, new_engine_version=r.new_engine)
+    d = r.first_divergence
+    if d is not None:
+        msg.diverged = True
+        msg.first_divergent_index = d.index
+        msg.first_divergent_derived = d.derived
+        msg.stored_digest = bytes.fromhex(d.stored_digest)
+        msg.new_digest = bytes.fromhex(d.new_digest)
+    return msg

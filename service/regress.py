@@ -18,6 +18,7 @@ result (finished, winning side and winners). The engine version is recorded, nev
 from __future__ import annotations
 
 import importlib
+import multiprocessing
 import os
 import signal
 import time
@@ -285,15 +286,18 @@ def _ignore_sigint() -> None:
 class LocalBackend:
     """Worker processes on this machine (jobs=0: in this process, for tests and debugging)."""
 
-    def __init__(self, jobs: int | None = None) -> None:
+    def __init__(self, jobs: int | None = None, start_method: str | None = None) -> None:
+        """``start_method``: "spawn" in a process running gRPC's threads (forking it is unsafe)."""
         self.jobs = (os.cpu_count() or 1) if jobs is None else jobs
+        self.start_method = start_method
 
     def run(self, tasks: Sequence[ChunkTask]) -> Iterator[list[ReplayReport]]:
         if self.jobs <= 0:
             for task in tasks:
                 yield regress_chunk(task)
             return
-        pool = ProcessPoolExecutor(self.jobs, initializer=_ignore_sigint)
+        context = multiprocessing.get_context(self.start_method) if self.start_method else None
+        pool = ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_ignore_sigint)
         try:
             futures: list[Future[list[ReplayReport]]] = [pool.submit(regress_chunk, t) for t in tasks]
             for fut in as_completed(futures):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar
@@ -17,7 +18,7 @@ import grpc
 from google.protobuf.message import Message
 
 from service.config import Limits
-from service.convert import filter_from, metadata_from, replay_info, summary_only
+from service.convert import filter_from, metadata_from, replay_change, replay_info, summary_only
 from service.live import LiveGame
 from service.work import TooManyEvents, VerifyJob, canonical_bytes, log_sha256
 from service.workers import LiveSession, WorkerLost, WorkerPool
@@ -301,7 +302,8 @@ class VerifierServicer:
         return await self._io(self._get_replay, request)
 
     def _get_replay(self, request: spb.GetReplayRequest) -> spb.GetReplayResponse:
-        stored = self.store.get(request.id, include_log=request.include_log or request.include_original)
+        stored = self.store.get(request.id, include_log=request.include_log or request.include_original,
+                                run=request.run)
         response = spb.GetReplayResponse(info=replay_info(stored.summary))
         response.replay.ParseFromString(stored.replay_blob)
         if stored.log_bytes is not None:
@@ -332,6 +334,57 @@ class VerifierServicer:
         await self._io(self.store.delete, replay_id)
         return spb.DeleteReplayResponse(id=replay_id)
 
+    async def Regress(self, request: spb.RegressRequest | MalformedRequest,
+                      context: grpc.aio.ServicerContext) -> AsyncIterator[spb.RegressResponse]:
+        """Runs service.regress in a thread (its own worker processes, one per core); progress
+        and changes are passed to the stream as they come."""
+        if isinstance(request, MalformedRequest):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the request is {request.reason}")
+            return
+        from service.regress import LocalBackend, RegressError, RegressOptions, ReplayReport, regress
+
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[spb.RegressResponse | BaseException | None] = asyncio.Queue()
+
+        def put(item: spb.RegressResponse | BaseException | None) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+        def on_report(report: ReplayReport) -> None:
+            if report.changed:
+                put(spb.RegressResponse(change=replay_change(report)))
+
+        def work() -> None:
+            try:
+                options = RegressOptions(filters=filter_from(request.filter), run=request.run,
+                                         against=request.against, restart=request.restart)
+                result = regress(self.store, options, LocalBackend(start_method="spawn"),
+                                 on_progress=lambda d, t: put(spb.RegressResponse(
+                                     progress=spb.RegressProgress(done=d, total=t))),
+                                 on_report=on_report)
+                s = result.summary()
+                put(spb.RegressResponse(summary=spb.RegressSummary(
+                    engine_version=result.engine_version, replays=s["replays"], resumed=s["resumed"],
+                    verified=s["verified"], unchanged=s["unchanged"], changed=s["changed"], failed=s["failed"],
+                    seconds=result.seconds)))
+                put(None)
+            except BaseException as err:
+                put(err)
+
+        thread = threading.Thread(target=work, name="sgs-verify-regress", daemon=True)
+        thread.start()
+        while True:
+            item = await queue.get()
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                if isinstance(item, RegressError | InvalidQuery):
+                    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(item))
+                failure = failure_for(item)
+                if failure is not None:
+                    await context.abort(failure.code, failure.message)
+                raise item
+            yield item
+
     # ------------------------------------------------------------------ registration
 
     def generic_handler(self) -> grpc.GenericRpcHandler:
@@ -354,6 +407,9 @@ class VerifierServicer:
             "DeleteReplay": grpc.unary_unary_rpc_method_handler(
                 self.DeleteReplay, request_deserializer=lenient(spb.DeleteReplayRequest),
                 response_serializer=spb.DeleteReplayResponse.SerializeToString),
+            "Regress": grpc.unary_stream_rpc_method_handler(
+                self.Regress, request_deserializer=lenient(spb.RegressRequest),
+                response_serializer=spb.RegressResponse.SerializeToString),
         }
         return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
 

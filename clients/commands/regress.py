@@ -25,6 +25,8 @@ def register(sub: Any) -> None:
         "Exit status: 0 nothing changed, 1 something changed, 2 the run failed.")
     rg.add_argument("--db", metavar="URL", help="database URL ($SGS_VERIFY_DB; default: the embedded SQLite)")
     rg.add_argument("--data-dir", type=Path, help="folder of the embedded SQLite database")
+    rg.add_argument("--server", metavar="ADDR", help="run it on this server instead (the Regress RPC; the "
+                    "server's engine, its cores)")
     rg.add_argument("--run", dest="run_name", default="", metavar="NAME",
                     help="store the new verdicts as the named run (later runs can compare --against it); an "
                     "interrupted run resumes where it stopped when started again with the same name")
@@ -102,7 +104,72 @@ def summary_lines(s: dict[str, Any]) -> list[str]:
     return lines
 
 
+def run_remote(args: argparse.Namespace) -> int:
+    from clients.client import ListFilter, ServiceError, VerifierClient
+    from clients.commands.service import _fail
+
+    filters = ListFilter(tournament=args.tournament, round=args.round, table=args.table, submitter=args.submitter,
+                         player=args.player, violation_code=args.code,
+                         has_violations=True if args.violations else False if args.clean else None,
+                         submitted_after=args.since, submitted_before=args.until)
+    bar: ProgressBar | None = None
+    changes: list[dict[str, Any]] = []
+    summary: Any = None
+    try:
+        with VerifierClient(args.server) as client:
+            for msg in client.regress(filters, run=args.run_name, against=args.against, restart=args.restart):
+                kind = msg.WhichOneof("kind")
+                if kind == "progress":
+                    if bar is None:
+                        bar = ProgressBar(msg.progress.total, "regress ")
+                    bar.advance(msg.progress.done - bar.done)
+                elif kind == "change":
+                    from google.protobuf import json_format
+
+                    changes.append(json_format.MessageToDict(msg.change, preserving_proto_field_name=True))
+                    if not args.json and not args.quiet:
+                        if bar is not None:
+                            bar.clear()
+                        c = msg.change
+                        print(f"{c.replay_id[:12]}: changed" + (f" ({c.error})" if c.error else ""))
+                        for title, items in (("new", c.new_violations), ("vanished", c.vanished_violations)):
+                            if items:
+                                print(f"  {title} violations: " + ", ".join(f"event {v.index} {v.code}"
+                                                                             for v in items[:8]))
+                        if c.diverged:
+                            print(f"  first divergent event: {c.first_divergent_index} (stored digest "
+                                  f"{c.stored_digest.hex()[:16]}, now {c.new_digest.hex()[:16]})")
+                        if c.winner_changed:
+                            print(f"  result: {c.stored_result} -> {c.new_result}")
+                else:
+                    summary = msg.summary
+    except ServiceError as err:
+        return _fail(err)
+    except KeyboardInterrupt:
+        print("interrupted" + (f"; run again with --run {args.run_name} to resume" if args.run_name else ""),
+              file=sys.stderr)
+        return 130
+    finally:
+        if bar is not None:
+            bar.close()
+    if summary is None:
+        return _fail(RuntimeError("the server ended the run without a summary"))
+    if args.json:
+        from google.protobuf import json_format
+
+        print(json.dumps({"summary": json_format.MessageToDict(summary, preserving_proto_field_name=True),
+                          "changed": changes}, ensure_ascii=False, indent=1))
+    else:
+        print(f"engine: {summary.engine_version}\nreplays {summary.replays}, resumed {summary.resumed}, verified "
+              f"{summary.verified}, unchanged {summary.unchanged}, changed {summary.changed}, failed {summary.failed}")
+    if summary.failed:
+        return EXIT_FAILED
+    return EXIT_CHANGED if summary.changed else EXIT_UNCHANGED
+
+
 def run_regress(args: argparse.Namespace) -> int:
+    if args.server:
+        return run_remote(args)
     from clients.commands.service import _fail, _service_config, _startup_failure
     from service.regress import LocalBackend, RegressError, RegressOptions, regress
     from storage.models import SUBMISSION_RUN

@@ -94,6 +94,8 @@ def register(sub: Any) -> None:
     _server_option(show)
     show.add_argument("--violations", action="store_true", help="only events with violations")
     show.add_argument("--json", action="store_true", help="the replay as JSON")
+    show.add_argument("--run", dest="run_name", default="", metavar="NAME", help="the verdict of this regression run "
+                      "(sgs-verify regress --run NAME) instead of the submission's")
     show.set_defaults(run=run_show)
 
     ls = sub.add_parser("list", help="list stored replays (newest first)")
@@ -377,7 +379,7 @@ def replay_lines(res: spb.GetReplayResponse, violations_only: bool = False) -> I
 def run_show(args: argparse.Namespace) -> int:
     try:
         with VerifierClient(args.server) as client:
-            res = client.get(args.id, include_log=True)
+            res = client.get(args.id, include_log=True, run=args.run_name)
     except ServiceError as err:
         return _fail(err)
     if args.json:

@@ -130,14 +130,16 @@ class LiveFinished(_message.Message):
     def __init__(self, info: _Optional[_Union[ReplayInfo, _Mapping]] = ..., stored: _Optional[bool] = ..., created: _Optional[bool] = ..., annotation_count: _Optional[int] = ...) -> None: ...
 
 class GetReplayRequest(_message.Message):
-    __slots__ = ("id", "include_log", "include_original")
+    __slots__ = ("id", "include_log", "include_original", "run")
     ID_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_LOG_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_ORIGINAL_FIELD_NUMBER: _ClassVar[int]
+    RUN_FIELD_NUMBER: _ClassVar[int]
     id: str
     include_log: bool
     include_original: bool
-    def __init__(self, id: _Optional[str] = ..., include_log: _Optional[bool] = ..., include_original: _Optional[bool] = ...) -> None: ...
+    run: str
+    def __init__(self, id: _Optional[str] = ..., include_log: _Optional[bool] = ..., include_original: _Optional[bool] = ..., run: _Optional[str] = ...) -> None: ...
 
 class GetReplayResponse(_message.Message):
     __slots__ = ("info", "replay", "log", "original")
@@ -198,3 +200,111 @@ class DeleteReplayResponse(_message.Message):
     ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class RegressRequest(_message.Message):
+    __slots__ = ("filter", "run", "against", "restart")
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    AGAINST_FIELD_NUMBER: _ClassVar[int]
+    RESTART_FIELD_NUMBER: _ClassVar[int]
+    filter: ListReplaysRequest
+    run: str
+    against: str
+    restart: bool
+    def __init__(self, filter: _Optional[_Union[ListReplaysRequest, _Mapping]] = ..., run: _Optional[str] = ..., against: _Optional[str] = ..., restart: _Optional[bool] = ...) -> None: ...
+
+class RegressResponse(_message.Message):
+    __slots__ = ("progress", "change", "summary")
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    progress: RegressProgress
+    change: ReplayChange
+    summary: RegressSummary
+    def __init__(self, progress: _Optional[_Union[RegressProgress, _Mapping]] = ..., change: _Optional[_Union[ReplayChange, _Mapping]] = ..., summary: _Optional[_Union[RegressSummary, _Mapping]] = ...) -> None: ...
+
+class RegressProgress(_message.Message):
+    __slots__ = ("done", "total")
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    done: int
+    total: int
+    def __init__(self, done: _Optional[int] = ..., total: _Optional[int] = ...) -> None: ...
+
+class ViolationChange(_message.Message):
+    __slots__ = ("index", "derived", "code", "header")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    DERIVED_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    derived: bool
+    code: str
+    header: bool
+    def __init__(self, index: _Optional[int] = ..., derived: _Optional[bool] = ..., code: _Optional[str] = ..., header: _Optional[bool] = ...) -> None: ...
+
+class AnnotationChange(_message.Message):
+    __slots__ = ("index", "derived", "stored", "now")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    DERIVED_FIELD_NUMBER: _ClassVar[int]
+    STORED_FIELD_NUMBER: _ClassVar[int]
+    NOW_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    derived: bool
+    stored: str
+    now: str
+    def __init__(self, index: _Optional[int] = ..., derived: _Optional[bool] = ..., stored: _Optional[str] = ..., now: _Optional[str] = ...) -> None: ...
+
+class ReplayChange(_message.Message):
+    __slots__ = ("replay_id", "new_violations", "vanished_violations", "status_changes", "diverged", "first_divergent_index", "first_divergent_derived", "stored_digest", "new_digest", "stored_result", "new_result", "winner_changed", "error", "stored_engine_version", "new_engine_version")
+    REPLAY_ID_FIELD_NUMBER: _ClassVar[int]
+    NEW_VIOLATIONS_FIELD_NUMBER: _ClassVar[int]
+    VANISHED_VIOLATIONS_FIELD_NUMBER: _ClassVar[int]
+    STATUS_CHANGES_FIELD_NUMBER: _ClassVar[int]
+    DIVERGED_FIELD_NUMBER: _ClassVar[int]
+    FIRST_DIVERGENT_INDEX_FIELD_NUMBER: _ClassVar[int]
+    FIRST_DIVERGENT_DERIVED_FIELD_NUMBER: _ClassVar[int]
+    STORED_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    NEW_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    STORED_RESULT_FIELD_NUMBER: _ClassVar[int]
+    NEW_RESULT_FIELD_NUMBER: _ClassVar[int]
+    WINNER_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    STORED_ENGINE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    NEW_ENGINE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    replay_id: str
+    new_violations: _containers.RepeatedCompositeFieldContainer[ViolationChange]
+    vanished_violations: _containers.RepeatedCompositeFieldContainer[ViolationChange]
+    status_changes: _containers.RepeatedCompositeFieldContainer[AnnotationChange]
+    diverged: bool
+    first_divergent_index: int
+    first_divergent_derived: bool
+    stored_digest: bytes
+    new_digest: bytes
+    stored_result: str
+    new_result: str
+    winner_changed: bool
+    error: str
+    stored_engine_version: str
+    new_engine_version: str
+    def __init__(self, replay_id: _Optional[str] = ..., new_violations: _Optional[_Iterable[_Union[ViolationChange, _Mapping]]] = ..., vanished_violations: _Optional[_Iterable[_Union[ViolationChange, _Mapping]]] = ..., status_changes: _Optional[_Iterable[_Union[AnnotationChange, _Mapping]]] = ..., diverged: _Optional[bool] = ..., first_divergent_index: _Optional[int] = ..., first_divergent_derived: _Optional[bool] = ..., stored_digest: _Optional[bytes] = ..., new_digest: _Optional[bytes] = ..., stored_result: _Optional[str] = ..., new_result: _Optional[str] = ..., winner_changed: _Optional[bool] = ..., error: _Optional[str] = ..., stored_engine_version: _Optional[str] = ..., new_engine_version: _Optional[str] = ...) -> None: ...
+
+class RegressSummary(_message.Message):
+    __slots__ = ("engine_version", "replays", "resumed", "verified", "unchanged", "changed", "failed", "seconds")
+    ENGINE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    REPLAYS_FIELD_NUMBER: _ClassVar[int]
+    RESUMED_FIELD_NUMBER: _ClassVar[int]
+    VERIFIED_FIELD_NUMBER: _ClassVar[int]
+    UNCHANGED_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_FIELD_NUMBER: _ClassVar[int]
+    engine_version: str
+    replays: int
+    resumed: int
+    verified: int
+    unchanged: int
+    changed: int
+    failed: int
+    seconds: float
+    def __init__(self, engine_version: _Optional[str] = ..., replays: _Optional[int] = ..., resumed: _Optional[int] = ..., verified: _Optional[int] = ..., unchanged: _Optional[int] = ..., changed: _Optional[int] = ..., failed: _Optional[int] = ..., seconds: _Optional[float] = ...) -> None: ...

@@ -64,6 +64,11 @@ class VerifierServiceStub:
                 request_serializer=sgsverify_dot_v1_dot_service__pb2.DeleteReplayRequest.SerializeToString,
                 response_deserializer=sgsverify_dot_v1_dot_service__pb2.DeleteReplayResponse.FromString,
                 _registered_method=True)
+        self.Regress = channel.unary_stream(
+                '/sgsverify.v1.VerifierService/Regress',
+                request_serializer=sgsverify_dot_v1_dot_service__pb2.RegressRequest.SerializeToString,
+                response_deserializer=sgsverify_dot_v1_dot_service__pb2.RegressResponse.FromString,
+                _registered_method=True)
 
 
 class VerifierServiceServicer:
@@ -116,6 +121,15 @@ class VerifierServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Regress(self, request, context):
+        """Re-verify stored replays under the server's engine and compare with their
+        stored verdicts (docs/service.md, "Regression runs"): progress messages and
+        each changed replay as found, then one summary message.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_VerifierServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -148,6 +162,11 @@ def add_VerifierServiceServicer_to_server(servicer, server):
                     servicer.DeleteReplay,
                     request_deserializer=sgsverify_dot_v1_dot_service__pb2.DeleteReplayRequest.FromString,
                     response_serializer=sgsverify_dot_v1_dot_service__pb2.DeleteReplayResponse.SerializeToString,
+            ),
+            'Regress': grpc.unary_stream_rpc_method_handler(
+                    servicer.Regress,
+                    request_deserializer=sgsverify_dot_v1_dot_service__pb2.RegressRequest.FromString,
+                    response_serializer=sgsverify_dot_v1_dot_service__pb2.RegressResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -312,6 +331,33 @@ class VerifierService:
             '/sgsverify.v1.VerifierService/DeleteReplay',
             sgsverify_dot_v1_dot_service__pb2.DeleteReplayRequest.SerializeToString,
             sgsverify_dot_v1_dot_service__pb2.DeleteReplayResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Regress(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/sgsverify.v1.VerifierService/Regress',
+            sgsverify_dot_v1_dot_service__pb2.RegressRequest.SerializeToString,
+            sgsverify_dot_v1_dot_service__pb2.RegressResponse.FromString,
             options,
             channel_credentials,
             insecure,
