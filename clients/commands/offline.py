@@ -36,6 +36,8 @@ def register(sub: Any) -> None:
     sp.add_argument("--out", type=Path, required=True, help="folder for the logs")
     sp.add_argument("--format", choices=["binary", "json"], default="binary")
     sp.add_argument("--two-spies", action="store_true", help="the 6/8-player two-spy role table")
+    sp.add_argument("--generals", action="store_true", help="play with the 25 standard generals (bots pick "
+                    "generals and use their skills) instead of white generals")
     sp.add_argument("--packages", default="", help="extra card packages, comma-separated: maneuvering (军争, the "
                     "160-card deck)")
     sp.set_defaults(run=run_selfplay)
@@ -115,7 +117,7 @@ def run_selfplay(args: argparse.Namespace) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     for i in range(args.games):
         seed = args.seed + i
-        log = play_game(seed, args.players, variant, packages=packages)
+        log = play_game(seed, args.players, variant, packages=packages, generals=args.generals)
         stem = args.out / f"game-s{seed}-p{args.players}"
         if args.format == "json":
             stem.with_suffix(".json").write_text(json_format.MessageToJson(log, indent=1, ensure_ascii=False),
