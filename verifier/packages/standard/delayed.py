@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import ClassVar
 
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import Suit
@@ -20,17 +21,27 @@ def verify_no_duplicate(game: Game, use: Use, name: str, target: int) -> Iterato
                         use.user, use.card.ids[0] if use.card.ids else None)
 
 
-@PACKAGE.card
-class Indulgence(DelayedSpec):
-    """乐不思蜀: on another character; unless the judgment is ♥, they skip their play phase."""
+class PhaseSkipTrick(DelayedSpec):
+    """A delayed trick on one other character: unless the judgment is ``escape_suit``, they skip
+    ``skipped_phase``; then it is discarded (乐不思蜀, 兵粮寸断)."""
 
-    name = "indulgence"
+    escape_suit: ClassVar[Suit] = Suit.NONE
+    skipped_phase: ClassVar[int] = 0
+    label: ClassVar[str] = ""
 
     def verify_use(self, game: Game, use: Use) -> Iterator[Violation]:
         if len(use.targets) != 1 or use.targets[0] == use.user:
-            yield Violation("INVALID_TARGET", "乐不思蜀 takes exactly one other character", use.user, hard=True)
+            yield Violation("INVALID_TARGET", f"{self.label} takes exactly one other character", use.user, hard=True)
             return
+        yield from self.verify_reach(game, use, use.targets[0])
         yield from verify_no_duplicate(game, use, self.name, use.targets[0])
+
+    def verify_reach(self, game: Game, use: Use, target: int) -> Iterator[Violation]:
+        """A distance rule, for the tricks that have one."""
+        return iter(())
+
+    def can_reach(self, game: Game, user: int, target: int) -> bool:
+        return True
 
     def use(self, game: Game, use: Use) -> Settle[None]:
         game.to_judgment(use.targets[0], use.card.ids[0], as_name=self.name if use.card.is_virtual else "")
@@ -42,15 +53,25 @@ class Indulgence(DelayedSpec):
         skip: set[int] = set()
         if not (yield from game.nullified(self.name, seat)):
             judged = yield from game.judge(seat, self.name)
-            if judged.suit != Suit.HEART:
-                skip.add(pb.PHASE_PLAY)
+            if judged.suit != self.escape_suit:
+                skip.add(self.skipped_phase)
             yield from game.finish_judgment(seat, judged, self.name)
         game.processing_to_discard([card_id])
         return skip
 
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
-        return [(t,) for t in game.alive_seats() if t != user
+        return [(t,) for t in game.alive_seats() if t != user and self.can_reach(game, user, t)
                 and not any(game.judgment_name(c) == self.name for c in game.players[t].judgment)]
+
+
+@PACKAGE.card
+class Indulgence(PhaseSkipTrick):
+    """乐不思蜀: on another character; unless the judgment is ♥, they skip their play phase."""
+
+    name = "indulgence"
+    label = "乐不思蜀"
+    escape_suit = Suit.HEART
+    skipped_phase = pb.PHASE_PLAY
 
 
 @PACKAGE.card
