@@ -258,10 +258,10 @@ def second_slash(m: Moment) -> Iterator[Edit]:
         return
     g = m.game
     weapon = g.weapon(s)
-    if weapon is not None and weapon.name == "crossbow":
-        return
+    if (weapon is not None and weapon.name == "crossbow") or any(e.unlimited_slash(g, s) for e in g.effects_of(s)):
+        return  # (诸葛连弩, 咆哮)
     slash = m.spare(c for c in g.players[s].hand if m.name(c) == "slash")
-    targets = [t for t in g.alive_seats(s) if g.in_attack_range(s, t)]
+    targets = [t for t in g.alive_seats(s) if g.in_attack_range(s, t) and not g.prohibited(s, t, "slash")]
     if slash is not None and targets:
         yield m.insert([use_card(s, slash, targets[:1])], f"seat {s} uses a second 杀 on seat {targets[0]}")
 
@@ -333,7 +333,7 @@ def slash_out_of_range(m: Moment) -> Iterator[Edit]:
     g = m.game
     slash = m.spare(c for c in g.players[s].hand if m.name(c) == "slash")
     reach = g.attack_range(s)
-    far = [t for t in g.alive_seats(s)[1:] if g.distance(s, t) > reach]
+    far = [t for t in g.alive_seats(s)[1:] if g.distance(s, t) > reach and not g.prohibited(s, t, "slash")]
     if slash is not None and far:
         yield m.insert([use_card(s, slash, far[:1])], f"seat {s} uses 杀 on seat {far[0]} at distance "
                        f"{g.distance(s, far[0])}, range {reach}")
@@ -346,11 +346,11 @@ def snatch_too_far(m: Moment) -> Iterator[Edit]:
         return
     g = m.game
     snatch = m.spare(c for c in g.players[s].hand if m.name(c) == "snatch")
-    if snatch is None:
-        return
+    if snatch is None or any(e.unlimited_distance(g, s, "snatch") for e in g.effects_of(s)):
+        return  # (奇才 lifts the distance limit)
     for t in g.alive_seats(s)[1:]:
         p = g.players[t]
-        if p.has_cards() and g.distance(s, t) > 1:
+        if p.has_cards() and g.distance(s, t) > 1 and not g.prohibited(s, t, "snatch"):
             taken = m.spare([*p.hand, *p.equipped()] or p.judgment)
             assert taken is not None
             yield m.insert([use_card(s, snatch, [t]), choose_cards(s, [taken])],
@@ -668,4 +668,5 @@ def used_name(game: Game, ref: pb.CardRef) -> str:
     return card.name if card else ""
 
 
-from clients import mutations_maneuvering  # noqa: E402, F401  (registers the 军争 kinds)
+# Registers the 军争 kinds and the generals' skill kinds.
+from clients import mutations_generals, mutations_maneuvering  # noqa: E402, F401

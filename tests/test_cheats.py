@@ -36,6 +36,17 @@ def maneuvering_report() -> Report:
 
 
 @cache
+def generals_report() -> Report:
+    """Games with the standard generals (their skills): the skill-abuse kinds find places only there. Seeds
+    1-4 with 8 players offer a place for every one of them (激将 by a 刘备 who is not the lord, 武圣, 倾国, ...)."""
+    return run_report(4, (8,), 1, per_kind=2, generals=True)
+
+
+GENERALS_KINDS = {"skill_not_owned", "lord_skill_not_lord", "skill_twice", "wusheng_black", "qingguo_red",
+                  "guose_not_diamond", "qixi_red"}
+
+
+@cache
 def lord_kills_loyalist() -> pb.GameLog:
     """Four players; the lord equips 诸葛连弩 and kills the loyalist with four 杀, so pays the penalty
     (discards the last hand card and the crossbow). Recorded complete."""
@@ -61,19 +72,32 @@ def describe_failures(report: Report) -> str:
                      f"got {f.reported}" for f in report.failures[:20])
 
 
-@pytest.mark.parametrize("deck", ["standard", "maneuvering"])
+def report_for(deck: str) -> Report:
+    return {"standard": small_report, "maneuvering": maneuvering_report, "generals": generals_report}[deck]()
+
+
+@pytest.mark.parametrize("deck", ["standard", "maneuvering", "generals"])
 def test_no_false_positives(deck: str) -> None:
-    report = small_report() if deck == "standard" else maneuvering_report()
-    assert report.games == GAMES * len(PLAYERS)
+    report = report_for(deck)
+    assert report.games == (4 if deck == "generals" else GAMES * len(PLAYERS))
     assert report.false_positives == []
 
 
-@pytest.mark.parametrize("deck", ["standard", "maneuvering"])
+@pytest.mark.parametrize("deck", ["standard", "maneuvering", "generals"])
 def test_every_injected_cheat_is_caught_with_its_code_at_its_event(deck: str) -> None:
-    report = small_report() if deck == "standard" else maneuvering_report()
+    report = report_for(deck)
     assert report.missed == 0, describe_failures(report)
     for name, t in report.tallies.items():
         assert t.caught == t.injected, (name, t, describe_failures(report))
+
+
+def test_generals_skill_abuse_kinds() -> None:
+    """Every skill-abuse kind is injected in the generals games (and only there) and caught right."""
+    generals = generals_report().tallies
+    for name in GENERALS_KINDS:
+        assert generals[name].injected > 0, name
+        assert generals[name].caught == generals[name].injected, (name, generals[name])
+        assert small_report().tallies[name].injected == 0, name  # no skills without generals
 
 
 def test_lord_penalty_played_deliberately() -> None:
@@ -89,7 +113,7 @@ def test_lord_penalty_played_deliberately() -> None:
 
 def test_every_kind_is_injected() -> None:
     injected = {name: t.injected + maneuvering_report().tallies[name].injected
-                for name, t in small_report().tallies.items()}
+                + generals_report().tallies[name].injected for name, t in small_report().tallies.items()}
     for name, t in check_game(0, 4, log=lord_kills_loyalist()).tallies.items():
         injected[name] += t.injected
     assert {k.name for k in KINDS} == set(injected)
@@ -130,3 +154,8 @@ def test_cli_table_json_and_exit_status(capsys: pytest.CaptureFixture[str]) -> N
     assert main([*small, "--packages", "maneuvering", "--kinds", "chain_damage_unpaid,supply_shortage_too_far"]) == 0
     assert "with maneuvering" in capsys.readouterr().out
     assert main([*small, "--packages", "mahjong"]) == 2
+    assert main(["cheats", "--games", "1", "--players", "8", "--seed", "1", "--generals", "--kinds",
+                 "skill_not_owned,lord_skill_not_lord", "--json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["ok"] is True and body["generals"] is True
+    assert all(k["injected"] == k["caught"] > 0 for k in body["kinds"]), body["kinds"]

@@ -96,14 +96,15 @@ def judge(m: Mutation, replay: apb.AnnotatedReplay) -> str:
 
 
 def check_game(seed: int, players: int, kind_names: Sequence[str] | None = None, per_kind: int = 3,
-               log: pb.GameLog | None = None, packages: Sequence[str] = ()) -> GameResult:
+               log: pb.GameLog | None = None, packages: Sequence[str] = (), generals: bool = False) -> GameResult:
     """One game: verify it unaltered, then every mutation of it. ``packages``: the header's card packages
-    for the self-play game (("maneuvering",): the 160-card deck)."""
+    for the self-play game (("maneuvering",): the 160-card deck); ``generals``: played with the standard
+    generals and their skills."""
     from clients.selfplay import play_game
 
     kinds = select_kinds(kind_names)
     if log is None:
-        log = play_game(seed, players, packages=packages)
+        log = play_game(seed, players, packages=packages, generals=generals)
     clean = verify(log)
     clean_codes = list(clean.violation_codes) if clean.violation_count else []
     if not clean.followed:
@@ -131,9 +132,9 @@ def check_game(seed: int, players: int, kind_names: Sequence[str] | None = None,
     return GameResult(seed, players, len(log.events), [], tallies, failures)
 
 
-def _check(args: tuple[int, int, tuple[str, ...] | None, int, tuple[str, ...]]) -> GameResult:
-    seed, players, names, per_kind, packages = args
-    return check_game(seed, players, names, per_kind, packages=packages)
+def _check(args: tuple[int, int, tuple[str, ...] | None, int, tuple[str, ...], bool]) -> GameResult:
+    seed, players, names, per_kind, packages, generals = args
+    return check_game(seed, players, names, per_kind, packages=packages, generals=generals)
 
 
 def select_kinds(names: Sequence[str] | None) -> list[CheatKind]:
@@ -147,11 +148,12 @@ def select_kinds(names: Sequence[str] | None) -> list[CheatKind]:
 
 
 def run_report(games: int, players: Sequence[int], seed: int, kind_names: Sequence[str] | None = None,
-               per_kind: int = 3, jobs: int = 1, packages: Sequence[str] = ()) -> Report:
-    """Games seed, seed+1, ... for each player count; every applicable cheat in each."""
+               per_kind: int = 3, jobs: int = 1, packages: Sequence[str] = (), generals: bool = False) -> Report:
+    """Games seed, seed+1, ... for each player count; every applicable cheat in each (``generals``: games
+    with the standard generals)."""
     kinds = select_kinds(kind_names)
     names = tuple(k.name for k in kinds) if kind_names else None
-    work = [(seed + i, p, names, per_kind, tuple(packages)) for p in players for i in range(games)]
+    work = [(seed + i, p, names, per_kind, tuple(packages), generals) for p in players for i in range(games)]
     report = Report(kinds, tallies={k.name: Tally() for k in kinds})
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
@@ -181,6 +183,8 @@ def register(sub: Any) -> None:
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--packages", default="", help="extra card packages of the self-play games, comma-separated: "
                    "maneuvering (军争, the 160-card deck)")
+    p.add_argument("--generals", action="store_true", help="play the games with the standard generals (their "
+                   "skills; the skill-abuse kinds find places only there)")
     p.add_argument("--json", action="store_true", help="a JSON report instead of the table")
     p.add_argument("--list", action="store_true", help="list the cheat kinds and exit")
     p.set_defaults(run=run_cheats)
@@ -210,7 +214,8 @@ def run_cheats(args: argparse.Namespace) -> int:
         print(f"--packages takes {', '.join(sorted(KNOWN_PACKAGES - {'standard'}))}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    report = run_report(args.games, players, args.seed, names, args.per_game, max(1, args.jobs), packages)
+    report = run_report(args.games, players, args.seed, names, args.per_game, max(1, args.jobs), packages,
+                        args.generals)
     seconds = time.perf_counter() - started
     if args.json:
         print(json.dumps(report_json(report, args, seconds), ensure_ascii=False, indent=1))
@@ -222,7 +227,7 @@ def run_cheats(args: argparse.Namespace) -> int:
 def report_json(report: Report, args: argparse.Namespace, seconds: float) -> dict[str, Any]:
     return {
         "games": report.games, "players": args.players, "seed": args.seed, "per_game": args.per_game,
-        "events": report.events, "seconds": round(seconds, 2),
+        "generals": args.generals, "events": report.events, "seconds": round(seconds, 2),
         "kinds": [{"kind": k.name, "code": k.code, "summary": k.summary, **asdict(report.tallies[k.name])}
                   for k in report.kinds],
         "false_positives": [{"seed": s, "players": p, "codes": c} for s, p, c in report.false_positives],
@@ -234,6 +239,7 @@ def report_json(report: Report, args: argparse.Namespace, seconds: float) -> dic
 def print_table(report: Report, args: argparse.Namespace, players: list[int], seconds: float) -> None:
     last = args.seed + args.games - 1
     deck = " with " + args.packages if args.packages else ""
+    deck += " with generals" if args.generals else ""
     print(f"cheat detection: {args.games} game(s) × {','.join(map(str, players))} players{deck}, seeds "
           f"{args.seed}..{last}, up to {args.per_game} place(s) per kind per game")
     print()
