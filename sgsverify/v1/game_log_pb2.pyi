@@ -261,14 +261,16 @@ class UseCard(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., card: _Optional[_Union[CardRef, _Mapping]] = ..., targets: _Optional[_Iterable[int]] = ..., recast: _Optional[bool] = ...) -> None: ...
 
 class Respond(_message.Message):
-    __slots__ = ("seat", "card", "target")
+    __slots__ = ("seat", "card", "target", "trick_card")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     CARD_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
+    TRICK_CARD_FIELD_NUMBER: _ClassVar[int]
     seat: int
     card: CardRef
     target: int
-    def __init__(self, seat: _Optional[int] = ..., card: _Optional[_Union[CardRef, _Mapping]] = ..., target: _Optional[int] = ...) -> None: ...
+    trick_card: int
+    def __init__(self, seat: _Optional[int] = ..., card: _Optional[_Union[CardRef, _Mapping]] = ..., target: _Optional[int] = ..., trick_card: _Optional[int] = ...) -> None: ...
 
 class Decline(_message.Message):
     __slots__ = ("seat",)

@@ -659,15 +659,16 @@ class Game:
 
     # ------------------------------------------------------------------ nullification
 
-    def nullified(self, trick: str, target: int | None) -> Settle[bool]:
+    def nullified(self, trick: str, target: int | None, card: int | None = None) -> Settle[bool]:
         """Offer 无懈可击 against a trick's effect on one target; True if it is cancelled.
 
-        Each 无懈可击 played opens a new window in which it can itself be nullified.
+        Each 无懈可击 played opens a new window in which it can itself be nullified. ``card`` is
+        the delayed trick being judged, if the window is for one.
         """
         cancelled = False
         what = trick
         while True:
-            answer = yield nullify_request(what, target)
+            answer = yield nullify_request(what, target, card)
             if answer is None or answer is UNANSWERED:
                 return cancelled
             assert isinstance(answer, pb.Event)

@@ -103,6 +103,8 @@ class NullifyRequest(Request):
 
     trick: str = ""
     target: int | None = None
+    # The delayed trick card being judged, when the window is for one (Respond.trick_card).
+    card: int | None = None
 
     def describe(self) -> str:
         return f"anyone to nullify {self.trick}"
@@ -111,8 +113,12 @@ class NullifyRequest(Request):
         return frozenset({"nullification"})
 
     def fits(self, ev: pb.Event, kind: str, seat: int, card_name: str | None) -> bool:
-        if kind == "respond" and ev.respond.HasField("target") and ev.respond.target != self.target:
-            return False
+        if kind == "respond":
+            r = ev.respond
+            if r.HasField("target") and r.target != self.target:
+                return False
+            if r.HasField("trick_card") and r.trick_card != self.card:
+                return False
         return Request.fits(self, ev, kind, seat, card_name)
 
 
@@ -221,8 +227,8 @@ def card_request(
     return CardRequest(seat, frozenset(kinds), names=names, reason=reason, skills=skills, target=target)
 
 
-def nullify_request(trick: str, target: int | None) -> NullifyRequest:
-    return NullifyRequest(None, frozenset({"respond", "decline"}), trick=trick, target=target)
+def nullify_request(trick: str, target: int | None, card: int | None = None) -> NullifyRequest:
+    return NullifyRequest(None, frozenset({"respond", "decline"}), trick=trick, target=target, card=card)
 
 
 def peach_request(seat: int, dying: int) -> PeachRequest:

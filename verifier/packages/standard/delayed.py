@@ -51,7 +51,7 @@ class PhaseSkipTrick(DelayedSpec):
     def judge_phase(self, game: Game, seat: int, card_id: int) -> Settle[set[int]]:
         game.to_processing([card_id])
         skip: set[int] = set()
-        if not (yield from game.nullified(self.name, seat)):
+        if not (yield from game.nullified(self.name, seat, card_id)):
             judged = yield from game.judge(seat, self.name)
             if judged.suit != self.escape_suit:
                 skip.add(self.skipped_phase)
@@ -97,7 +97,7 @@ class Lightning(DelayedSpec):
 
     def judge_phase(self, game: Game, seat: int, card_id: int) -> Settle[set[int]]:
         game.to_processing([card_id])
-        if not (yield from game.nullified(self.name, seat)):
+        if not (yield from game.nullified(self.name, seat, card_id)):
             judged = yield from game.judge(seat, self.name)
             struck = judged.suit == Suit.SPADE and 2 <= judged.number <= 9
             yield from game.finish_judgment(seat, judged, self.name)
