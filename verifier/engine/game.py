@@ -186,6 +186,7 @@ class Game:
         # State changes since the driver last took them (for the state digest).
         self.journal: list[Any] = []
         self._phase_events: dict[tuple[int, int], pb.Event] = {}
+        self._effects: dict[int, list[Effect]] = {}  # effects_of's cache
         # With generals: does anyone have skills (triggers are skipped cheaply when nobody does)?
         self.has_skills = any(p.skills for p in players)
         # Cards lost by characters whose skills react to it, fired at the next pause (fire_losses).
@@ -238,7 +239,11 @@ class Game:
         return seat
 
     def effects_of(self, seat: int) -> list[Effect]:
-        """The equipment effects (and, with generals, skills) a character has now."""
+        """The equipment effects (and, with generals, skills) a character has now. Cached: the
+        list only changes when equipment enters or leaves (or skills are given); do not mutate it."""
+        cached = self._effects.get(seat)
+        if cached is not None:
+            return cached
         p = self.players[seat]
         out = []
         for slot in EQUIP_SLOTS:
@@ -249,7 +254,12 @@ class Game:
                     out.append(eff)
         if p.skills:
             out.extend(p.skills)
+        self._effects[seat] = out
         return out
+
+    def forget_effects(self, seat: int) -> None:
+        """The seat's equipment or skills changed: recompute its effects when next asked."""
+        self._effects.pop(seat, None)
 
     def skill_of(self, seat: int, name: str) -> Effect | None:
         return next((e for e in self.players[seat].skills if e.name == name), None)
@@ -360,6 +370,7 @@ class Game:
             for slot, cid in p.equips.items():
                 if cid == card_id:
                     del p.equips[slot]
+                    self._effects.pop(p.seat, None)
                     lost = self.ruleset.lost_hooks.get(self.cards[card_id].name)
                     if lost is not None:
                         lost.on_lost(self, p.seat)  # 白银狮子 leaves: its wearer recovers
@@ -422,6 +433,7 @@ class Game:
         if old is not None:
             self.move_out(seat, [old], pb.ZONE_EQUIPMENT, pb.MOVE_REASON_EQUIP_REPLACED, "EQUIP_SLOT")
         p.equips[slot] = card_id
+        self._effects.pop(seat, None)
         self.journal.append(("equip", seat, card_id))
 
     def move_out(self, seat: int | None, card_ids: list[int], zone: int, reason: int, code: str,
