@@ -4,7 +4,7 @@ service goes on serving (on SQLite and PostgreSQL)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import grpc
 import pytest
@@ -16,7 +16,7 @@ from sgsverify.v1 import service_pb2 as spb
 from sgsverify.v1 import service_pb2_grpc as spb_grpc
 
 
-def chunks_then_hang(first: object, rest: list[object], sent: threading.Event, release: threading.Event
+def chunks_then_hang(first: object, rest: Sequence[object], sent: threading.Event, release: threading.Event
                      ) -> Iterator[object]:
     """Send some batches, then stall like a client whose connection is about to drop."""
     yield first
