@@ -24,7 +24,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # usage errors (argparse has printed why): return, so callers in-process see 2
+        return exit_.code if isinstance(exit_.code, int) else 2
     try:
         code: int = args.run(args)
     except KeyboardInterrupt:

@@ -21,7 +21,6 @@ ROLE_TABLE = {4: (1, 1, 1), 5: (1, 2, 1), 6: (1, 3, 1), 7: (2, 3, 1), 8: (2, 4, 
 TWO_SPIES_VARIANT = {6: (1, 2, 2), 8: (2, 3, 2)}
 
 KNOWN_PACKAGES = {"standard", "maneuvering"}
-PLANNED_PACKAGES: set[str] = set()
 
 
 class HeaderError(Exception):
@@ -73,9 +72,7 @@ def check_header(header: pb.GameHeader) -> None:
     elif opts.generals not in (pb.GENERALS_MODE_WHITE, pb.GENERALS_MODE_STANDARD):
         problems.append(Violation("UNSUPPORTED_OPTION", f"unknown generals mode {opts.generals}"))
     for pkg in opts.packages:
-        if pkg in PLANNED_PACKAGES:
-            problems.append(Violation("UNSUPPORTED_OPTION", f"card package {pkg!r} is not implemented yet"))
-        elif pkg not in KNOWN_PACKAGES:
+        if pkg not in KNOWN_PACKAGES:
             problems.append(Violation("UNSUPPORTED_OPTION", f"unknown card package {pkg!r}"))
     if opts.generals == pb.GENERALS_MODE_STANDARD:
         problems.extend(check_generals(header))

@@ -13,11 +13,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from clients.commands.options import card_packages
 from clients.mutator import KINDS, CheatKind, Mutation, find_mutations
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import verify
-from verifier.setup import KNOWN_PACKAGES
 
 CAUGHT, OTHER_CODE, MISSED = "caught", "other_code", "missed"
 
@@ -181,8 +181,9 @@ def register(sub: Any) -> None:
     p.add_argument("--per-game", type=int, default=3, metavar="N",
                    help="most places per kind per game, spread over the game (default 3)")
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
-    p.add_argument("--packages", default="", help="extra card packages of the self-play games, comma-separated: "
-                   "maneuvering (军争, the 160-card deck)")
+    p.add_argument("--packages", type=card_packages, default=[],
+                   help="extra card packages of the self-play games, comma-separated: maneuvering (军争, the 160-card "
+                   "deck)")
     p.add_argument("--generals", action="store_true", help="play the games with the standard generals (their "
                    "skills; the skill-abuse kinds find places only there)")
     p.add_argument("--json", action="store_true", help="a JSON report instead of the table")
@@ -209,10 +210,7 @@ def run_cheats(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(err, file=sys.stderr)
         return 2
-    packages = [n.strip() for n in args.packages.split(",") if n.strip()]
-    if any(pkg not in KNOWN_PACKAGES for pkg in packages):
-        print(f"--packages takes {', '.join(sorted(KNOWN_PACKAGES - {'standard'}))}", file=sys.stderr)
-        return 2
+    packages = args.packages
     started = time.perf_counter()
     report = run_report(args.games, players, args.seed, names, args.per_game, max(1, args.jobs), packages,
                         args.generals)
@@ -238,7 +236,7 @@ def report_json(report: Report, args: argparse.Namespace, seconds: float) -> dic
 
 def print_table(report: Report, args: argparse.Namespace, players: list[int], seconds: float) -> None:
     last = args.seed + args.games - 1
-    deck = " with " + args.packages if args.packages else ""
+    deck = " with " + ",".join(args.packages) if args.packages else ""
     deck += " with generals" if args.generals else ""
     print(f"cheat detection: {args.games} game(s) × {','.join(map(str, players))} players{deck}, seeds "
           f"{args.seed}..{last}, up to {args.per_game} place(s) per kind per game")

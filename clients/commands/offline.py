@@ -11,6 +11,7 @@ from typing import Any
 
 from google.protobuf import json_format
 
+from clients.commands.options import card_packages
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import LogFormatError, load_log, verify
@@ -38,8 +39,8 @@ def register(sub: Any) -> None:
     sp.add_argument("--two-spies", action="store_true", help="the 6/8-player two-spy role table")
     sp.add_argument("--generals", action="store_true", help="play with the 25 standard generals (bots pick "
                     "generals and use their skills) instead of white generals")
-    sp.add_argument("--packages", default="", help="extra card packages, comma-separated: maneuvering (军争, the "
-                    "160-card deck)")
+    sp.add_argument("--packages", type=card_packages, default=[],
+                    help="extra card packages, comma-separated: maneuvering (军争, the 160-card deck)")
     sp.set_defaults(run=run_selfplay)
 
 
@@ -107,12 +108,7 @@ def run_selfplay(args: argparse.Namespace) -> int:
     if not 4 <= args.players <= 10:
         print("--players must be 4 to 10", file=sys.stderr)
         return 2
-    from verifier.setup import KNOWN_PACKAGES
-
-    packages = [n.strip() for n in args.packages.split(",") if n.strip()]
-    if any(pkg not in KNOWN_PACKAGES for pkg in packages):
-        print(f"--packages takes {', '.join(sorted(KNOWN_PACKAGES - {'standard'}))}", file=sys.stderr)
-        return 2
+    packages = args.packages
     variant = pb.ROLE_VARIANT_TWO_SPIES if args.two_spies else pb.ROLE_VARIANT_STANDARD
     args.out.mkdir(parents=True, exist_ok=True)
     for i in range(args.games):

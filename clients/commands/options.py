@@ -1,0 +1,17 @@
+"""Command-line option types shared by several commands."""
+
+from __future__ import annotations
+
+import argparse
+
+from verifier.setup import KNOWN_PACKAGES
+
+
+def card_packages(text: str) -> list[str]:
+    """``--packages``: extra card packages, comma-separated (argparse reports a bad name)."""
+    packages = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [pkg for pkg in packages if pkg not in KNOWN_PACKAGES]
+    if unknown:
+        known = ", ".join(sorted(KNOWN_PACKAGES - {"standard"}))
+        raise argparse.ArgumentTypeError(f"unknown card package {unknown[0]!r}; known: {known}")
+    return packages
