@@ -9,7 +9,8 @@ from functools import cache
 
 from clients.selfplay import play_game
 from sgsverify.v1 import game_log_pb2 as pb
-from verifier import Verifier, verify
+from tests.test_properties import assert_cards_conserved
+from verifier import verify
 from verifier.generals import standard_generals
 from verifier.packages.generals_standard import PACKAGE
 
@@ -51,19 +52,4 @@ def test_all_generals_and_skills_in_play() -> None:
 
 def test_cards_conserved_with_generals() -> None:
     for log in corpus()[:40]:
-        v = Verifier(log.header)
-        game = v.game
-        assert game is not None
-        total = len(game.cards)
-        for ev in log.events:
-            v.feed([ev])
-            places: Counter[int] = Counter()
-            for p in game.players:
-                places.update(p.hand)
-                places.update(p.equips.values())
-                places.update(p.judgment)
-            places.update(game.draw_pile)
-            places.update(game.discard_pile)
-            places.update(game.processing)
-            assert sum(places.values()) == total and all(c == 1 for c in places.values()), (
-                log.header.seed, ev)
+        assert_cards_conserved(log, 108)

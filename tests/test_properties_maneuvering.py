@@ -18,8 +18,8 @@ import pytest
 
 from clients.selfplay import play_game
 from sgsverify.v1 import game_log_pb2 as pb
-from tests.test_properties import card_places, game_params
-from verifier import Verifier, verify
+from tests.test_properties import assert_cards_conserved, game_params
+from verifier import verify
 from verifier.cards import all_cards
 
 GAMES = 200
@@ -58,13 +58,7 @@ def test_every_game_with_generals_verifies_clean_and_keeps_all_160_cards() -> No
         assert replay.violation_count == 0, (log.header.seed, list(replay.violation_codes))
         assert replay.followed and replay.result.finished, (log.header.seed, replay.result.reason)
     for log in generals_corpus()[::2]:
-        v = Verifier(log.header)
-        game = v.game
-        assert game is not None and len(game.cards) == 160
-        for i, ev in enumerate(log.events):
-            v.feed([ev])
-            places = card_places(game)
-            assert set(places) == set(game.cards) and max(places.values()) == 1, (log.header.seed, i, ev)
+        assert_cards_conserved(log, 160)
 
 
 def test_the_maneuvering_cards_are_played() -> None:
@@ -95,15 +89,7 @@ def test_the_maneuvering_cards_are_played() -> None:
 @pytest.mark.parametrize("chunk", range(4))
 def test_all_160_cards_in_exactly_one_place_after_every_event(chunk: int) -> None:
     for log in corpus()[chunk::4]:
-        v = Verifier(log.header)
-        game = v.game
-        assert game is not None
-        deck = set(game.cards)
-        assert len(deck) == 160
-        for i, ev in enumerate(log.events):
-            v.feed([ev])
-            places = card_places(game)
-            assert set(places) == deck and max(places.values()) == 1, (log.header.seed, i, ev)
+        assert_cards_conserved(log, 160)
 
 
 def test_verifying_twice_is_identical() -> None:
