@@ -437,11 +437,13 @@ class Game:
         self.journal.append(("equip", seat, card_id))
 
     def move_out(self, seat: int | None, card_ids: list[int], zone: int, reason: int, code: str,
-                 to_seat: int | None = None) -> None:
-        """A move no decision names: recorded as a CardsMoved outcome."""
+                 to_seat: int | None = None, to_zone: int | None = None) -> None:
+        """A move no decision names: recorded as a CardsMoved outcome. The cards go to the discard
+        pile, or to ``to_seat``'s hand (or its ``to_zone``: ZONE_JUDGMENT for 闪电 moving on)."""
         if not card_ids:
             return
-        to_zone = pb.ZONE_DISCARD_PILE if to_seat is None else pb.ZONE_HAND
+        if to_zone is None:
+            to_zone = pb.ZONE_DISCARD_PILE if to_seat is None else pb.ZONE_HAND
         ev = pb.Event()
         m = ev.cards_moved
         m.cards.extend(card_ids)
@@ -450,12 +452,15 @@ class Game:
         m.from_zone = zone  # type: ignore[assignment]
         if to_seat is not None:
             m.to_seat = to_seat
-        m.to_zone = to_zone
+        m.to_zone = to_zone  # type: ignore[assignment]
         m.reason = reason  # type: ignore[assignment]
         self.emit(ev, code)
         # Recorded before it happens, so what the move sets off (白银狮子's recovery) comes after it.
         if to_seat is None:
             self.to_discard(card_ids)
+        elif to_zone == pb.ZONE_JUDGMENT:
+            for cid in card_ids:
+                self.to_judgment(to_seat, cid)
         else:
             self.to_hand(to_seat, card_ids)
 

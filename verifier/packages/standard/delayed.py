@@ -113,15 +113,8 @@ class Lightning(DelayedSpec):
         for nxt in [*game.alive_seats(seat)[1:], seat]:
             if not any(game.judgment_name(c) == self.name for c in game.players[nxt].judgment):
                 break
-        game.to_judgment(nxt, card_id)
         if nxt == seat:
-            return
-        ev = pb.Event()
-        m = ev.cards_moved
-        m.cards.append(card_id)
-        m.from_seat = seat
-        m.from_zone = pb.ZONE_JUDGMENT
-        m.to_seat = nxt
-        m.to_zone = pb.ZONE_JUDGMENT
-        m.reason = pb.MOVE_REASON_LIGHTNING_MOVES
-        game.emit(ev, "MOVE_MISMATCH")
+            game.to_judgment(seat, card_id)  # it stays: no move to record
+        else:
+            game.move_out(seat, [card_id], pb.ZONE_JUDGMENT, pb.MOVE_REASON_LIGHTNING_MOVES, "MOVE_MISMATCH",
+                          to_seat=nxt, to_zone=pb.ZONE_JUDGMENT)
