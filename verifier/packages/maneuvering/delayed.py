@@ -10,6 +10,7 @@ from verifier.engine.effects import Use
 from verifier.engine.game import Game, Violation
 from verifier.packages.maneuvering.package import PACKAGE
 from verifier.packages.standard.delayed import PhaseSkipTrick
+from verifier.packages.standard.tricks import reaches, verify_reaches
 
 
 @PACKAGE.card
@@ -22,11 +23,7 @@ class SupplyShortage(PhaseSkipTrick):
     skipped_phase = pb.PHASE_DRAW
 
     def can_reach(self, game: Game, user: int, target: int) -> bool:
-        return game.distance(user, target) <= 1 or any(
-            e.unlimited_distance(game, user, self.name) for e in game.effects_of(user))
+        return reaches(game, user, target, self.name)
 
     def verify_reach(self, game: Game, use: Use, target: int) -> Iterator[Violation]:
-        if not self.can_reach(game, use.user, target):
-            yield Violation("DISTANCE_LIMIT", f"兵粮寸断 needs distance 1; seat {target} is at distance "
-                            f"{game.distance(use.user, target)} from seat {use.user}", use.user,
-                            use.card.ids[0] if use.card.ids else None)
+        return verify_reaches(game, use, target, self.name, "兵粮寸断")

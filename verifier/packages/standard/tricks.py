@@ -13,6 +13,20 @@ from verifier.packages.standard.basic import slash_effect
 from verifier.packages.standard.package import PACKAGE
 
 
+def reaches(game: Game, user: int, target: int, card_name: str) -> bool:
+    """RULES.md §3: 顺手牵羊 and 兵粮寸断 need distance 1 (horses count, weapons do not), unless an
+    effect lifts the limit for that card (奇才)."""
+    return game.distance(user, target) <= 1 or any(
+        e.unlimited_distance(game, user, card_name) for e in game.effects_of(user))
+
+
+def verify_reaches(game: Game, use: Use, target: int, card_name: str, label: str) -> Iterator[Violation]:
+    if not reaches(game, use.user, target, card_name):
+        yield Violation("DISTANCE_LIMIT", f"{label} needs distance 1; seat {target} is at distance "
+                        f"{game.distance(use.user, target)} from seat {use.user}", use.user,
+                        use.card.ids[0] if use.card.ids else None)
+
+
 def one_other_target(game: Game, use: Use, what: str) -> Iterator[Violation]:
     if len(use.targets) != 1 or use.targets[0] == use.user:
         yield Violation("INVALID_TARGET", f"{what} takes exactly one other character as its target", use.user,
@@ -98,10 +112,7 @@ class Snatch(CardSpec):
         t = use.targets[0]
         if not game.players[t].has_cards():
             yield Violation("INVALID_TARGET", f"seat {t} has no card for 顺手牵羊 to take", use.user, hard=True)
-        d = game.distance(use.user, t)
-        if d > 1 and not any(e.unlimited_distance(game, use.user, self.name) for e in game.effects_of(use.user)):
-            yield Violation("DISTANCE_LIMIT", f"顺手牵羊 needs distance 1; seat {t} is at distance {d} from "
-                            f"seat {use.user}", use.user, use.card.ids[0] if use.card.ids else None)
+        yield from verify_reaches(game, use, t, self.name, "顺手牵羊")
 
     def resolve(self, game: Game, use: Use) -> Settle[None]:
         target = use.targets[0]
@@ -115,7 +126,7 @@ class Snatch(CardSpec):
 
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
         return [(t,) for t in game.alive_seats()
-                if t != user and game.players[t].has_cards() and game.distance(user, t) <= 1]
+                if t != user and game.players[t].has_cards() and reaches(game, user, t, self.name)]
 
 
 @PACKAGE.card
