@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from functools import cache
 from importlib import resources
@@ -67,10 +67,10 @@ class CardDef:
     attack_range: int  # weapons only
     nature: str  # "", "fire" or "thunder"
     package: str  # standard | standard_ex | maneuvering
+    color: Color = field(init=False, compare=False)  # from the suit (read on every card used)
 
-    @property
-    def color(self) -> Color:
-        return color_of(self.suit)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "color", color_of(self.suit))
 
     def label(self) -> str:
         """A readable name, e.g. '杀 ♠7 (#14)'."""

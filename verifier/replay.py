@@ -72,11 +72,6 @@ def initial_digest(header: pb.GameHeader) -> bytes:
     return hashlib.blake2b(game_only.SerializeToString(deterministic=True), digest_size=16).digest()
 
 
-def decision_seat(ev: pb.Event, kind: str) -> int:
-    seat: int = getattr(ev, kind).seat
-    return seat
-
-
 class Verifier:
     """Verifies one game, event by event."""
 
@@ -136,10 +131,10 @@ class Verifier:
 
     def _digest(self) -> bytes:
         """The running hash of every state change so far (independent of how the changes
-        are grouped into annotations: each entry's repr is self-delimiting)."""
+        are grouped into annotations: each entry is self-delimiting)."""
         game = self.game
         if game is not None and game.journal:
-            self.hasher.update("".join(map(repr, game.journal)).encode())
+            self.hasher.update("".join(game.journal).encode())
             game.journal.clear()
             self.digest = self.hasher.digest()
         return self.digest
@@ -191,8 +186,18 @@ class Verifier:
 
     def follow(self, events: Iterable[pb.Event]) -> None:
         """Judge more events without returning their annotations (the whole-log fast path)."""
+        expected = self.expected
+        records = self.records
         for ev in events:
-            self._feed_one(ev)
+            if expected and self.stopped_at is None and expected[0].event == ev:
+                # The common case, inlined: the recorded outcome is exactly the next derived one
+                # (derived outcomes are never decisions, and the engine runs no further for it).
+                expected.popleft()
+                game = self.game
+                digest = self._digest() if game is not None and game.journal else self.digest
+                records.append((self.index, apb.STATUS_OK, True, digest, (), None))
+            else:
+                self._feed_one(ev)
             self.index += 1
 
     def _feed_one(self, ev: pb.Event) -> None:
@@ -205,11 +210,12 @@ class Verifier:
                 # Counts towards the unfollowable limit: a long run of them is junk, not a game.
                 self._reject([Violation("MALFORMED_EVENT", "the event is empty (no known kind is set)")])
             elif kind in DECISION_KINDS:
-                bad = self._malformed_decision(ev, kind)
+                msg = getattr(ev, kind)
+                bad = self._malformed_decision(ev, kind, msg)
                 if bad:
                     self._reject(bad)
                 else:
-                    self._feed_decision(ev, kind)
+                    self._feed_decision(ev, kind, msg.seat)
             elif self._next_derived_is(ev):
                 # The common case: the recorded outcome is exactly the next derived one.
                 self.expected.popleft()
@@ -256,41 +262,45 @@ class Verifier:
             self._step(None)
         return bool(expected[0].event == ev)
 
-    def _malformed_decision(self, ev: pb.Event, kind: str) -> list[Violation]:
+    def _malformed_decision(self, ev: pb.Event, kind: str, msg: Message) -> list[Violation]:
         """``_malformed`` for decisions, reading only the fields each kind has."""
         game = self.game
         assert game is not None
-        msg = getattr(ev, kind)
-        seats = [msg.seat]
-        cards: list[int] = []
+        n = game.n
+        seat: int = msg.seat  # type: ignore[attr-defined]
+        if seat >= n:
+            return [self._seat_out_of_range(ev, seat)]
+        cards: Iterable[int] = ()
         if kind == "use_card" or kind == "respond":
-            ref = msg.card
+            ref = msg.card  # type: ignore[attr-defined]
             which = ref.WhichOneof("kind")
             if which is None:
                 return [Violation("MALFORMED_EVENT", f"{text.describe(ev)}: the decision names no card")]
-            if which == "id":
-                cards.append(ref.id)
-            else:
-                cards.extend(ref.virtual.subcards)
+            cards = (ref.id,) if which == "id" else ref.virtual.subcards
             if kind == "use_card":
-                seats.extend(msg.targets)
-            elif msg.HasField("target"):
-                seats.append(msg.target)
+                for target in msg.targets:  # type: ignore[attr-defined]
+                    if target >= n:
+                        return [self._seat_out_of_range(ev, target)]
+            elif msg.HasField("target") and msg.target >= n:  # type: ignore[attr-defined]
+                return [self._seat_out_of_range(ev, msg.target)]  # type: ignore[attr-defined]
         elif kind == "choose_cards":
-            cards.extend(msg.cards)
+            cards = msg.cards  # type: ignore[attr-defined]
         elif kind == "invoke_skill":
-            cards.extend(msg.cards)
-            seats.extend(msg.targets)
-        n = game.n
-        if any(seat >= n for seat in seats):
-            seat = next(seat for seat in seats if seat >= n)
-            return [Violation("SEAT_OUT_OF_RANGE", f"{text.describe(ev)}: seat {seat} is not at this {n}-seat table")]
+            cards = msg.cards  # type: ignore[attr-defined]
+            for target in msg.targets:  # type: ignore[attr-defined]
+                if target >= n:
+                    return [self._seat_out_of_range(ev, target)]
         known = game.cards
         for cid in cards:
             if cid not in known:
                 return [Violation("UNKNOWN_CARD", f"{text.describe(ev)}: card #{cid} is not in this game's deck",
                                   card=cid)]
         return []
+
+    def _seat_out_of_range(self, ev: pb.Event, seat: int) -> Violation:
+        assert self.game is not None
+        return Violation("SEAT_OUT_OF_RANGE", f"{text.describe(ev)}: seat {seat} is not at this {self.game.n}-seat "
+                         "table")
 
     def _feed_outcome(self, ev: pb.Event, kind: str) -> None:
         if isinstance(self.pending, ShuffleRequest) and kind == "reshuffle" and \
@@ -364,15 +374,15 @@ class Verifier:
             return
         self._step(order)
 
-    def _feed_decision(self, ev: pb.Event, kind: str) -> None:
+    def _feed_decision(self, ev: pb.Event, kind: str, seat: int) -> None:
         game = self.game
         assert game is not None
-        seat = decision_seat(ev, kind)
         if isinstance(self.pending, ShuffleRequest):
             # A recorded reshuffle was due but the log goes on without it.
             self._step(self._seeded_order(self.pending))
-        self._flush_expected()
-        if self.over:
+        if self.expected:
+            self._flush_expected()
+        if game.over and self.pending is None:
             self._annotate(apb.STATUS_ILLEGAL, [Violation("AFTER_GAME_OVER", f"the game is already over: "
                                                           f"{text.describe(ev)}", seat)], applied=False)
             return
@@ -417,12 +427,17 @@ class Verifier:
                 # the log going on without the answer.)
                 self._reject([self._wrong_timing(req, ev, kind, seat)])
                 return
-            self._flush_expected()
+            if self.expected:
+                self._flush_expected()
         # An explicit decline reaches the engine as a decline (None), like an implicit one.
         violations, rejected = self._step(None if kind == "decline" else ev)
-        self.rejects_in_row = self.rejects_in_row + 1 if rejected else 0
-        self._annotate(self._status_for(violations), violations, applied=not rejected)
-        self._check_followable()
+        if rejected:
+            self.rejects_in_row += 1
+            self._annotate(self._status_for(violations), violations, applied=False)
+            self._check_followable()
+        else:
+            self.rejects_in_row = 0
+            self._annotate(self._status_for(violations) if violations else apb.STATUS_OK, violations)
 
     def _tries_to_answer(self, req: Request, ev: pb.Event, kind: str, seat: int) -> bool:
         """A decision that does not fit ``req`` but can only be meant for it: the seat asked for a

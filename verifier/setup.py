@@ -136,7 +136,7 @@ def assign_general(game: Game, seat: int, name: str) -> None:
     p.watch_equip = any("lost_equip" in e.timings for e in p.skills)
     game.has_skills = game.has_skills or bool(p.skills)
     game.forget_effects(seat)
-    game.journal.append(("general", seat, name))
+    game.journal.append(f"('general', {seat}, {name!r})")
 
 
 def pick_generals(game: Game) -> Settle[None]:

@@ -183,8 +183,11 @@ class Game:
         self.outcomes: list[Outcome] = []
         self.violations: list[Violation] = []
         self.rejected = False
-        # State changes since the driver last took them (for the state digest).
-        self.journal: list[Any] = []
+        # State changes since the driver last took them, for the state digest. Each entry is the text
+        # of a tuple — ('proc', 12), ('draw', 0, (3, 7)) — written as an f-string where the change is
+        # made: the digest hashes exactly these bytes (golden replays pin them), and formatting
+        # them here is cheaper than building tuples to repr later.
+        self.journal: list[str] = []
         self._phase_events: dict[tuple[int, int], pb.Event] = {}
         self._effects: dict[int, list[Effect]] = {}  # effects_of's cache
         # With generals: does anyone have skills (triggers are skipped cheaply when nobody does)?
@@ -308,7 +311,7 @@ class Game:
             marks[name] = value
         else:
             del marks[name]
-        self.journal.append(("mark", seat, name, value))
+        self.journal.append(f"('mark', {seat}, {name!r}, {value})")
 
     def has_effect(self, seat: int, name: str) -> bool:
         return any(e.name == name for e in self.effects_of(seat))
@@ -387,13 +390,13 @@ class Game:
         for cid in card_ids:
             self.remove_from_owner(cid)
             self.processing.append(cid)
-            self.journal.append(("proc", cid))
+            self.journal.append(f"('proc', {cid})")
 
     def to_discard(self, card_ids: Iterable[int]) -> None:
         for cid in card_ids:
             self.remove_from_owner(cid)
             self.discard_pile.append(cid)
-            self.journal.append(("disc", cid))
+            self.journal.append(f"('disc', {cid})")
 
     def processing_to_discard(self, card_ids: Iterable[int]) -> None:
         """Used cards finish: whatever is still in processing goes to the discard pile."""
@@ -401,20 +404,20 @@ class Game:
             if cid in self.processing:
                 self.processing.remove(cid)
                 self.discard_pile.append(cid)
-                self.journal.append(("disc", cid))
+                self.journal.append(f"('disc', {cid})")
 
     def to_hand(self, seat: int, card_ids: Iterable[int]) -> None:
         hand = self.players[seat].hand
         for cid in card_ids:
             self.remove_from_owner(cid)
             hand.append(cid)
-            self.journal.append(("hand", seat, cid))
+            self.journal.append(f"('hand', {seat}, {cid})")
 
     def to_judgment(self, seat: int, card_id: int, as_name: str = "") -> None:
         """Place a delayed trick; ``as_name`` when the card is a virtual one (国色 makes a ♦ card 乐不思蜀)."""
         self.remove_from_owner(card_id)
         self.players[seat].judgment.append(card_id)
-        self.journal.append(("judg", seat, card_id))
+        self.journal.append(f"('judg', {seat}, {card_id})")
         if as_name:
             self.judgment_as[card_id] = as_name
         elif self.judgment_as:
@@ -434,7 +437,7 @@ class Game:
             self.move_out(seat, [old], pb.ZONE_EQUIPMENT, pb.MOVE_REASON_EQUIP_REPLACED, "EQUIP_SLOT")
         p.equips[slot] = card_id
         self._effects.pop(seat, None)
-        self.journal.append(("equip", seat, card_id))
+        self.journal.append(f"('equip', {seat}, {card_id})")
 
     def move_out(self, seat: int | None, card_ids: list[int], zone: int, reason: int, code: str,
                  to_seat: int | None = None, to_zone: int | None = None) -> None:
@@ -485,7 +488,7 @@ class Game:
         assert isinstance(order_top_first, list)
         self.discard_pile = []
         self.draw_pile = list(reversed(order_top_first))
-        self.journal.append(("reshuffle", tuple(order_top_first)))
+        self.journal.append(f"('reshuffle', {tuple(order_top_first)!r})")
         ev = pb.Event()
         ev.reshuffle.order.extend(order_top_first)
         self.emit(ev, "RESHUFFLE_MISMATCH")
@@ -499,7 +502,7 @@ class Game:
         finally:
             if drawn:
                 self.players[seat].hand.extend(drawn)
-                self.journal.append(("draw", seat, tuple(drawn)))
+                self.journal.append(f"('draw', {seat}, {tuple(drawn)!r})")
                 ev = pb.Event()
                 d = ev.draw_cards
                 d.seat = seat
@@ -512,7 +515,7 @@ class Game:
         """Reveal the top card as a judgment; it is discarded once it has taken effect."""
         cid = yield from self.take_top()
         self.processing.append(cid)
-        self.journal.append(("judge", seat, cid))
+        self.journal.append(f"('judge', {seat}, {cid})")
         ev = pb.Event()
         ev.judgment.seat = seat
         ev.judgment.card = cid
@@ -553,7 +556,7 @@ class Game:
             if amount <= 0:
                 return
         p.hp -= amount
-        self.journal.append(("dmg", target, amount))
+        self.journal.append(f"('dmg', {target}, {amount})")
         ev = pb.Event()
         d = ev.damage
         if source is not None:
@@ -589,7 +592,7 @@ class Game:
     def lose_hp(self, seat: int, amount: int) -> Settle[None]:
         p = self.players[seat]
         p.hp -= amount
-        self.journal.append(("lose", seat, amount))
+        self.journal.append(f"('lose', {seat}, {amount})")
         ev = pb.Event()
         ev.lose_hp.seat = seat
         ev.lose_hp.amount = amount
@@ -605,7 +608,7 @@ class Game:
         if gained <= 0 or not p.alive:
             return
         p.hp += gained
-        self.journal.append(("rec", seat, gained))
+        self.journal.append(f"('rec', {seat}, {gained})")
         ev = pb.Event()
         ev.recover.seat = seat
         ev.recover.amount = gained
@@ -634,7 +637,7 @@ class Game:
     def die(self, seat: int, killer: int | None) -> Settle[None]:
         p = self.players[seat]
         p.alive = False
-        self.journal.append(("die", seat))
+        self.journal.append(f"('die', {seat})")
         ev = pb.Event()
         ev.death.seat = seat
         if killer is not None:
@@ -734,12 +737,12 @@ class Game:
         ev = pb.Event()
         ev.game_over.side = end.side  # type: ignore[assignment]
         ev.game_over.winners.extend(sorted(end.winners))
-        self.journal.append(("over", end.side))
+        self.journal.append(f"('over', {end.side})")
         self.emit(ev, "GAME_RESULT")
 
     def begin_phase(self, seat: int, phase: int) -> None:
         self.phase = phase  # type: ignore[assignment]
-        self.journal.append(("phase", seat, phase))
+        self.journal.append(f"('phase', {seat}, {phase})")
         # Outcome events are never changed once emitted, so one per (seat, phase) serves all turns.
         ev = self._phase_events.get((seat, phase))
         if ev is None:
@@ -750,7 +753,7 @@ class Game:
         self.current = seat
         self.turn_number += 1
         p = self.players[seat]
-        self.journal.append(("turn", seat, self.turn_number))
+        self.journal.append(f"('turn', {seat}, {self.turn_number})")
         ev = pb.Event()
         ev.turn_start.seat = seat
         ev.turn_start.turn = self.turn_number

@@ -143,7 +143,7 @@ class Guanxing(Skill):
         for cid in seen:
             game.processing.remove(cid)
         game.draw_pile = list(reversed(bottom)) + game.draw_pile + list(reversed(top))
-        game.journal.append(("guanxing", tuple(top), tuple(bottom)))
+        game.journal.append(f"('guanxing', {tuple(top)!r}, {tuple(bottom)!r})")
 
 
 @PACKAGE.effect

@@ -234,7 +234,7 @@ class AmazingGrace(AreaTrick):
         for _ in use.targets:
             cid = yield from game.take_top()
             game.processing.append(cid)
-            game.journal.append(("proc", cid))
+            game.journal.append(f"('proc', {cid})")
             revealed.append(cid)
         ev = pb.Event()
         ev.reveal.cards.extend(revealed)
