@@ -9,6 +9,7 @@ out are added in their place.
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections import deque
 from collections.abc import Iterable
 
@@ -22,6 +23,7 @@ from verifier.engine.effects import Ruleset, missing_skill
 from verifier.engine.game import Game, Outcome, Violation
 from verifier.engine.requests import (
     DECISION_KINDS,
+    PLAY_KINDS,
     UNANSWERED,
     Answer,
     CardRequest,
@@ -36,15 +38,15 @@ from verifier.rng import shuffled
 from verifier.setup import HeaderError, new_game, starting_hand_outcomes
 from verifier.version import engine_version
 
+# The state digest: BLAKE2b-128 (docs/log-format.md).
+DIGEST_SIZE = 16
+
 # After this many decisions in a row that fit nothing, the log is taken to be unfollowable.
 MAX_CONSECUTIVE_REJECTS = 32
 
 # Cards that can answer a window that follows a declined request with no decision between
 # (桃 or 酒 for a dying character, 无懈可击 against the next target's effect).
 LATER_WINDOW_CARDS = frozenset({"peach", "analeptic", "nullification"})
-
-# Decisions taken on one's own initiative in one's play phase.
-PLAY_ACTION_KINDS = frozenset({"use_card", "invoke_skill", "end_play_phase"})
 
 
 def default_ruleset(header: pb.GameHeader) -> Ruleset:
@@ -69,7 +71,7 @@ def initial_digest(header: pb.GameHeader) -> bytes:
     game_only.CopyFrom(header)
     game_only.options.ClearField("outcomes")
     game_only.ClearField("recorder")
-    return hashlib.blake2b(game_only.SerializeToString(deterministic=True), digest_size=16).digest()
+    return hashlib.blake2b(game_only.SerializeToString(deterministic=True), digest_size=DIGEST_SIZE).digest()
 
 
 class Verifier:
@@ -84,7 +86,7 @@ class Verifier:
         self.expected: deque[Outcome] = deque()
         self.complete = header.options.outcomes == pb.OUTCOME_RECORDING_COMPLETE
         self.recorded_reshuffles = header.options.recorded_reshuffles
-        self.hasher = hashlib.blake2b(initial_digest(header), digest_size=16)
+        self.hasher = hashlib.blake2b(initial_digest(header), digest_size=DIGEST_SIZE)
         self.digest = self.hasher.digest()
         self.header_violations: list[Violation] = []
         self.stopped_at: int | None = None
@@ -419,7 +421,7 @@ class Verifier:
                 break
             if req.optional:
                 self._step(None)
-            elif req.has_default and not (seat == req.seat and kind in PLAY_ACTION_KINDS):
+            elif req.has_default and not (seat == req.seat and kind in PLAY_KINDS):
                 self._unanswered()
             else:
                 # (A play-phase action by the very seat the mandatory request waits on — a card
@@ -517,18 +519,13 @@ class Verifier:
                     break
             self._flush_expected()
         replay = apb.AnnotatedReplay(engine_version=engine_version(), log_sha256=log_sha256)
-        add = replay.annotations.add
         codes: set[str] = set()
         count = 0
         for rec in self.records:
-            index, status, applied, digest, violations, derived = rec
-            if violations or derived is not None:
-                fill_annotation(add(), rec)
-                for v in violations:
-                    codes.add(v.code)
-                    count += 1
-            else:
-                add(index=index, status=status, applied=applied, digest=digest)
+            for v in rec[4]:
+                codes.add(v.code)
+                count += 1
+        replay.MergeFromString(encode_annotations(self.records))
         for hv in self.header_violations:
             replay.header_violations.add(code=hv.code, message=hv.message, rule=CATALOGUE[hv.code].rule)
             codes.add(hv.code)
@@ -577,6 +574,68 @@ def fill_annotation(ann: apb.Annotation, rec: Record) -> apb.Annotation:
 
 def annotation_message(rec: Record) -> apb.Annotation:
     return fill_annotation(apb.Annotation(), rec)
+
+
+# AnnotatedReplay.annotations (field 3), and the fields of an Annotation, as wire-format tags.
+_ANNOTATIONS_TAG = 0x1A
+_INDEX_TAG, _STATUS_TAG, _APPLIED_TAG, _DIGEST_TAG = 0x08, 0x20, 0x30, 0x3A
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _plain_tail(status: int, applied: bool) -> bytes:
+    """status, applied, and the digest's tag and length: what follows the index."""
+    return ((bytes((_STATUS_TAG,)) + _varint(status) if status else b"")
+            + (bytes((_APPLIED_TAG, 1)) if applied else b"") + bytes((_DIGEST_TAG, DIGEST_SIZE)))
+
+
+# By status * 2 + applied, for every status there is.
+_PLAIN_TAILS = [_plain_tail(status, bool(applied)) for status in range(max(apb.Status.values()) + 1)
+                for applied in (0, 1)]
+_HEAD_0 = struct.Struct("<BB")  # annotations tag, length (index 0 is not written)
+_HEAD_1 = struct.Struct("<BBBB")  # ... index tag, a one-byte index
+_HEAD_2 = struct.Struct("<BBBBB")  # ... index tag, a two-byte index
+
+
+def encode_annotations(records: Iterable[Record]) -> bytes:
+    """The records as the wire form of ``AnnotatedReplay.annotations`` (to merge into a replay).
+
+    Most annotations have neither violations nor a derived event: only index, status, applied and
+    digest. Those are written directly — building each through the protobuf API cost more than
+    verifying its event did; the rest go through ``fill_annotation``. Parsing the result gives
+    exactly the messages ``annotation_message`` builds (tests/test_replay_encoding.py)."""
+    chunks: list[bytes] = []
+    append = chunks.append
+    tails = _PLAIN_TAILS
+    head0, head1, head2 = _HEAD_0.pack, _HEAD_1.pack, _HEAD_2.pack
+    for rec in records:
+        index, status, applied, digest, violations, derived = rec
+        if violations or derived is not None or len(digest) != DIGEST_SIZE or not 0 <= status < len(tails) // 2:
+            body = annotation_message(rec).SerializeToString(deterministic=True)
+            append(bytes((_ANNOTATIONS_TAG,)) + _varint(len(body)) + body)
+            continue
+        tail = tails[status * 2 + applied]
+        # The body is at most 6 + 6 + 18 bytes: its length takes one byte.
+        if index < 0x80:
+            if index:
+                append(head1(_ANNOTATIONS_TAG, 2 + len(tail) + DIGEST_SIZE, _INDEX_TAG, index))
+            else:
+                append(head0(_ANNOTATIONS_TAG, len(tail) + DIGEST_SIZE))
+        elif index < 0x4000:
+            append(head2(_ANNOTATIONS_TAG, 3 + len(tail) + DIGEST_SIZE, _INDEX_TAG, index & 0x7F | 0x80, index >> 7))
+        else:
+            head = bytes((_INDEX_TAG,)) + _varint(index)
+            append(bytes((_ANNOTATIONS_TAG, len(head) + len(tail) + DIGEST_SIZE)) + head)
+        append(tail)
+        append(digest)
+    return b"".join(chunks)
 
 
 SEAT_FIELDS = frozenset({"seat", "target", "targets", "source", "killer", "from_seat", "to_seat", "winners"})

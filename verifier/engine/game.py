@@ -231,8 +231,10 @@ class Game:
 
     def alive_seats(self, start: int | None = None) -> list[int]:
         """Living seats in turn order, starting from ``start`` (default: seat 0)."""
-        start = 0 if start is None else start
-        return [s for s in ((start + i) % self.n for i in range(self.n)) if self.players[s].alive]
+        players = self.players
+        if not start:
+            return [p.seat for p in players if p.alive]
+        return [s for s in (*range(start, self.n), *range(start)) if players[s].alive]
 
     def next_alive(self, seat: int) -> int:
         for i in range(1, self.n + 1):
@@ -364,22 +366,25 @@ class Game:
     # ------------------------------------------------------------------ card moves
 
     def remove_from_owner(self, card_id: int) -> None:
+        # A card lies in one place only, so the areas can be searched in any order: hands first
+        # (where most cards come from), then equipment, judgment areas, processing.
         for p in self.players:
             if card_id in p.hand:
                 p.hand.remove(card_id)
                 if p.watch_hand and not p.hand:
                     self.lost.append((p.seat, "hand"))
                 return
-            for slot, cid in p.equips.items():
-                if cid == card_id:
-                    del p.equips[slot]
-                    self._effects.pop(p.seat, None)
-                    lost = self.ruleset.lost_hooks.get(self.cards[card_id].name)
-                    if lost is not None:
-                        lost.on_lost(self, p.seat)  # 白银狮子 leaves: its wearer recovers
-                    if p.watch_equip:
-                        self.lost.append((p.seat, "equip"))
-                    return
+        for p in self.players:
+            if p.equips and card_id in p.equips.values():
+                slot = next(slot for slot, cid in p.equips.items() if cid == card_id)
+                del p.equips[slot]
+                self._effects.pop(p.seat, None)
+                lost = self.ruleset.lost_hooks.get(self.cards[card_id].name)
+                if lost is not None:
+                    lost.on_lost(self, p.seat)  # 白银狮子 leaves: its wearer recovers
+                if p.watch_equip:
+                    self.lost.append((p.seat, "equip"))
+                return
             if card_id in p.judgment:
                 p.judgment.remove(card_id)
                 return

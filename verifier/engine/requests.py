@@ -216,51 +216,61 @@ DECISION_KINDS: Final = frozenset(
 )
 
 
+# The kinds each request takes, built once (requests are made for every decision).
+PLAY_KINDS: Final = frozenset({"use_card", "invoke_skill", "end_play_phase"})
+RESPOND_KINDS: Final = frozenset({"respond", "decline"})
+RESPOND_OR_SKILL_KINDS: Final = frozenset({"respond", "decline", "invoke_skill"})
+CHOOSE_KINDS: Final = frozenset({"choose_cards"})
+CHOOSE_OR_DECLINE_KINDS: Final = frozenset({"choose_cards", "decline"})
+OFFER_KINDS: Final = frozenset({"invoke_skill", "decline"})
+OFFER_OR_RESPOND_KINDS: Final = frozenset({"invoke_skill", "decline", "respond"})
+PICK_KINDS: Final = frozenset({"pick_general"})
+SUIT_KINDS: Final = frozenset({"choose_suit"})
+
+
 def play_request(seat: int) -> PlayRequest:
-    return PlayRequest(seat, frozenset({"use_card", "invoke_skill", "end_play_phase"}), optional=False)
+    return PlayRequest(seat, PLAY_KINDS, optional=False)
 
 
 def card_request(
     seat: int, names: frozenset[str], reason: str, skills: tuple[str, ...] = (), target: int | None = None
 ) -> CardRequest:
-    kinds = {"respond", "decline"} | ({"invoke_skill"} if skills else set())
-    return CardRequest(seat, frozenset(kinds), names=names, reason=reason, skills=skills, target=target)
+    kinds = RESPOND_OR_SKILL_KINDS if skills else RESPOND_KINDS
+    return CardRequest(seat, kinds, names=names, reason=reason, skills=skills, target=target)
 
 
 def nullify_request(trick: str, target: int | None, card: int | None = None) -> NullifyRequest:
-    return NullifyRequest(None, frozenset({"respond", "decline"}), trick=trick, target=target, card=card)
+    return NullifyRequest(None, RESPOND_KINDS, trick=trick, target=target, card=card)
 
 
 def peach_request(seat: int, dying: int) -> PeachRequest:
-    return PeachRequest(seat, frozenset({"respond", "decline"}), dying=dying)
+    return PeachRequest(seat, RESPOND_KINDS, dying=dying)
 
 
 def discard_request(seat: int, count: int) -> DiscardRequest:
     """Discard ``count`` cards; with nothing due (count 0) the request is optional and only catches a
     voluntary discard, which the rules forbid (RULES.md §2)."""
     if count <= 0:
-        return DiscardRequest(seat, frozenset({"choose_cards", "decline"}), optional=True, count=0)
-    return DiscardRequest(seat, frozenset({"choose_cards"}), optional=False, has_default=True, count=count)
+        return DiscardRequest(seat, CHOOSE_OR_DECLINE_KINDS, optional=True, count=0)
+    return DiscardRequest(seat, CHOOSE_KINDS, optional=False, has_default=True, count=count)
 
 
 def choice_request(
     seat: int, options: tuple[int, ...], count: int, reason: str, optional: bool = False
 ) -> ChoiceRequest:
-    kinds = {"choose_cards", "decline"} if optional else {"choose_cards"}
-    return ChoiceRequest(
-        seat, frozenset(kinds), optional=optional, options=options, count=count, reason=reason
-    )
+    kinds = CHOOSE_OR_DECLINE_KINDS if optional else CHOOSE_KINDS
+    return ChoiceRequest(seat, kinds, optional=optional, options=options, count=count, reason=reason)
 
 
 def offer_request(seat: int, skill: str, names: frozenset[str] = frozenset(), target: int | None = None
                   ) -> OfferRequest:
-    kinds = {"invoke_skill", "decline"} | ({"respond"} if names else set())
-    return OfferRequest(seat, frozenset(kinds), skill=skill, names=names, target=target)
+    kinds = OFFER_OR_RESPOND_KINDS if names else OFFER_KINDS
+    return OfferRequest(seat, kinds, skill=skill, names=names, target=target)
 
 
 def pick_request(seat: int, candidates: tuple[str, ...]) -> PickRequest:
-    return PickRequest(seat, frozenset({"pick_general"}), optional=False, candidates=candidates)
+    return PickRequest(seat, PICK_KINDS, optional=False, candidates=candidates)
 
 
 def suit_request(seat: int, reason: str) -> SuitRequest:
-    return SuitRequest(seat, frozenset({"choose_suit"}), optional=False, has_default=True, reason=reason)
+    return SuitRequest(seat, SUIT_KINDS, optional=False, has_default=True, reason=reason)
