@@ -60,10 +60,22 @@ class Stream:
                 return x % n
 
     def shuffle(self, items: MutableSequence[T]) -> None:
-        """Fisher-Yates from the last position down, in place."""
+        """Fisher-Yates from the last position down, in place: ``j = below(i + 1)`` for each i,
+        with next_u64, mix64 and below written out (every game shuffles its deck)."""
+        state = self._state
         for i in range(len(items) - 1, 0, -1):
-            j = self.below(i + 1)
+            n = i + 1
+            limit = (1 << 64) - ((1 << 64) % n)
+            while True:
+                state = (state + GOLDEN_GAMMA) & MASK64
+                z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+                z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+                x = z ^ (z >> 31)
+                if x < limit:
+                    break
+            j = x % n
             items[i], items[j] = items[j], items[i]
+        self._state = state
 
 
 def shuffled(seed: int, label: str, items: list[T]) -> list[T]:

@@ -188,7 +188,7 @@ class Game:
         # made: the digest hashes exactly these bytes (golden replays pin them), and formatting
         # them here is cheaper than building tuples to repr later.
         self.journal: list[str] = []
-        self._phase_events: dict[tuple[int, int], pb.Event] = {}
+        self._phase_outcomes: dict[int, tuple[Outcome, str]] = {}  # begin_phase's, by seat * 8 + phase
         self._effects: dict[int, list[Effect]] = {}  # effects_of's cache
         # With generals: does anyone have skills (triggers are skipped cheaply when nobody does)?
         self.has_skills = any(p.skills for p in players)
@@ -501,9 +501,15 @@ class Game:
     def draw(self, seat: int, count: int, reason: int, code: str = "") -> Settle[list[int]]:
         """Draw ``count`` cards one at a time from the top (RULES.md §1.4)."""
         drawn: list[int] = []
+        pile = self.draw_pile
         try:
-            for _ in range(count):
-                drawn.append((yield from self.take_top()))
+            if 0 < count <= len(pile):
+                # Enough cards: no reshuffle can come in between (the top is the end of the list).
+                drawn = pile[:-count - 1:-1]
+                del pile[-count:]
+            else:
+                for _ in range(count):
+                    drawn.append((yield from self.take_top()))
         finally:
             if drawn:
                 self.players[seat].hand.extend(drawn)
@@ -747,12 +753,15 @@ class Game:
 
     def begin_phase(self, seat: int, phase: int) -> None:
         self.phase = phase  # type: ignore[assignment]
-        self.journal.append(f"('phase', {seat}, {phase})")
-        # Outcome events are never changed once emitted, so one per (seat, phase) serves all turns.
-        ev = self._phase_events.get((seat, phase))
-        if ev is None:
-            ev = self._phase_events[(seat, phase)] = pb.Event(phase_start=pb.PhaseStart(seat=seat, phase=phase))  # type: ignore[arg-type]
-        self.emit(ev, "TURN_MISMATCH")
+        # Outcomes are never changed once emitted (only a reshuffle's code is), so one outcome and
+        # journal entry per (seat, phase) serve all turns.
+        key = seat * 8 + phase
+        cached = self._phase_outcomes.get(key)
+        if cached is None:
+            ev = pb.Event(phase_start=pb.PhaseStart(seat=seat, phase=phase))  # type: ignore[arg-type]
+            cached = self._phase_outcomes[key] = (Outcome(ev, "TURN_MISMATCH"), f"('phase', {seat}, {phase})")
+        self.journal.append(cached[1])
+        self.outcomes.append(cached[0])
 
     def turn(self, seat: int) -> Settle[None]:
         self.current = seat

@@ -8,6 +8,7 @@ mandatory request was not answered and the engine must go on with a default.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Final
 
 from sgsverify.v1 import game_log_pb2 as pb
@@ -228,7 +229,9 @@ PICK_KINDS: Final = frozenset({"pick_general"})
 SUIT_KINDS: Final = frozenset({"choose_suit"})
 
 
+@cache
 def play_request(seat: int) -> PlayRequest:
+    """One per seat, shared (requests are never changed once made; a play phase asks for many)."""
     return PlayRequest(seat, PLAY_KINDS, optional=False)
 
 
