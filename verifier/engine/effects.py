@@ -217,6 +217,12 @@ class CardSpec:
         return [()]
 
 
+def settled() -> Settle[None]:
+    """A settlement with nothing left to do (a decision rejected or without effect)."""
+    return
+    yield  # pragma: no cover
+
+
 class DelayedSpec(CardSpec):
     """A delayed trick: placed in a judgment area, judged in its owner's judgment phase."""
 
@@ -316,35 +322,44 @@ class Ruleset:
 
     # ------------------------------------------------------------ play-phase actions
 
+    # play_action and use_card check a decision at once and return the settlement to run, rather
+    # than being generators themselves: every request yielded while a card settles passes through
+    # each generator level on its way out and each answer on its way in, and these two levels
+    # would carry nothing.
+
     def play_action(self, game: Game, seat: int, ev: pb.Event) -> Settle[None]:
         kind = ev.WhichOneof("kind")
         if kind == "use_card":
-            yield from self.use_card(game, seat, ev.use_card)
-        elif kind == "invoke_skill":
-            name = ev.invoke_skill.skill
-            effect = next((e for e in game.effects_of(seat) if e.name == name), None)
-            if effect is not None and effect.active:
-                p = game.players[seat]
-                if effect.per_phase and p.skill_uses.get(name, 0) >= effect.per_phase:
-                    game.report([Violation("SKILL_LIMIT", f"seat {seat} already used {name} {effect.per_phase} "
-                                           "time(s) in this play phase", seat, hard=True)])
-                    return
-                yield from effect.activate(game, seat, ev.invoke_skill)
-                return
-            code = "SKILL_TIMING" if effect is not None and effect.is_skill else "SKILL_NOT_AVAILABLE"
-            game.report([Violation(code, f"seat {seat} cannot invoke {name!r} on their own "
-                                   "initiative in the play phase: nothing asks for it now", seat, hard=True)])
+            return self.use_card(game, seat, ev.use_card)
+        if kind == "invoke_skill":
+            return self.invoke_in_play(game, seat, ev.invoke_skill)
+        return settled()
+
+    def invoke_in_play(self, game: Game, seat: int, inv: pb.InvokeSkill) -> Settle[None]:
+        name = inv.skill
+        effect = next((e for e in game.effects_of(seat) if e.name == name), None)
+        if effect is not None and effect.active:
+            p = game.players[seat]
+            if effect.per_phase and p.skill_uses.get(name, 0) >= effect.per_phase:
+                game.report([Violation("SKILL_LIMIT", f"seat {seat} already used {name} {effect.per_phase} "
+                                       "time(s) in this play phase", seat, hard=True)])
+                return settled()
+            return effect.activate(game, seat, inv)
+        code = "SKILL_TIMING" if effect is not None and effect.is_skill else "SKILL_NOT_AVAILABLE"
+        game.report([Violation(code, f"seat {seat} cannot invoke {name!r} on their own "
+                               "initiative in the play phase: nothing asks for it now", seat, hard=True)])
+        return settled()
 
     def use_card(self, game: Game, seat: int, uc: pb.UseCard) -> Settle[None]:
         card = self.resolve_card(game, seat, uc.card)
         if card is None:
-            return
+            return settled()
         spec = self.cards.get(card.name)
         if spec is None or not spec.play_phase:
             game.report([Violation("WRONG_TIMING", f"seat {seat} cannot use {game.used_card_label(card)} on "
                                    "their own initiative in the play phase", seat, card.ids[0] if card.ids
                                    else None, hard=True)])
-            return
+            return settled()
         if uc.recast:
             if not spec.recastable or card.is_virtual:
                 game.report([Violation("WRONG_CARD", f"seat {seat} cannot recast {game.used_card_label(card)}: "
@@ -354,18 +369,18 @@ class Ruleset:
                 game.report([Violation("INVALID_TARGET", f"a recast {game.used_card_label(card)} takes no targets",
                                        seat, hard=True)])
             else:
-                yield from spec.recast(game, seat, card)
-            return
+                return spec.recast(game, seat, card)
+            return settled()
         targets = tuple(uc.targets)
         for t in targets:
             if t >= game.n:
                 game.report([Violation("SEAT_OUT_OF_RANGE", f"target seat {t} is not at the table", seat,
                                        hard=True)])
-                return
+                return settled()
             if not game.players[t].alive:
                 game.report([Violation("INVALID_TARGET", f"seat {t} is dead and cannot be a target", seat,
                                        hard=True)])
-                return
+                return settled()
         if not targets:
             targets = spec.default_targets(game, seat)
         use = Use(seat, card, targets)
@@ -375,13 +390,18 @@ class Ruleset:
                 if eff is not None:
                     game.report([Violation("TARGET_PROHIBITED", f"seat {t}'s {eff.name} forbids choosing them as "
                                            f"a target of {game.used_card_label(card)}", seat, hard=True)])
-                    return
+                    return settled()
         if game.report(spec.verify_use(game, use)):
-            return
+            return settled()
         if game.has_skills:
             if card.name.endswith("slash"):
                 game.players[seat].turn_flags["slash_in_play"] = 1
-            yield from game.trigger("card_used", Trigger(seat, card=card, use=use))
+            return self._used_with_skills(game, spec, use)
+        return spec.use(game, use)
+
+    def _used_with_skills(self, game: Game, spec: CardSpec, use: Use) -> Settle[None]:
+        """Skills that react to a card being used (集智), then the card's settlement."""
+        yield from game.trigger("card_used", Trigger(use.user, card=use.card, use=use))
         yield from spec.use(game, use)
 
     # ------------------------------------------------------------ responses
