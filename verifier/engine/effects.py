@@ -261,6 +261,8 @@ class Ruleset:
         self.cards: dict[str, CardSpec] = {}
         self.effects: dict[str, Effect] = {}
         self.after_damage: list[DamageRule] = []
+        # A real card used is always the same (frozen) UsedCard: made once per card.
+        self._real_used: dict[int, UsedCard] = {}
         for pkg in packages:
             self.cards.update(pkg.cards)
             self.effects.update(pkg.effects)
@@ -292,7 +294,11 @@ class Ruleset:
                 return None
             if game.report(game.verify_own_cards(seat, [cid], zones)):
                 return None
-            return UsedCard(card.name, (cid,), card.suit, card.color, card.number, real=card)
+            used = self._real_used.get(cid)
+            if used is None or used.real is not card:
+                used = self._real_used[cid] = UsedCard(card.name, (cid,), card.suit, card.color, card.number,
+                                                       real=card)
+            return used
         if which == "virtual":
             v = ref.virtual
             if v.name not in self.cards:
