@@ -427,7 +427,8 @@ class Ruleset:
                         if names & e.provides and e.name not in skills_off)
         tried: set[str] = set()
         while True:
-            answer = yield card_request(seat, names, reason, tuple(s for s in offered if s not in tried), target)
+            skills = tuple(s for s in offered if s not in tried) if tried else offered
+            answer = yield card_request(seat, names, reason, skills, target)
             if answer is None or answer is UNANSWERED:
                 return None
             assert isinstance(answer, pb.Event)

@@ -367,7 +367,14 @@ class Game:
 
     def remove_from_owner(self, card_id: int) -> None:
         # A card lies in one place only, so the areas can be searched in any order: hands first
-        # (where most cards come from), then equipment, judgment areas, processing.
+        # (where most cards come from: the current player's first), then equipment, judgment areas,
+        # processing.
+        p = self.players[self.current]
+        if card_id in p.hand:
+            p.hand.remove(card_id)
+            if p.watch_hand and not p.hand:
+                self.lost.append((p.seat, "hand"))
+            return
         for p in self.players:
             if card_id in p.hand:
                 p.hand.remove(card_id)
@@ -874,7 +881,7 @@ class Game:
                          ) -> list[Violation]:
         """Each card must exist, be named once, and lie in one of the seat's given zones."""
         out: list[Violation] = []
-        if len(set(card_ids)) != len(card_ids):
+        if len(card_ids) > 1 and len(set(card_ids)) != len(card_ids):
             out.append(Violation("INVALID_CHOICE", f"seat {seat} names the same card twice", seat, hard=True))
         p = self.players[seat]
         for cid in card_ids:

@@ -242,7 +242,9 @@ def card_request(
     return CardRequest(seat, kinds, names=names, reason=reason, skills=skills, target=target)
 
 
+@cache
 def nullify_request(trick: str, target: int | None, card: int | None = None) -> NullifyRequest:
+    """Shared like play_request: one window's request per (trick, target, card)."""
     return NullifyRequest(None, RESPOND_KINDS, trick=trick, target=target, card=card)
 
 

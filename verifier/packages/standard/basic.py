@@ -10,6 +10,7 @@ from verifier.engine.effects import CardSpec, Use
 from verifier.engine.game import Game, Settle, Trigger, Violation
 from verifier.packages.standard.package import PACKAGE
 
+JINK = frozenset({"jink"})  # what a 杀's target is asked for
 NATURES = {"slash": pb.DAMAGE_NATURE_NORMAL, "fire_slash": pb.DAMAGE_NATURE_FIRE,
            "thunder_slash": pb.DAMAGE_NATURE_THUNDER}
 
@@ -91,7 +92,7 @@ def slash_effect(game: Game, use: Use, target: int) -> Settle[None]:
     armor_off = frozenset(e.name for e in game.effects_of(target) if e.is_armor and ignores_armor)
     jink = None
     for _ in range(jinks):
-        jink = yield from game.ruleset.ask_for_card(game, target, frozenset({"jink"}), "杀", skills_off=armor_off)
+        jink = yield from game.ruleset.ask_for_card(game, target, JINK, "杀", skills_off=armor_off)
         if jink is None:
             break
     if jink is not None:
