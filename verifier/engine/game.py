@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sgsverify.v1 import game_log_pb2 as pb
@@ -147,6 +148,13 @@ class Outcome:
 
     event: pb.Event
     code: str
+
+
+@cache
+def phase_start_event(seat: int, phase: int) -> tuple[pb.Event, str]:
+    """A phase's start and its journal entry: the same in every game (outcome events are never
+    changed once emitted), so made once per process."""
+    return pb.Event(phase_start=pb.PhaseStart(seat=seat, phase=phase)), f"('phase', {seat}, {phase})"  # type: ignore[arg-type]
 
 
 class Game:
@@ -765,8 +773,8 @@ class Game:
         key = seat * 8 + phase
         cached = self._phase_outcomes.get(key)
         if cached is None:
-            ev = pb.Event(phase_start=pb.PhaseStart(seat=seat, phase=phase))  # type: ignore[arg-type]
-            cached = self._phase_outcomes[key] = (Outcome(ev, "TURN_MISMATCH"), f"('phase', {seat}, {phase})")
+            ev, entry = phase_start_event(seat, phase)
+            cached = self._phase_outcomes[key] = (Outcome(ev, "TURN_MISMATCH"), entry)
         self.journal.append(cached[1])
         self.outcomes.append(cached[0])
 
