@@ -119,9 +119,12 @@ class Verifier:
         except StopIteration:
             req = None
         self.pending = req
-        self.expected.extend(game.outcomes)
-        game.outcomes.clear()
+        if game.outcomes:
+            self.expected.extend(game.outcomes)
+            game.outcomes.clear()
         violations = game.violations
+        if not violations:
+            return violations, False  # (nothing was reported, so nothing was rejected)
         game.violations = []
         rejected = game.rejected
         game.rejected = False
@@ -145,7 +148,8 @@ class Verifier:
 
     def _annotate(self, status: int, violations: Iterable[Violation] = (), applied: bool = True,
                   derived: pb.Event | None = None) -> None:
-        self.records.append((self.index, status, applied, self._digest(), tuple(violations), derived))
+        self.records.append((self.index, status, applied, self._digest(), tuple(violations) if violations else (),
+                             derived))
 
     @property
     def annotations(self) -> list[apb.Annotation]:
@@ -388,10 +392,7 @@ class Verifier:
             self._annotate(apb.STATUS_ILLEGAL, [Violation("AFTER_GAME_OVER", f"the game is already over: "
                                                           f"{text.describe(ev)}", seat)], applied=False)
             return
-        if seat >= game.n:
-            self._reject([Violation("SEAT_OUT_OF_RANGE", f"seat {seat} is not at this {game.n}-seat table")])
-            return
-        if not game.players[seat].alive:
+        if not game.players[seat].alive:  # (the seat is at the table: _malformed_decision saw to it)
             self._reject([Violation("DEAD_PLAYER", f"seat {seat} is dead and cannot act: {text.describe(ev)}",
                                     seat)])
             return
