@@ -12,6 +12,7 @@ import hashlib
 import struct
 from collections import deque
 from collections.abc import Iterable
+from functools import cache
 
 from google.protobuf.message import Message
 
@@ -50,14 +51,21 @@ LATER_WINDOW_CARDS = frozenset({"peach", "analeptic", "nullification"})
 
 
 def default_ruleset(header: pb.GameHeader) -> Ruleset:
+    """The packages the header asks for. A Ruleset holds no game's state, so one per combination
+    serves every game."""
+    return _ruleset("maneuvering" in header.options.packages, header.options.generals == pb.GENERALS_MODE_STANDARD)
+
+
+@cache
+def _ruleset(maneuvering: bool, generals: bool) -> Ruleset:
     from verifier.packages import standard  # the replay layer assembles packages; the core never does
 
     packages = [standard.PACKAGE]
-    if "maneuvering" in header.options.packages:
-        from verifier.packages import maneuvering  # 军争: after the standard deck, whose 杀 it extends
+    if maneuvering:
+        from verifier.packages import maneuvering as maneuvering_package  # 军争: extends the standard 杀
 
-        packages.append(maneuvering.PACKAGE)
-    if header.options.generals == pb.GENERALS_MODE_STANDARD:
+        packages.append(maneuvering_package.PACKAGE)
+    if generals:
         from verifier.packages import generals_standard
 
         packages.append(generals_standard.PACKAGE)
