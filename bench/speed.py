@@ -4,7 +4,8 @@
 
 A fixed corpus of self-play games (10 each at 4, 5, 8 and 10 players, fixed seeds) is
 played once and serialised to bytes. Then, on one core (the process is pinned to one CPU
-where the OS allows it), each measure runs over the whole corpus, best of --repeat runs:
+where the OS allows it), each measure runs over the whole corpus, best of --repeat runs (the
+measures take turns, so a slow spell of the machine falls on all three):
 
   (a) decode       GameLog.FromString on every log
   (b) decode+touch (a), then read every field of every event
@@ -115,13 +116,17 @@ def decode_and_verify(blobs: list[bytes]) -> None:
         verify(pb.GameLog.FromString(blob))
 
 
-def best_time(fn: Callable[[list[bytes]], None], blobs: list[bytes], repeat: int) -> float:
-    best = float("inf")
+def best_times(measures: dict[str, Callable[[list[bytes]], None]], blobs: list[bytes], repeat: int
+               ) -> dict[str, float]:
+    """The best of ``repeat`` runs of each measure. The measures take turns (one run of each per
+    round) so that a slow spell of the machine falls on all of them, not on one: the ratios hold."""
+    best = dict.fromkeys(measures, float("inf"))
     for _ in range(repeat):
-        gc.collect()
-        started = time.perf_counter()
-        fn(blobs)
-        best = min(best, time.perf_counter() - started)
+        for name, fn in measures.items():
+            gc.collect()
+            started = time.perf_counter()
+            fn(blobs)
+            best[name] = min(best[name], time.perf_counter() - started)
     return best
 
 
@@ -207,11 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     blobs = [blob for _, blob, _ in corpus]
     events = sum(e for _, _, e in corpus)
 
-    seconds = {
-        "decode": best_time(decode, blobs, args.repeat),
-        "decode+touch": best_time(decode_and_touch, blobs, args.repeat),
-        "verify": best_time(decode_and_verify, blobs, args.repeat),
-    }
+    seconds = best_times({"decode": decode, "decode+touch": decode_and_touch, "verify": decode_and_verify},
+                         blobs, args.repeat)
     rate = {k: events / s for k, s in seconds.items()}
     vs_decode = rate["decode"] / rate["verify"]
     vs_touch = rate["decode+touch"] / rate["verify"]
