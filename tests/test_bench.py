@@ -1,0 +1,35 @@
+"""The speed benchmark runs (small corpus, one round) and reports every figure it promises.
+
+No timing is asserted: the machine's speed varies; only the report's shape and sanity are checked."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_speed_benchmark_reports_rates_ratios_and_memory() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "speed.py"), "--games", "1", "--repeat", "1",
+                           "--json"], capture_output=True, text=True, timeout=240, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["games"] == 4  # one per player count: 4, 5, 8, 10
+    assert report["events"] > 0
+    rates = report["events_per_second"]
+    assert set(rates) == {"decode", "decode+touch", "verify"}
+    assert all(rate > 0 for rate in rates.values())
+    assert report["verify_slowdown_vs_decode_touch"] > 0
+    assert set(report["peak_kib_per_game"]) == {"4", "5", "8", "10"}
+    assert isinstance(report["target_met"], bool)
+
+
+def test_speed_benchmark_prints_the_profile() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "speed.py"), "--games", "1", "--repeat", "1",
+                           "--top", "5"], capture_output=True, text=True, timeout=240, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "ratios: verify/decode" in done.stdout
+    assert "profile of (c)" in done.stdout and "replay.py" in done.stdout
