@@ -204,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=15, help="functions shown in each profile table")
     parser.add_argument("--no-profile", action="store_true", help="skip the cProfile tables")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.add_argument("--check", action="store_true", help="exit 1 if the target is not reached")
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 if verification is more than 6x slower than decode+touch")
     args = parser.parse_args(argv)
 
     pinned = pin_to_one_core()
@@ -218,7 +219,9 @@ def main(argv: list[str] | None = None) -> int:
     vs_decode = rate["decode"] / rate["verify"]
     vs_touch = rate["decode+touch"] / rate["verify"]
     memory = peak_memory(corpus)
-    met = rate["verify"] >= TARGET_EVENTS_PER_SECOND
+    # The ratio is the target that means the same on any machine; events/s depends on the machine.
+    ratio_met = vs_touch <= TARGET_RATIO_TO_TOUCH
+    rate_met = rate["verify"] >= TARGET_EVENTS_PER_SECOND
 
     if args.json:
         body: dict[str, Any] = {
@@ -226,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
             "events_per_second": {k: round(v) for k, v in rate.items()},
             "verify_slowdown_vs_decode": round(vs_decode, 2), "verify_slowdown_vs_decode_touch": round(vs_touch, 2),
             "peak_kib_per_game": {str(n): {k: round(v) for k, v in m.items()} for n, m in memory.items()},
-            "target_events_per_second": TARGET_EVENTS_PER_SECOND, "target_met": met,
+            "target_events_per_second": TARGET_EVENTS_PER_SECOND, "target_ratio_to_decode_touch": TARGET_RATIO_TO_TOUCH,
+            "target_met": ratio_met, "events_per_second_target_met_here": rate_met,
         }
         print(json.dumps(body, indent=1))
     else:
@@ -240,8 +244,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{label:24} {seconds[k]:>9.3f} {rate[k]:>12,.0f} {ratio:>12}")
         print()
         print(f"ratios: verify/decode = {vs_decode:.1f}×, verify/(decode+touch) = {vs_touch:.1f}× "
-              f"(target: ≥ {TARGET_EVENTS_PER_SECOND:,} events/s, about ≤ {TARGET_RATIO_TO_TOUCH:.0f}× "
-              f"decode+touch) — {'target met' if met else 'target NOT met'}")
+              f"(target: about ≤ {TARGET_RATIO_TO_TOUCH:.0f}× decode+touch — {'met' if ratio_met else 'NOT met'}; "
+              f"≥ {TARGET_EVENTS_PER_SECOND:,} events/s on this machine — {'met' if rate_met else 'NOT met'})")
         print()
         print("peak memory per game verified (decode + verify; Python heap by tracemalloc, and the growth of the")
         print("resident set over the process's size before the game, which also sees protobuf's C arenas):")
@@ -252,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
             print()
             print("profile of (c) over the corpus (cProfile; its overhead inflates the times):")
             print(profile(blobs, args.top))
-    return 1 if args.check and not met else 0
+    return 1 if args.check and not ratio_met else 0
 
 
 if __name__ == "__main__":

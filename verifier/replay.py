@@ -613,38 +613,40 @@ _HEAD_1 = struct.Struct("<BBBB")  # ... index tag, a one-byte index
 _HEAD_2 = struct.Struct("<BBBBB")  # ... index tag, a two-byte index
 
 
-def encode_annotations(records: Iterable[Record]) -> bytes:
+def encode_annotations(records: Iterable[Record]) -> bytearray:
     """The records as the wire form of ``AnnotatedReplay.annotations`` (to merge into a replay).
 
     Most annotations have neither violations nor a derived event: only index, status, applied and
     digest. Those are written directly — building each through the protobuf API cost more than
     verifying its event did; the rest go through ``fill_annotation``. Parsing the result gives
     exactly the messages ``annotation_message`` builds (tests/test_replay_encoding.py)."""
-    chunks: list[bytes] = []
-    append = chunks.append
+    out = bytearray()  # grown in place: no list of small pieces to hold alongside
     tails = _PLAIN_TAILS
     head0, head1, head2 = _HEAD_0.pack, _HEAD_1.pack, _HEAD_2.pack
     for rec in records:
         index, status, applied, digest, violations, derived = rec
         if violations or derived is not None or len(digest) != DIGEST_SIZE or not 0 <= status < len(tails) // 2:
             body = annotation_message(rec).SerializeToString(deterministic=True)
-            append(bytes((_ANNOTATIONS_TAG,)) + _varint(len(body)) + body)
+            out += bytes((_ANNOTATIONS_TAG,))
+            out += _varint(len(body))
+            out += body
             continue
         tail = tails[status * 2 + applied]
         # The body is at most 6 + 6 + 18 bytes: its length takes one byte.
         if index < 0x80:
             if index:
-                append(head1(_ANNOTATIONS_TAG, 2 + len(tail) + DIGEST_SIZE, _INDEX_TAG, index))
+                out += head1(_ANNOTATIONS_TAG, 2 + len(tail) + DIGEST_SIZE, _INDEX_TAG, index)
             else:
-                append(head0(_ANNOTATIONS_TAG, len(tail) + DIGEST_SIZE))
+                out += head0(_ANNOTATIONS_TAG, len(tail) + DIGEST_SIZE)
         elif index < 0x4000:
-            append(head2(_ANNOTATIONS_TAG, 3 + len(tail) + DIGEST_SIZE, _INDEX_TAG, index & 0x7F | 0x80, index >> 7))
+            out += head2(_ANNOTATIONS_TAG, 3 + len(tail) + DIGEST_SIZE, _INDEX_TAG, index & 0x7F | 0x80, index >> 7)
         else:
             head = bytes((_INDEX_TAG,)) + _varint(index)
-            append(bytes((_ANNOTATIONS_TAG, len(head) + len(tail) + DIGEST_SIZE)) + head)
-        append(tail)
-        append(digest)
-    return b"".join(chunks)
+            out += bytes((_ANNOTATIONS_TAG, len(head) + len(tail) + DIGEST_SIZE))
+            out += head
+        out += tail
+        out += digest
+    return out
 
 
 SEAT_FIELDS = frozenset({"seat", "target", "targets", "source", "killer", "from_seat", "to_seat", "winners"})
