@@ -534,7 +534,7 @@ class Verifier:
             for v in rec[4]:
                 codes.add(v.code)
                 count += 1
-        replay.MergeFromString(encode_annotations(self.records))
+        replay.MergeFromString(bytes(encode_annotations(self.records)))
         for hv in self.header_violations:
             replay.header_violations.add(code=hv.code, message=hv.message, rule=CATALOGUE[hv.code].rule)
             codes.add(hv.code)
