@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from storage.database import is_sqlite, sqlite_url
+from verifier.logio import MAX_LOG_EVENTS
 
 ENV_ADDRESS = "SGS_VERIFY_ADDRESS"
 ENV_DB = "SGS_VERIFY_DB"
@@ -69,8 +70,8 @@ class Limits:
     """What one request may ask of the server. Over a limit: RESOURCE_EXHAUSTED (or
     DEADLINE_EXCEEDED for the deadline), with a message naming the limit and its option."""
 
-    # Events in one game (whole log, upload or live stream).
-    max_events_per_game: int = 100_000
+    # Events in one game (whole log, upload or live stream); `sgs-verify check` has the same default.
+    max_events_per_game: int = MAX_LOG_EVENTS
     # The largest request message the server accepts (gRPC's receive limit).
     max_message_bytes: int = 16 * 1024 * 1024
     # Messages in one client stream (upload or live).

@@ -8,6 +8,9 @@ from google.protobuf.message import DecodeError
 from sgsverify.v1 import game_log_pb2 as pb
 
 MAX_LOG_BYTES = 64 * 1024 * 1024
+# The most events in one game: the default of `sgs-verify check --max-events` and of the
+# service's limit (service.config.Limits.max_events_per_game, `sgs-verify serve --max-events`).
+MAX_LOG_EVENTS = 100_000
 
 
 class LogFormatError(ValueError):

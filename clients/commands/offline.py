@@ -11,10 +11,11 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from clients.commands.options import card_packages
+from clients.commands.options import card_packages, positive_int
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import LogFormatError, load_log, verify
+from verifier.logio import MAX_LOG_EVENTS
 from verifier.text import SIDE, card
 
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_UNREADABLE = 0, 1, 2
@@ -23,8 +24,12 @@ EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_UNREADABLE = 0, 1, 2
 def register(sub: Any) -> None:
     check = sub.add_parser("check", help="verify log files offline and report every violation",
                            description="Verify game logs (binary protobuf or JSON). Exit status: 0 all clean, "
-                           "1 violations found, 2 a file could not be read.")
+                           "1 violations found, 2 a file could not be read (or has more events than "
+                           "--max-events; it is not verified).")
     check.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    check.add_argument("--max-events", type=positive_int, default=MAX_LOG_EVENTS, metavar="N",
+                       help=f"most events in one log (default {MAX_LOG_EVENTS}, the service's default); "
+                       "a longer log is reported unreadable and not verified")
     check.add_argument("--json", action="store_true", help="one JSON object per file, for machines")
     check.add_argument("--quiet", "-q", action="store_true", help="only the summary line")
     check.set_defaults(run=run_check)
@@ -51,13 +56,22 @@ def violation_line(path: str, ann: apb.Annotation, v: apb.Violation) -> str:
     return f"{path}: {where} {ann.index}{seat}{crd}: {v.code}: {v.message}"
 
 
+def read_log(path: Path, max_events: int) -> pb.GameLog:
+    """Load one log file; raises OSError, or LogFormatError when it is unreadable or too long."""
+    log = load_log(path.read_bytes())
+    if len(log.events) > max_events:
+        raise LogFormatError(f"the log has {len(log.events)} events; the limit is {max_events} per log "
+                             "(--max-events N raises it); not verified")
+    return log
+
+
 def run_check(args: argparse.Namespace) -> int:
     unreadable = violations = events = 0
     started = time.perf_counter()
     reports = []
     for path in args.files:
         try:
-            log = load_log(path.read_bytes())
+            log = read_log(path, args.max_events)
         except (OSError, LogFormatError) as err:
             unreadable += 1
             msg = err.strerror if isinstance(err, OSError) else str(err)

@@ -15,3 +15,14 @@ def card_packages(text: str) -> list[str]:
         known = ", ".join(sorted(KNOWN_PACKAGES - {"standard"}))
         raise argparse.ArgumentTypeError(f"unknown card package {unknown[0]!r}; known: {known}")
     return packages
+
+
+def positive_int(text: str) -> int:
+    """A whole number greater than 0 (argparse reports anything else as a usage error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, not {value}")
+    return value
