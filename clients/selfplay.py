@@ -179,6 +179,11 @@ class RandomBot:
                 ev.respond.card.id = held[0]
                 if req.target is not None:
                     ev.respond.target = req.target
+                if req.card is not None:
+                    # A window for a delayed trick being judged: name the trick, so that a 无懈可击 on the
+                    # second of two delayed tricks in one judgment area (same target) is not read as one
+                    # continuing the chain on the first (Respond.trick_card).
+                    ev.respond.trick_card = req.card
                 return ev
         return None
 

@@ -14,7 +14,6 @@ from verifier.engine.game import Game
 from verifier.engine.requests import (
     CardRequest,
     ChoiceRequest,
-    NullifyRequest,
     OfferRequest,
     PeachRequest,
     PickRequest,
@@ -168,14 +167,6 @@ class GeneralsBot(RandomBot):
         return ev
 
     # ---------------------------------------------------------------- responses
-
-    def nullify(self, game: Game, req: NullifyRequest) -> pb.Event | None:
-        # In a judgment phase with two delayed tricks, a 无懈可击 that declines the chain on the first and
-        # nullifies the second names the same target as one continuing the chain: the contract cannot
-        # tell them apart (a known ambiguity, see docs/generals.md), so the bot stays out of them.
-        if game.phase == pb.PHASE_JUDGMENT:
-            return None
-        return super().nullify(game, req)
 
     def respond(self, game: Game, req: CardRequest) -> pb.Event | None:
         seat = req.seat
