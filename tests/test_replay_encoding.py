@@ -34,7 +34,7 @@ def records() -> list[Record]:
 def test_plain_and_other_annotations_parse_to_the_built_messages() -> None:
     recs = records()
     replay = apb.AnnotatedReplay()
-    replay.MergeFromString(encode_annotations(recs))
+    replay.MergeFromString(bytes(encode_annotations(recs)))
     assert len(replay.annotations) == len(recs)
     for got, rec in zip(replay.annotations, recs, strict=True):
         assert got == annotation_message(rec), rec
