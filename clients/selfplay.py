@@ -2,17 +2,20 @@
 
 The bot is a random legal policy drawn from its own seeded stream ("bots"), so a game is
 a pure function of (seed, players, options). Declines are left implicit in the log;
-every outcome is recorded (OUTCOME_RECORDING_COMPLETE).
+every outcome is recorded (OUTCOME_RECORDING_COMPLETE). ``play`` runs the same loop with any bot
+(clients/cheating_selfplay.py: one that cheats once and lets the engine carry the cheat out).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.engine.effects import Ruleset, Use, UsedCard
-from verifier.engine.game import Game
+from verifier.engine.game import Game, Violation
 from verifier.engine.requests import (
+    Answer,
     CardRequest,
     ChoiceRequest,
     DiscardRequest,
@@ -229,42 +232,74 @@ class RandomBot:
         return ev
 
 
+def make_bot(seed: int, generals: bool = False) -> RandomBot:
+    """The self-play bot of the game with this seed: random legal play from the stream "bots" (with
+    generals, one that picks generals and uses their skills)."""
+    if generals:
+        from clients.selfplay_generals import GeneralsBot  # picks generals and uses their skills
+
+        return GeneralsBot(Stream(seed, "bots"))
+    return RandomBot(Stream(seed, "bots"))
+
+
+class Bot(Protocol):
+    """Whatever makes the decisions of a self-play game: an event, None to decline (left implicit in
+    the log), or UNANSWERED to leave a mandatory request with a default unanswered."""
+
+    def decide(self, game: Game, req: Request) -> Answer: ...
+
+
+# Told of the violations the engine reported on a decision, and the log index where verification must
+# report them: the decision's own index, or for UNANSWERED the index of the event that follows it (the
+# verifier puts a derived annotation there).
+Flagged = Callable[[int, list[Violation]], None]
+
+
 def play_game(seed: int, players: int, role_variant: int = pb.ROLE_VARIANT_STANDARD,
               ruleset: Ruleset | None = None, packages: Sequence[str] = (), generals: bool = False) -> pb.GameLog:
     """One complete self-play game as a log with every outcome recorded; ``packages`` as in the header
     (("maneuvering",) for the 160-card deck)."""
     header = make_header(seed, players, role_variant, packages, generals)
+    return play(header, make_bot(seed, generals), ruleset)
+
+
+def play(header: pb.GameHeader, bot: Bot, ruleset: Ruleset | None = None, flagged: Flagged | None = None
+         ) -> pb.GameLog:
+    """Play the game ``header`` starts through the engine with ``bot`` deciding everything. Anything the
+    engine flags is a BotError, unless ``flagged`` is given: then it is told, and the game goes on as the
+    engine carried on (what a verifier would do with the same decisions)."""
+    seed = header.seed
     game = new_game(header, ruleset or default_ruleset(header))
     log = pb.GameLog(header=header)
     log.events.extend(starting_hand_outcomes(game))
-    bot = RandomBot(Stream(seed, "bots"))
-    if generals:
-        from clients.selfplay_generals import GeneralsBot  # picks generals and uses their skills
-
-        bot = GeneralsBot(Stream(seed, "bots"))
     gen = game.run()
     req: Request | None = next(gen)
     decisions = 0
+    at = 0  # where the last decision's violations must be reported
     while True:
         log.events.extend(o.event for o in game.outcomes)
         game.outcomes.clear()
         if game.violations:
-            raise BotError(f"seed {seed}: the engine flagged a bot decision: {game.violations}")
+            if flagged is None:
+                raise BotError(f"seed {seed}: the engine flagged a bot decision: {game.violations}")
+            violations, game.violations, game.rejected = game.violations, [], False
+            flagged(at, violations)
         if req is None:
             break
         if isinstance(req, ShuffleRequest):
-            answer: object = shuffled(game.seed, req.label, list(req.cards))
+            answer: Answer = shuffled(game.seed, req.label, list(req.cards))
         else:
             decisions += 1
             if decisions > MAX_DECISIONS:
                 raise BotError(f"seed {seed}: no end after {MAX_DECISIONS} decisions")
             answer = bot.decide(game, req)
-            if answer is not None:
+            at = len(log.events)
+            if isinstance(answer, pb.Event):
                 log.events.append(answer)
                 if answer.HasField("decline"):
                     answer = None  # an explicit decline reaches the engine as a decline, as in replay
         try:
-            req = gen.send(answer)  # type: ignore[arg-type]
+            req = gen.send(answer)
         except StopIteration:
             req = None
     return log

@@ -1,6 +1,10 @@
 """`cheats`: would this catch a cheating client? Plays self-play games, injects every known
 kind of cheat where the game offers a place for it (clients/mutator.py), verifies every
-altered copy and every unaltered game, and prints the detection table."""
+altered copy and every unaltered game, and prints the detection table.
+
+With ``--consistent`` it measures consistent cheats instead (clients/cheating_selfplay.py): games
+in which a bot makes one illegal decision the engine still applies and the game goes on from it,
+so that the only violation verification may report is the cheat, at its event."""
 
 from __future__ import annotations
 
@@ -13,6 +17,14 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from clients.cheating_selfplay import (
+    CONSISTENT_KINDS,
+    TAKE_PERCENT,
+    ConsistentKind,
+    play_cheating_game,
+    select_consistent,
+)
+from clients.cheating_selfplay import judge as judge_consistent
 from clients.commands.options import card_packages
 from clients.mutator import KINDS, CheatKind, Mutation, find_mutations
 from sgsverify.v1 import annotation_pb2 as apb
@@ -165,6 +177,134 @@ def run_report(games: int, players: Sequence[int], seed: int, kind_names: Sequen
     return report
 
 
+# ---------------------------------------------------------------------------- consistent cheats
+
+@dataclass(slots=True)
+class ConsistentTally:
+    played: int = 0  # games played with a bot out to cheat this way
+    injected: int = 0  # ... in which the game offered a place and the bot cheated
+    caught: int = 0  # the right code on the cheat's event
+    other_code: int = 0  # flagged, but not with the right code at the right event
+    missed: int = 0  # nothing flagged at all
+    collateral: int = 0  # violations reported anywhere else in those logs (must be 0)
+
+    def add(self, other: ConsistentTally) -> None:
+        self.played += other.played
+        self.injected += other.injected
+        self.caught += other.caught
+        self.other_code += other.other_code
+        self.missed += other.missed
+        self.collateral += other.collateral
+
+
+@dataclass(slots=True)
+class ConsistentFailure:
+    """A consistent cheat not caught right, or reported with collateral violations."""
+
+    seed: int
+    players: int
+    kind: str
+    code: str
+    index: int
+    derived: bool
+    note: str
+    verdict: str
+    collateral: list[str]  # "index[d]:code" of the first other violations reported
+
+
+@dataclass(slots=True)
+class ConsistentResult:
+    events: int
+    tallies: dict[str, ConsistentTally]
+    failures: list[ConsistentFailure]
+
+
+@dataclass(slots=True)
+class ConsistentReport:
+    kinds: list[ConsistentKind]
+    unplayable: dict[str, list[str]] = field(default_factory=dict)  # kind -> the card packages it needs
+    games: int = 0
+    events: int = 0
+    tallies: dict[str, ConsistentTally] = field(default_factory=dict)
+    failures: list[ConsistentFailure] = field(default_factory=list)
+
+    def add(self, r: ConsistentResult) -> None:
+        for name, t in r.tallies.items():
+            self.games += t.played
+            self.tallies.setdefault(name, ConsistentTally()).add(t)
+        self.events += r.events
+        self.failures.extend(r.failures)
+
+    @property
+    def ok(self) -> bool:
+        """Every injected cheat caught with its code at its event, and nothing else reported."""
+        return all(t.caught == t.injected and not t.collateral for t in self.tallies.values())
+
+
+def consistent_kinds(names: Sequence[str] | None, packages: Sequence[str]
+                     ) -> tuple[list[ConsistentKind], dict[str, list[str]]]:
+    """The kinds asked for, and of them those the games' card packages offer no place for (with what they need)."""
+    kinds = select_consistent(names)
+    unplayable = {k.name: [p for p in k.packages if p not in packages] for k in kinds}
+    return kinds, {name: need for name, need in unplayable.items() if need}
+
+
+def check_consistent(seed: int, players: int, kind_names: Sequence[str] | None = None, packages: Sequence[str] = (),
+                     generals: bool = False, percent: int = TAKE_PERCENT) -> ConsistentResult:
+    """For every kind the games can offer a place for: the game of ``seed`` with one bot cheating that way,
+    verified and judged."""
+    kinds, unplayable = consistent_kinds(kind_names, packages)
+    tallies = {k.name: ConsistentTally() for k in kinds if k.name not in unplayable}
+    failures: list[ConsistentFailure] = []
+    events = 0
+    for k in kinds:
+        if k.name in unplayable:
+            continue
+        game = play_cheating_game(seed, players, k, packages, generals, percent)
+        t = tallies[k.name]
+        t.played += 1
+        events += len(game.log.events)
+        if game.index is None:
+            continue
+        t.injected += 1
+        j = judge_consistent(game, verify(game.log))
+        if j.verdict == CAUGHT:
+            t.caught += 1
+        elif j.verdict == OTHER_CODE:
+            t.other_code += 1
+        else:
+            t.missed += 1
+        t.collateral += len(j.collateral)
+        if j.verdict != CAUGHT or j.collateral:
+            failures.append(ConsistentFailure(seed, players, k.name, k.code, game.index, game.derived, game.note,
+                                              j.verdict, j.collateral[:8]))
+    return ConsistentResult(events, tallies, failures)
+
+
+def _check_consistent(args: tuple[int, int, tuple[str, ...] | None, tuple[str, ...], bool]) -> ConsistentResult:
+    seed, players, names, packages, generals = args
+    return check_consistent(seed, players, names, packages, generals)
+
+
+def run_consistent(games: int, players: Sequence[int], seed: int, kind_names: Sequence[str] | None = None,
+                   jobs: int = 1, packages: Sequence[str] = (), generals: bool = False) -> ConsistentReport:
+    """Games seed, seed+1, ... for each player count, each played once per kind with a bot out to cheat
+    that way."""
+    kinds, unplayable = consistent_kinds(kind_names, packages)
+    names = tuple(kind_names) if kind_names else None
+    work = [(seed + i, p, names, tuple(packages), generals) for p in players for i in range(games)]
+    report = ConsistentReport(kinds, unplayable, tallies={k.name: ConsistentTally() for k in kinds
+                                                          if k.name not in unplayable})
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            for r in pool.map(_check_consistent, work, chunksize=2):
+                report.add(r)
+    else:
+        for r in map(_check_consistent, work):
+            report.add(r)
+    return report
+
+
 # ---------------------------------------------------------------------------- the command
 
 def register(sub: Any) -> None:
@@ -186,14 +326,21 @@ def register(sub: Any) -> None:
                    "deck)")
     p.add_argument("--generals", action="store_true", help="play the games with the standard generals (their "
                    "skills; the skill-abuse kinds find places only there)")
+    p.add_argument("--consistent", action="store_true",
+                   help="measure consistent cheats instead: each game is played once per kind with one bot making "
+                   "one illegal decision the engine still applies (a second 杀, a 杀 out of range, 桃 at full HP, a "
+                   "too-short discard, ...) and the game going on from it; every cheat must be caught with its code "
+                   "at its event and nothing else reported (collateral). Exit status 1 otherwise. --per-game does "
+                   "not apply")
     p.add_argument("--json", action="store_true", help="a JSON report instead of the table")
-    p.add_argument("--list", action="store_true", help="list the cheat kinds and exit")
+    p.add_argument("--list", action="store_true", help="list the cheat kinds (with --consistent: the consistent "
+                   "ones) and exit")
     p.set_defaults(run=run_cheats)
 
 
 def run_cheats(args: argparse.Namespace) -> int:
     if args.list:
-        for k in KINDS:
+        for k in CONSISTENT_KINDS if args.consistent else KINDS:
             print(f"{k.name:26} {k.code:24} {k.summary}")
         return 0
     try:
@@ -206,12 +353,21 @@ def run_cheats(args: argparse.Namespace) -> int:
         return 2
     names = [n.strip() for n in args.kinds.split(",") if n.strip()]
     try:
-        select_kinds(names)
+        select_consistent(names) if args.consistent else select_kinds(names)
     except ValueError as err:
         print(err, file=sys.stderr)
         return 2
     packages = args.packages
     started = time.perf_counter()
+    if args.consistent:
+        consistent = run_consistent(args.games, players, args.seed, names, max(1, args.jobs), packages,
+                                    args.generals)
+        seconds = time.perf_counter() - started
+        if args.json:
+            print(json.dumps(consistent_json(consistent, args, seconds), ensure_ascii=False, indent=1))
+        else:
+            print_consistent(consistent, args, players, seconds)
+        return 0 if consistent.ok else 1
     report = run_report(args.games, players, args.seed, names, args.per_game, max(1, args.jobs), packages,
                         args.generals)
     seconds = time.perf_counter() - started
@@ -263,4 +419,55 @@ def print_table(report: Report, args: argparse.Namespace, players: list[int], se
     if len(report.failures) > 30:
         print(f"  … and {len(report.failures) - 30} more")
     print(f"{'OK' if report.ok else 'FAILED'}: {total.missed} missed, {len(report.false_positives)} false positive(s) "
+          f"({seconds:.1f} s)")
+
+
+def consistent_json(report: ConsistentReport, args: argparse.Namespace, seconds: float) -> dict[str, Any]:
+    return {
+        "consistent": True, "games": report.games, "players": args.players, "seed": args.seed,
+        "generals": args.generals, "packages": list(args.packages), "events": report.events,
+        "seconds": round(seconds, 2),
+        "kinds": [{"kind": k.name, "code": k.code, "summary": k.summary,
+                   **({"needs_packages": report.unplayable[k.name]} if k.name in report.unplayable
+                      else asdict(report.tallies[k.name]))} for k in report.kinds],
+        "failures": [asdict(f) for f in report.failures],
+        "ok": report.ok,
+    }
+
+
+def print_consistent(report: ConsistentReport, args: argparse.Namespace, players: list[int], seconds: float) -> None:
+    last = args.seed + args.games - 1
+    deck = " with " + ",".join(args.packages) if args.packages else ""
+    deck += " with generals" if args.generals else ""
+    print(f"consistent cheats: {args.games} game(s) × {','.join(map(str, players))} players{deck}, seeds "
+          f"{args.seed}..{last}, each played once per kind with one bot cheating once; the game goes on from the "
+          "cheat")
+    print()
+    head = (f"{'cheat kind':26} {'must be caught as':24} {'injected':>8} {'caught':>8} {'other code':>10} "
+            f"{'missed':>7} {'collateral':>10}")
+    print(head)
+    print("-" * len(head))
+    total = ConsistentTally()
+    for k in report.kinds:
+        if k.name in report.unplayable:
+            print(f"{k.name:26} {k.code:24} {'':>8}   (needs --packages {','.join(report.unplayable[k.name])})")
+            continue
+        t = report.tallies[k.name]
+        total.add(t)
+        note = "   (no place in these games)" if not t.injected else ""
+        print(f"{k.name:26} {k.code:24} {t.injected:>8} {t.caught:>8} {t.other_code:>10} {t.missed:>7} "
+              f"{t.collateral:>10}{note}")
+    print("-" * len(head))
+    print(f"{'all kinds':26} {'':24} {total.injected:>8} {total.caught:>8} {total.other_code:>10} {total.missed:>7} "
+          f"{total.collateral:>10}")
+    print()
+    print(f"games: {report.games} played ({report.events:,} events), {total.injected} with a cheat in them")
+    for f in report.failures[:30]:
+        where = f"the event derived before event {f.index}" if f.derived else f"event {f.index}"
+        print(f"  {f.verdict}: {f.kind} (seed {f.seed}, {f.players} players) at {where} — {f.note}; expected "
+              f"{f.code}; collateral: {', '.join(f.collateral) or 'none'}")
+    if len(report.failures) > 30:
+        print(f"  … and {len(report.failures) - 30} more")
+    print(f"{'OK' if report.ok else 'FAILED'}: {total.caught} of {total.injected} caught at their event, "
+          f"{total.other_code} other code, {total.missed} missed, {total.collateral} collateral violation(s) "
           f"({seconds:.1f} s)")

@@ -1,0 +1,277 @@
+"""Consistent cheats: self-play games in which one bot makes exactly one illegal decision that the
+rules still let the engine carry out, and the game goes on through the engine as usual.
+
+The mutator (clients/mutator.py) splices a cheat into a finished log, so everything after it is
+the game *without* the cheat: a verifier that applies the cheat (docs/log-format.md, `applied`)
+then finds the rest of the log at odds with its own game. A real cheating client records the game
+its cheat made. Here the cheat is played: the engine applies it and derives its consequences (the
+second 杀's damage, the kept card in hand), the bots keep playing, and the log is consistent apart
+from the cheat. Verifying it must report the cheat's code at the cheat's event and nothing else.
+
+A kind (``ConsistentKind``) proposes its cheat at a moment of the game (a request and the engine's
+state), or nothing if the moment offers no place for it. A proposal is kept only when the engine's
+own check of that use gives exactly the kind's code and nothing that would reject it, so the cheat
+is the only illegal thing about the decision. The moment is picked from the seed: at each place
+the game offers, the cheat stream ``cheat/<kind>`` decides whether to take it; before the first
+place taken, the game is the honest self-play game of that seed, decision for decision.
+
+    >>> game = play_cheating_game(3, 8, CONSISTENT_KINDS[0])   # second_slash
+    >>> game.index, game.note          # verify(game.log) reports SLASH_LIMIT on event 92, and nothing else
+    (92, 'seat 1 uses 杀 ♠9 (#19) on seat 2: seat 1 already used a 杀 in this play phase; ...')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from clients.mutator import KINDS, choose_cards, use_card
+from clients.selfplay import BotError, RandomBot, make_bot, make_header, play
+from sgsverify.v1 import annotation_pb2 as apb
+from sgsverify.v1 import game_log_pb2 as pb
+from verifier.engine.effects import Use, UsedCard
+from verifier.engine.game import Game, Violation
+from verifier.engine.requests import UNANSWERED, Answer, DiscardRequest, PlayRequest, Request
+from verifier.rng import Stream
+
+# The chance (in percent) that a bot takes a place the game offers for its cheat.
+TAKE_PERCENT = 30
+
+
+@dataclass(frozen=True, slots=True)
+class Cheat:
+    """One proposed cheat: what the bot answers (an event, or UNANSWERED for a skipped discard) and a note."""
+
+    answer: Answer
+    note: str
+
+
+Proposer = Callable[[Game, Request], Cheat | None]
+
+
+@dataclass(frozen=True, slots=True)
+class ConsistentKind:
+    name: str
+    code: str
+    summary: str
+    propose: Proposer = field(repr=False)
+    packages: tuple[str, ...] = ()  # the card packages a game needs to offer a place for it
+
+
+# ---------------------------------------------------------------------------- cards used illegally
+
+def only_violation(game: Game, seat: int, card_id: int, targets: tuple[int, ...], code: str) -> Violation | None:
+    """The violation the engine's check gives ``seat`` using the real card on ``targets`` (empty: the
+    targets the rules fix), when that is exactly one violation with ``code`` that does not reject
+    the use; None otherwise."""
+    card = game.cards[card_id]
+    spec = game.ruleset.cards.get(card.name)
+    if spec is None or not spec.play_phase:
+        return None
+    targets = targets or spec.default_targets(game, seat)
+    if any(not game.players[t].alive or game.prohibited(seat, t, card.name) is not None for t in targets):
+        return None
+    used = UsedCard(card.name, (card_id,), card.suit, card.color, card.number, real=card)
+    found = list(spec.verify_use(game, Use(seat, used, targets)))
+    if len(found) == 1 and found[0].code == code and not found[0].hard:
+        return found[0]
+    return None
+
+
+def illegal_use(names: frozenset[str], code: str) -> Proposer:
+    """A proposer: in their play phase, the seat uses a real card named in ``names`` from their hand so
+    that it breaks exactly the rule of ``code`` (first card in hand order, then no targets — the
+    rules' own — or each other living seat in seat order)."""
+
+    def propose(game: Game, req: Request) -> Cheat | None:
+        if not isinstance(req, PlayRequest) or req.seat is None:
+            return None
+        seat = req.seat
+        for cid in game.players[seat].hand:
+            if game.cards[cid].name not in names:
+                continue
+            for targets in [(), *((t,) for t in game.alive_seats(seat)[1:])]:
+                v = only_violation(game, seat, cid, targets, code)
+                if v is not None:
+                    return Cheat(use_card(seat, cid, targets), f"seat {seat} uses {game.label(cid)}"
+                                 f"{f' on seat {targets[0]}' if targets else ''}: {v.message}")
+        return None
+
+    return propose
+
+
+# ---------------------------------------------------------------------------- discard-phase cheats
+
+def due(game: Game, req: Request) -> tuple[int, list[int]] | None:
+    """In a discard phase with cards due: the seat and their hand."""
+    if isinstance(req, DiscardRequest) and req.seat is not None and req.count > 0:
+        return req.seat, list(game.players[req.seat].hand)
+    return None
+
+
+def short_discard(game: Game, req: Request) -> Cheat | None:
+    if (d := due(game, req)) is None:
+        return None
+    seat, hand = d
+    assert isinstance(req, DiscardRequest)
+    return Cheat(choose_cards(seat, hand[:req.count - 1]), f"seat {seat} discards {req.count - 1} of the "
+                 f"{req.count} card(s) due")
+
+
+def long_discard(game: Game, req: Request) -> Cheat | None:
+    if (d := due(game, req)) is None:
+        return None
+    seat, hand = d
+    assert isinstance(req, DiscardRequest)
+    if len(hand) <= req.count:
+        return None
+    return Cheat(choose_cards(seat, hand[:req.count + 1]), f"seat {seat} discards {req.count + 1} card(s) where "
+                 f"{req.count} are due")
+
+
+def skipped_discard(game: Game, req: Request) -> Cheat | None:
+    if (d := due(game, req)) is None:
+        return None
+    assert isinstance(req, DiscardRequest)
+    return Cheat(UNANSWERED, f"seat {d[0]} keeps every card instead of discarding {req.count}")
+
+
+def unowed_discard(game: Game, req: Request) -> Cheat | None:
+    if not isinstance(req, DiscardRequest) or req.seat is None or req.count or not game.players[req.seat].hand:
+        return None
+    seat = req.seat
+    return Cheat(choose_cards(seat, game.players[seat].hand[:1]), f"seat {seat} discards a card when none is due")
+
+
+# ---------------------------------------------------------------------------- the kinds
+
+SLASHES = frozenset({"slash", "fire_slash", "thunder_slash"})
+DELAYED = frozenset({"indulgence", "lightning", "supply_shortage"})
+
+
+def _kind(name: str, propose: Proposer, code: str = "", summary: str = "", packages: tuple[str, ...] = ()
+          ) -> ConsistentKind:
+    """A kind; one the mutator also injects keeps its name, code and summary (so both reports line up)."""
+    mutated = next((k for k in KINDS if k.name == name), None)
+    if mutated is not None:
+        assert not code or code == mutated.code, name
+        code, summary = mutated.code, summary or mutated.summary
+    return ConsistentKind(name, code, summary, propose, packages)
+
+
+CONSISTENT_KINDS: list[ConsistentKind] = [
+    _kind("second_slash", illegal_use(SLASHES, "SLASH_LIMIT")),
+    _kind("slash_out_of_range", illegal_use(SLASHES, "OUT_OF_RANGE")),
+    _kind("peach_at_full_hp", illegal_use(frozenset({"peach"}), "PEACH_FULL_HP")),
+    _kind("snatch_too_far", illegal_use(frozenset({"snatch"}), "DISTANCE_LIMIT")),
+    _kind("duplicate_delayed_trick", illegal_use(DELAYED, "DUPLICATE_DELAYED_TRICK")),
+    _kind("short_discard", short_discard),
+    _kind("skipped_discard", skipped_discard, "HAND_LIMIT", "no card discarded in the discard phase when some "
+          "are due (the log goes on without the discard)"),
+    _kind("long_discard", long_discard, "HAND_LIMIT", "more cards discarded in the discard phase than are due"),
+    _kind("unowed_discard", unowed_discard, "HAND_LIMIT", "a card discarded in the discard phase when none is due"),
+    _kind("second_analeptic", illegal_use(frozenset({"analeptic"}), "ANALEPTIC_LIMIT"), packages=("maneuvering",)),
+    _kind("supply_shortage_too_far", illegal_use(frozenset({"supply_shortage"}), "DISTANCE_LIMIT"),
+          packages=("maneuvering",)),
+]
+
+
+def select_consistent(names: Sequence[str] | None) -> list[ConsistentKind]:
+    if not names:
+        return list(CONSISTENT_KINDS)
+    by_name = {k.name: k for k in CONSISTENT_KINDS}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise ValueError(f"unknown consistent cheat kind(s): {', '.join(unknown)}; known: {', '.join(by_name)}")
+    return [by_name[n] for n in names]
+
+
+# ---------------------------------------------------------------------------- playing
+
+class CheatingBot:
+    """The honest self-play bot, except at the one moment it cheats: the first place for its kind
+    that the cheat stream says to take."""
+
+    def __init__(self, honest: RandomBot, kind: ConsistentKind, rng: Stream, percent: int = TAKE_PERCENT) -> None:
+        self.honest = honest
+        self.kind = kind
+        self.rng = rng
+        self.percent = percent
+        self.cheat: Cheat | None = None
+
+    def decide(self, game: Game, req: Request) -> Answer:
+        if self.cheat is None:
+            # (Proposing reads the game and draws nothing from the honest bot's stream.)
+            cheat = self.kind.propose(game, req)
+            if cheat is not None and self.rng.below(100) < self.percent:
+                self.cheat = cheat
+                return cheat.answer
+        return self.honest.decide(game, req)
+
+
+@dataclass(slots=True)
+class CheatingGame:
+    """A self-play game with (at most) one consistent cheat in it."""
+
+    seed: int
+    players: int
+    kind: ConsistentKind
+    log: pb.GameLog
+    index: int | None = None  # the annotation that must report the cheat (None: the game offered no place)
+    derived: bool = False  # ... an annotation the verifier derives there (a skipped discard: no event)
+    note: str = ""
+
+
+def play_cheating_game(seed: int, players: int, kind: ConsistentKind, packages: Sequence[str] = (),
+                       generals: bool = False, percent: int = TAKE_PERCENT) -> CheatingGame:
+    """The self-play game of ``seed`` in which one bot cheats once with ``kind`` (if the game offers a
+    place the cheat stream takes). The engine must flag the cheat, and only it, where it was made: anything
+    else is a BotError."""
+    header = make_header(seed, players, packages=packages, generals=generals)
+    bot = CheatingBot(make_bot(seed, generals), kind, Stream(seed, f"cheat/{kind.name}"), percent)
+    flags: list[tuple[int, list[Violation]]] = []
+    log = play(header, bot, flagged=lambda at, violations: flags.append((at, violations)))
+    game = CheatingGame(seed, players, kind, log)
+    cheat = bot.cheat
+    if cheat is None:
+        if flags:
+            raise BotError(f"seed {seed}: the engine flagged an honest decision: {flags}")
+        return game
+    codes = [[v.code for v in vs] for _, vs in flags]
+    if codes != [[kind.code]]:
+        raise BotError(f"seed {seed}, {players} players, {kind.name} ({cheat.note}): the engine flagged {flags}, "
+                       f"not {kind.code} on the cheat alone")
+    at = flags[0][0]
+    derived = not isinstance(cheat.answer, pb.Event)
+    if not derived and log.events[at] != cheat.answer:
+        raise BotError(f"seed {seed}: {kind.code} was flagged on event {at}, not on the cheat ({cheat.note})")
+    game.index, game.derived, game.note = at, derived, cheat.note
+    return game
+
+
+# ---------------------------------------------------------------------------- judging
+
+CAUGHT, OTHER_CODE, MISSED = "caught", "other_code", "missed"
+
+
+@dataclass(slots=True)
+class Judgment:
+    verdict: str  # caught (the code on the cheat's annotation), other_code, or missed (nothing reported)
+    collateral: list[str]  # "index[d]:CODE" of every other violation, and NOT_FOLLOWED if verification stopped
+
+
+def judge(game: CheatingGame, replay: apb.AnnotatedReplay) -> Judgment:
+    """How verification did on a game with a cheat in it (``game.index`` is not None)."""
+    caught = False
+    collateral: list[str] = []
+    for a in replay.annotations:
+        for v in a.violations:
+            if not caught and a.index == game.index and a.derived == game.derived and v.code == game.kind.code:
+                caught = True
+            else:
+                collateral.append(f"{a.index}{'d' if a.derived else ''}:{v.code}")
+    collateral += [f"{hv.code}" for hv in replay.header_violations]
+    if not replay.followed:
+        collateral.append(f"NOT_FOLLOWED@{replay.stopped_at}")
+    verdict = CAUGHT if caught else OTHER_CODE if collateral else MISSED
+    return Judgment(verdict, collateral)
