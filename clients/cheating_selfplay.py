@@ -176,16 +176,6 @@ CONSISTENT_KINDS: list[ConsistentKind] = [
 ]
 
 
-def select_consistent(names: Sequence[str] | None) -> list[ConsistentKind]:
-    if not names:
-        return list(CONSISTENT_KINDS)
-    by_name = {k.name: k for k in CONSISTENT_KINDS}
-    unknown = [n for n in names if n not in by_name]
-    if unknown:
-        raise ValueError(f"unknown consistent cheat kind(s): {', '.join(unknown)}; known: {', '.join(by_name)}")
-    return [by_name[n] for n in names]
-
-
 # ---------------------------------------------------------------------------- playing
 
 class CheatingBot:

@@ -14,15 +14,14 @@ import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Self, TypeVar
 
 from clients.cheating_selfplay import (
     CONSISTENT_KINDS,
     TAKE_PERCENT,
     ConsistentKind,
     play_cheating_game,
-    select_consistent,
 )
 from clients.cheating_selfplay import judge as judge_consistent
 from clients.commands.options import card_packages
@@ -41,11 +40,9 @@ class Tally:
     other_code: int = 0  # flagged, but not with the right code at the right event
     missed: int = 0  # nothing flagged at all
 
-    def add(self, other: Tally) -> None:
-        self.injected += other.injected
-        self.caught += other.caught
-        self.other_code += other.other_code
-        self.missed += other.missed
+    def add(self, other: Self) -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 @dataclass(slots=True)
@@ -149,14 +146,26 @@ def _check(args: tuple[int, int, tuple[str, ...] | None, int, tuple[str, ...], b
     return check_game(seed, players, names, per_kind, packages=packages, generals=generals)
 
 
-def select_kinds(names: Sequence[str] | None) -> list[CheatKind]:
+K = TypeVar("K", CheatKind, ConsistentKind)
+
+
+def select_named(kinds: Sequence[K], names: Sequence[str] | None, what: str) -> list[K]:
+    """The kinds named (all of them when none are), in the order named."""
     if not names:
-        return list(KINDS)
-    by_name = {k.name: k for k in KINDS}
+        return list(kinds)
+    by_name = {k.name: k for k in kinds}
     unknown = [n for n in names if n not in by_name]
     if unknown:
-        raise ValueError(f"unknown cheat kind(s): {', '.join(unknown)}; known: {', '.join(by_name)}")
+        raise ValueError(f"unknown {what} kind(s): {', '.join(unknown)}; known: {', '.join(by_name)}")
     return [by_name[n] for n in names]
+
+
+def select_kinds(names: Sequence[str] | None) -> list[CheatKind]:
+    return select_named(KINDS, names, "cheat")
+
+
+def select_consistent(names: Sequence[str] | None) -> list[ConsistentKind]:
+    return select_named(CONSISTENT_KINDS, names, "consistent cheat")
 
 
 def run_report(games: int, players: Sequence[int], seed: int, kind_names: Sequence[str] | None = None,
@@ -180,21 +189,12 @@ def run_report(games: int, players: Sequence[int], seed: int, kind_names: Sequen
 # ---------------------------------------------------------------------------- consistent cheats
 
 @dataclass(slots=True)
-class ConsistentTally:
-    played: int = 0  # games played with a bot out to cheat this way
-    injected: int = 0  # ... in which the game offered a place and the bot cheated
-    caught: int = 0  # the right code on the cheat's event
-    other_code: int = 0  # flagged, but not with the right code at the right event
-    missed: int = 0  # nothing flagged at all
-    collateral: int = 0  # violations reported anywhere else in those logs (must be 0)
+class ConsistentTally(Tally):
+    """injected: games in which the game offered a place and the bot cheated; caught: the right code on
+    the cheat's event."""
 
-    def add(self, other: ConsistentTally) -> None:
-        self.played += other.played
-        self.injected += other.injected
-        self.caught += other.caught
-        self.other_code += other.other_code
-        self.missed += other.missed
-        self.collateral += other.collateral
+    played: int = 0  # games played with a bot out to cheat this way
+    collateral: int = 0  # violations reported anywhere else in those logs (must be 0)
 
 
 @dataclass(slots=True)
