@@ -78,23 +78,30 @@ def test_every_card_in_exactly_one_place_after_every_event(chunk: int) -> None:
         assert_cards_conserved(log, 108)
 
 
-def test_verifying_twice_is_identical() -> None:
-    for log in corpus()[:40]:
+def assert_verified_identically_twice(logs: list[pb.GameLog]) -> None:
+    for log in logs:
         assert verify(log).SerializeToString(deterministic=True) == \
             verify(log).SerializeToString(deterministic=True)
 
 
-def test_identical_in_another_process_with_another_hash_seed() -> None:
-    logs = corpus()[:6]
+def assert_same_digests_in_another_process(logs: list[pb.GameLog], program: str, hash_seed: str) -> None:
+    """``program`` (Python, run from the project root with PYTHONHASHSEED=``hash_seed``) prints the final
+    digests of the same games, space-separated: they must equal those of ``logs`` verified here."""
     here = [verify(log).final_digest.hex() for log in logs]
-    code = (
-        "import sys\n"
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+    out = subprocess.run([sys.executable, "-c", program], check=True, capture_output=True, text=True, env=env,
+                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert out.stdout.split() == here
+
+
+def test_verifying_twice_is_identical() -> None:
+    assert_verified_identically_twice(corpus()[:40])
+
+
+def test_identical_in_another_process_with_another_hash_seed() -> None:
+    assert_same_digests_in_another_process(corpus()[:6], (
         "from clients.selfplay import play_game\n"
         "from verifier import verify\n"
         "from tests.test_properties import game_params\n"
         "print(' '.join(verify(play_game(*game_params(i))).final_digest.hex() for i in range(6)))\n"
-    )
-    env = {**os.environ, "PYTHONHASHSEED": "12345"}
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env,
-                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    assert out.stdout.split() == here
+    ), "12345")

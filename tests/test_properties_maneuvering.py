@@ -8,9 +8,6 @@ exercise the 军争 cards (elemental 杀, 酒, 火攻, 铁锁连环 and its pass
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections import Counter
 from functools import cache
 
@@ -18,7 +15,12 @@ import pytest
 
 from clients.selfplay import play_game
 from sgsverify.v1 import game_log_pb2 as pb
-from tests.test_properties import assert_cards_conserved, game_params
+from tests.test_properties import (
+    assert_cards_conserved,
+    assert_same_digests_in_another_process,
+    assert_verified_identically_twice,
+    game_params,
+)
 from verifier import verify
 from verifier.cards import all_cards
 
@@ -93,21 +95,13 @@ def test_all_160_cards_in_exactly_one_place_after_every_event(chunk: int) -> Non
 
 
 def test_verifying_twice_is_identical() -> None:
-    for log in corpus()[:40]:
-        assert verify(log).SerializeToString(deterministic=True) == \
-            verify(log).SerializeToString(deterministic=True)
+    assert_verified_identically_twice(corpus()[:40])
 
 
 def test_identical_in_another_process_with_another_hash_seed() -> None:
-    logs = corpus()[:6]
-    here = [verify(log).final_digest.hex() for log in logs]
-    code = (
+    assert_same_digests_in_another_process(corpus()[:6], (
         "from clients.selfplay import play_game\n"
         "from verifier import verify\n"
         "from tests.test_properties_maneuvering import PACKAGES, params\n"
         "print(' '.join(verify(play_game(*params(i), packages=PACKAGES)).final_digest.hex() for i in range(6)))\n"
-    )
-    env = {**os.environ, "PYTHONHASHSEED": "54321"}
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env,
-                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    assert out.stdout.split() == here
+    ), "54321")
