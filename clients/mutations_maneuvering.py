@@ -10,6 +10,7 @@ from clients.mutator import Edit, Moment, cheat, copy_event, use_card
 from verifier.engine.requests import DECISION_KINDS, DiscardRequest
 from verifier.packages.maneuvering.basic import ANALEPTIC_USED
 from verifier.packages.maneuvering.tricks import is_chained
+from verifier.packages.standard.tricks import reaches
 
 
 @cheat("second_analeptic", "ANALEPTIC_LIMIT", "a second 酒 drunk in one turn")
@@ -45,10 +46,11 @@ def supply_shortage_too_far(m: Moment) -> Iterator[Edit]:
         return
     g = m.game
     card = m.spare(c for c in g.players[s].hand if m.name(c) == "supply_shortage")
-    if card is None or any(e.unlimited_distance(g, s, "supply_shortage") for e in g.effects_of(s)):
-        return  # (奇才 lifts the distance limit)
+    if card is None:
+        return
     for t in g.alive_seats(s)[1:]:
-        if g.distance(s, t) > 1 and not any(m.name(c) == "supply_shortage" for c in g.players[t].judgment):
+        placed = any(m.name(c) == "supply_shortage" for c in g.players[t].judgment)
+        if not reaches(g, s, t, "supply_shortage") and not placed:
             yield m.insert([use_card(s, card, [t])], f"seat {s} puts 兵粮寸断 on seat {t} at distance "
                            f"{g.distance(s, t)}")
             return

@@ -31,6 +31,7 @@ from verifier.engine.effects import Use, UsedCard
 from verifier.engine.game import LORD, LOYALIST, REBEL, Game
 from verifier.engine.game import Violation as EngineViolation
 from verifier.engine.requests import DECISION_KINDS, Answer, DiscardRequest, PlayRequest, Request
+from verifier.packages.standard.tricks import reaches
 from verifier.replay import Verifier
 
 # ---------------------------------------------------------------------------- mutations
@@ -346,11 +347,11 @@ def snatch_too_far(m: Moment) -> Iterator[Edit]:
         return
     g = m.game
     snatch = m.spare(c for c in g.players[s].hand if m.name(c) == "snatch")
-    if snatch is None or any(e.unlimited_distance(g, s, "snatch") for e in g.effects_of(s)):
-        return  # (奇才 lifts the distance limit)
+    if snatch is None:
+        return
     for t in g.alive_seats(s)[1:]:
         p = g.players[t]
-        if p.has_cards() and g.distance(s, t) > 1 and not g.prohibited(s, t, "snatch"):
+        if p.has_cards() and not reaches(g, s, t, "snatch") and not g.prohibited(s, t, "snatch"):
             taken = m.spare([*p.hand, *p.equipped()] or p.judgment)
             assert taken is not None
             yield m.insert([use_card(s, snatch, [t]), choose_cards(s, [taken])],
