@@ -390,14 +390,26 @@ def report_json(report: Report, args: argparse.Namespace, seconds: float) -> dic
     }
 
 
-def print_table(report: Report, args: argparse.Namespace, players: list[int], seconds: float) -> None:
-    last = args.seed + args.games - 1
+TALLY_HEAD = (f"{'cheat kind':26} {'must be caught as':24} {'injected':>8} {'caught':>8} {'other code':>10} "
+              f"{'missed':>7}")
+
+
+def tally_row(kind: str, code: str, t: Tally) -> str:
+    return f"{kind:26} {code:24} {t.injected:>8} {t.caught:>8} {t.other_code:>10} {t.missed:>7}"
+
+
+def run_scope(args: argparse.Namespace, players: list[int]) -> str:
+    """How many games of how many players, with which cards and generals, from which seeds."""
     deck = " with " + ",".join(args.packages) if args.packages else ""
     deck += " with generals" if args.generals else ""
-    print(f"cheat detection: {args.games} game(s) × {','.join(map(str, players))} players{deck}, seeds "
-          f"{args.seed}..{last}, up to {args.per_game} place(s) per kind per game")
+    return (f"{args.games} game(s) × {','.join(map(str, players))} players{deck}, seeds "
+            f"{args.seed}..{args.seed + args.games - 1}")
+
+
+def print_table(report: Report, args: argparse.Namespace, players: list[int], seconds: float) -> None:
+    print(f"cheat detection: {run_scope(args, players)}, up to {args.per_game} place(s) per kind per game")
     print()
-    head = f"{'cheat kind':26} {'must be caught as':24} {'injected':>8} {'caught':>8} {'other code':>10} {'missed':>7}"
+    head = TALLY_HEAD
     print(head)
     print("-" * len(head))
     total = Tally()
@@ -405,9 +417,9 @@ def print_table(report: Report, args: argparse.Namespace, players: list[int], se
         t = report.tallies[k.name]
         total.add(t)
         note = "   (no place in these games)" if not t.injected else ""
-        print(f"{k.name:26} {k.code:24} {t.injected:>8} {t.caught:>8} {t.other_code:>10} {t.missed:>7}{note}")
+        print(tally_row(k.name, k.code, t) + note)
     print("-" * len(head))
-    print(f"{'all kinds':26} {'':24} {total.injected:>8} {total.caught:>8} {total.other_code:>10} {total.missed:>7}")
+    print(tally_row("all kinds", "", total))
     print()
     print(f"clean games: {report.games} verified ({report.events:,} events), "
           f"{len(report.false_positives)} flagged (false positives)")
@@ -436,15 +448,10 @@ def consistent_json(report: ConsistentReport, args: argparse.Namespace, seconds:
 
 
 def print_consistent(report: ConsistentReport, args: argparse.Namespace, players: list[int], seconds: float) -> None:
-    last = args.seed + args.games - 1
-    deck = " with " + ",".join(args.packages) if args.packages else ""
-    deck += " with generals" if args.generals else ""
-    print(f"consistent cheats: {args.games} game(s) × {','.join(map(str, players))} players{deck}, seeds "
-          f"{args.seed}..{last}, each played once per kind with one bot cheating once; the game goes on from the "
-          "cheat")
+    print(f"consistent cheats: {run_scope(args, players)}, each played once per kind with one bot cheating once; "
+          "the game goes on from the cheat")
     print()
-    head = (f"{'cheat kind':26} {'must be caught as':24} {'injected':>8} {'caught':>8} {'other code':>10} "
-            f"{'missed':>7} {'collateral':>10}")
+    head = f"{TALLY_HEAD} {'collateral':>10}"
     print(head)
     print("-" * len(head))
     total = ConsistentTally()
@@ -455,11 +462,9 @@ def print_consistent(report: ConsistentReport, args: argparse.Namespace, players
         t = report.tallies[k.name]
         total.add(t)
         note = "   (no place in these games)" if not t.injected else ""
-        print(f"{k.name:26} {k.code:24} {t.injected:>8} {t.caught:>8} {t.other_code:>10} {t.missed:>7} "
-              f"{t.collateral:>10}{note}")
+        print(f"{tally_row(k.name, k.code, t)} {t.collateral:>10}{note}")
     print("-" * len(head))
-    print(f"{'all kinds':26} {'':24} {total.injected:>8} {total.caught:>8} {total.other_code:>10} {total.missed:>7} "
-          f"{total.collateral:>10}")
+    print(f"{tally_row('all kinds', '', total)} {total.collateral:>10}")
     print()
     print(f"games: {report.games} played ({report.events:,} events), {total.injected} with a cheat in them")
     for f in report.failures[:30]:
