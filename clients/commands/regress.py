@@ -105,13 +105,10 @@ def summary_lines(s: dict[str, Any]) -> list[str]:
 
 
 def run_remote(args: argparse.Namespace) -> int:
-    from clients.client import ListFilter, ServiceError, VerifierClient
-    from clients.commands.service import _fail
+    from clients.client import ServiceError, VerifierClient
+    from clients.commands.service import _fail, list_filter
 
-    filters = ListFilter(tournament=args.tournament, round=args.round, table=args.table, submitter=args.submitter,
-                         player=args.player, violation_code=args.code,
-                         has_violations=True if args.violations else False if args.clean else None,
-                         submitted_after=args.since, submitted_before=args.until)
+    filters = list_filter(args)
     bar: ProgressBar | None = None
     changes: list[dict[str, Any]] = []
     summary: Any = None

@@ -390,11 +390,16 @@ def run_show(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+def list_filter(args: argparse.Namespace) -> ListFilter:
+    """The stored replays the filter options (--tournament ... --until) select."""
+    return ListFilter(tournament=args.tournament, round=args.round, table=args.table, submitter=args.submitter,
+                      player=args.player, violation_code=args.code,
+                      has_violations=True if args.violations else False if args.clean else None,
+                      submitted_after=args.since, submitted_before=args.until)
+
+
 def run_list(args: argparse.Namespace) -> int:
-    filters = ListFilter(tournament=args.tournament, round=args.round, table=args.table, submitter=args.submitter,
-                         player=args.player, violation_code=args.code,
-                         has_violations=True if args.violations else False if args.clean else None,
-                         submitted_after=args.since, submitted_before=args.until)
+    filters = list_filter(args)
     shown = 0
     try:
         with VerifierClient(args.server) as client:
