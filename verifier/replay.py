@@ -13,6 +13,7 @@ import struct
 from collections import deque
 from collections.abc import Iterable
 from functools import cache
+from typing import Any
 
 from google.protobuf.message import Message
 
@@ -255,8 +256,7 @@ class Verifier:
         seats, cards = event_seats_and_cards(msg)
         for seat in seats:
             if seat >= game.n:
-                out.append(Violation("SEAT_OUT_OF_RANGE", f"{text.describe(ev)}: seat {seat} is not at this "
-                                     f"{game.n}-seat table"))
+                out.append(self._seat_out_of_range(ev, seat))
                 break
         for cid in cards:
             if cid not in game.cards:
@@ -276,32 +276,33 @@ class Verifier:
             self._step(None)
         return bool(expected[0].event == ev)
 
-    def _malformed_decision(self, ev: pb.Event, kind: str, msg: Message) -> list[Violation]:
-        """``_malformed`` for decisions, reading only the fields each kind has."""
+    def _malformed_decision(self, ev: pb.Event, kind: str, msg: Any) -> list[Violation]:
+        """``_malformed`` for decisions, reading only the fields each kind has (``msg``: the decision's
+        message, of the type ``kind`` names)."""
         game = self.game
         assert game is not None
         n = game.n
-        seat: int = msg.seat  # type: ignore[attr-defined]
+        seat: int = msg.seat
         if seat >= n:
             return [self._seat_out_of_range(ev, seat)]
         cards: Iterable[int] = ()
         if kind == "use_card" or kind == "respond":
-            ref = msg.card  # type: ignore[attr-defined]
+            ref = msg.card
             which = ref.WhichOneof("kind")
             if which is None:
                 return [Violation("MALFORMED_EVENT", f"{text.describe(ev)}: the decision names no card")]
             cards = (ref.id,) if which == "id" else ref.virtual.subcards
             if kind == "use_card":
-                for target in msg.targets:  # type: ignore[attr-defined]
+                for target in msg.targets:
                     if target >= n:
                         return [self._seat_out_of_range(ev, target)]
-            elif msg.HasField("target") and msg.target >= n:  # type: ignore[attr-defined]
-                return [self._seat_out_of_range(ev, msg.target)]  # type: ignore[attr-defined]
+            elif msg.HasField("target") and msg.target >= n:
+                return [self._seat_out_of_range(ev, msg.target)]
         elif kind == "choose_cards":
-            cards = msg.cards  # type: ignore[attr-defined]
+            cards = msg.cards
         elif kind == "invoke_skill":
-            cards = msg.cards  # type: ignore[attr-defined]
-            for target in msg.targets:  # type: ignore[attr-defined]
+            cards = msg.cards
+            for target in msg.targets:
                 if target >= n:
                     return [self._seat_out_of_range(ev, target)]
         known = game.cards
