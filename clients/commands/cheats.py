@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Self, TypeVar
@@ -176,14 +176,22 @@ def run_report(games: int, players: Sequence[int], seed: int, kind_names: Sequen
     names = tuple(k.name for k in kinds) if kind_names else None
     work = [(seed + i, p, names, per_kind, tuple(packages), generals) for p in players for i in range(games)]
     report = Report(kinds, tallies={k.name: Tally() for k in kinds})
-    if jobs > 1:
-        with ProcessPoolExecutor(jobs) as pool:
-            for r in pool.map(_check, work, chunksize=4):
-                report.add(r)
-    else:
-        for r in map(_check, work):
-            report.add(r)
+    for r in each_game(_check, work, jobs, chunksize=4):
+        report.add(r)
     return report
+
+
+A = TypeVar("A")
+R = TypeVar("R")
+
+
+def each_game(check: Callable[[A], R], work: list[A], jobs: int, chunksize: int) -> Iterator[R]:
+    """``check`` over ``work`` in order: in this process, or in ``jobs`` worker processes."""
+    if jobs <= 1:
+        yield from map(check, work)
+        return
+    with ProcessPoolExecutor(jobs) as pool:
+        yield from pool.map(check, work, chunksize=chunksize)
 
 
 # ---------------------------------------------------------------------------- consistent cheats
@@ -295,13 +303,8 @@ def run_consistent(games: int, players: Sequence[int], seed: int, kind_names: Se
     work = [(seed + i, p, names, tuple(packages), generals) for p in players for i in range(games)]
     report = ConsistentReport(kinds, unplayable, tallies={k.name: ConsistentTally() for k in kinds
                                                           if k.name not in unplayable})
-    if jobs > 1:
-        with ProcessPoolExecutor(jobs) as pool:
-            for r in pool.map(_check_consistent, work, chunksize=2):
-                report.add(r)
-    else:
-        for r in map(_check_consistent, work):
-            report.add(r)
+    for r in each_game(_check_consistent, work, jobs, chunksize=2):
+        report.add(r)
     return report
 
 
