@@ -3,6 +3,8 @@ writes) or PostgreSQL through psycopg 3 (pre-pinged pooled connections)."""
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +70,7 @@ def _configure_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         try:
-            cursor.execute("PRAGMA journal_mode=WAL")
+            _enable_wal(cursor, busy_timeout_ms)
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
             cursor.execute("PRAGMA synchronous=NORMAL")
@@ -79,3 +81,21 @@ def _configure_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
     def on_begin(conn: Any) -> None:
         mode = conn.get_execution_options().get(SQLITE_BEGIN_OPTION, "DEFERRED")
         conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+def _enable_wal(cursor: Any, busy_timeout_ms: int) -> None:
+    """Switch the database to WAL (a no-op once it is). The switch takes an exclusive lock, and while
+    another connection holds a lock SQLite answers "database is locked" at once instead of waiting
+    for the busy timeout — replicas opening a new database together hit it — so it is retried until
+    that timeout has passed."""
+    deadline = time.monotonic() + busy_timeout_ms / 1000
+    delay = 0.005
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() >= deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
