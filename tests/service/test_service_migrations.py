@@ -88,7 +88,7 @@ def test_many_replicas_opening_new_sqlite_files_at_once(backend: str, tmp_path: 
     """Switching a new SQLite file to WAL takes an exclusive lock that SQLite does not wait for: six
     replicas opening (and migrating) a new file at once, a hundred times over, must all succeed."""
     if backend != "sqlite":
-        pytest.skip("SQLite's journal mode")
+        return  # nothing to check: PostgreSQL has no journal mode to switch
     for round_ in range(100):
         url = sqlite_url(tmp_path / f"replays-{round_}.sqlite3")
         engines = [create_database_engine(url) for _ in range(6)]
