@@ -29,7 +29,7 @@ bench-service: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy verifier storage clients service tests bench tools
+	$(BIN)/mypy verifier storage clients service importers tests bench tools
 
 clean:
 	rm -rf $(VENV) build *.egg-info

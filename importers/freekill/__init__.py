@@ -1,0 +1,1 @@
+"""FreeKill (Qsgs-Fans/freekill-core): server transcripts and client replays (``.fk.rep``)."""
