@@ -1,0 +1,787 @@
+"""FreeKill's messages -> a game log of our contract (sgsverify.v1).
+
+The conversion reads what the server *showed*: the set-up (seats, roles, generals, the draw
+pile, the starting hands), every card used or played (``GameLog`` lines), every card moved with
+its real id (``MoveCards``), phases, HP, deaths and the end. Requests say which decision a card
+answered (a 闪 asked for, a 桃 for a dying character); replies are not needed, so a client replay
+(``.fk.rep``, no replies) converts like a transcript. Decisions become our decisions; what the
+server showed happening becomes recorded outcomes, which the verifier checks (partial recording:
+what we do not record, it derives). Declines are left implicit (docs/log-format.md).
+
+What cannot be known is left out or inferred from what followed, and the inference is named in
+the log's origin notes (e.g. the suit named for 反间 when the record holds no reply).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from importers.freekill.cards import SUITS, CardTable, CardTableError, card_table
+from importers.freekill.messages import NOTIFY, REPLY, REQUEST, Message
+from sgsverify.v1 import game_log_pb2 as pb
+
+ENGINE = "freekill"
+DEFAULT_VERSION = "88a912f1"
+
+ROLES = {"lord": pb.ROLE_LORD, "loyalist": pb.ROLE_LOYALIST, "rebel": pb.ROLE_REBEL, "renegade": pb.ROLE_SPY}
+# The standard role table (docs/rules.md): lords, loyalists, rebels, spies by player count.
+STANDARD_ROLE_COUNTS = {4: (1, 1, 1, 1), 5: (1, 1, 2, 1), 6: (1, 1, 3, 1), 7: (1, 2, 3, 1), 8: (1, 2, 4, 1),
+                        9: (1, 3, 4, 1), 10: (1, 3, 4, 2)}
+TWO_SPY_ROLE_COUNTS = {6: (1, 1, 2, 2), 8: (1, 2, 3, 2)}
+
+# FreeKill phases (Player.Phase) -> ours; 1 (round start), 8 (not active) and 9 (between phases) have none.
+PHASES = {2: pb.PHASE_START, 3: pb.PHASE_JUDGMENT, 4: pb.PHASE_DRAW, 5: pb.PHASE_PLAY, 6: pb.PHASE_DISCARD,
+          7: pb.PHASE_FINISH}
+FK_PLAY = 5
+# Card areas (Card.Area).
+HAND, EQUIP, JUDGE, PROCESSING, DRAW_PILE, DISCARD_PILE, VOID = 1, 2, 3, 5, 6, 7, 8
+# Move reasons (fk.ReasonXxx).
+R_DRAW, R_DISCARD, R_GIVE, R_PREY, R_USE, R_RESPONSE, R_JUDGE, R_RECAST = 2, 3, 4, 7, 9, 10, 11, 12
+
+NATURES = {"normal_damage": pb.DAMAGE_NATURE_NORMAL, "fire_damage": pb.DAMAGE_NATURE_FIRE,
+           "thunder_damage": pb.DAMAGE_NATURE_THUNDER}
+# FreeKill skill names that differ from ours (after the '#'/'_skill'/'_2_trig' decorations are removed).
+SKILL_NAMES = {"tieqi": "tieji", "double_swords": "double_sword", "spear_skill&": "spear", "spear": "spear",
+               "nioh_shield": "renwang_shield"}
+# Skills and equipment whose log line marks an effect that needs no decision of ours (locked ones), or
+# whose decision our log carries elsewhere (view-as skills: in the virtual card; 青龙偃月刀: its 杀).
+NOT_DECISIONS = frozenset({
+    "crossbow", "guding_blade", "renwang_shield", "silver_lion", "qinggang_sword", "wushuang", "kongcheng",
+    "jiuyuan", "paoxiao", "mashu", "qicai", "qianxun", "blade",
+    "wusheng", "longdan", "qixi", "guose", "jijiu", "qingguo", "spear",
+})
+# Effects that give their owner a card without one of theirs (八卦阵's judgment, 护驾/激将's other
+# characters): the card FreeKill shows the owner using is in our log as the invocation and its answer.
+PROVIDED = frozenset({"eight_diagram", "hujia", "jijiang"})
+# Cards a skill uses by itself (离间's 决斗): no decision of ours, the skill's settlement makes them.
+MADE_BY_SKILLS = frozenset({"lijian"})
+# 'luoyi_2_trig' / 'wushuang_2_trig': the +1 damage / the second 闪 at work, not the skill invoked.
+EFFECT_LINES = frozenset({"#luoyi_2_trig", "#wushuang_2_trig"})
+# Our judgment reasons (the name of the card or skill judging).
+JUDGE_REASONS = {"#eight_diagram_skill": "eight_diagram", "tieqi": "tieji"}
+# Which draws are which (MoveCards skillName for cards drawn from the pile into a hand).
+DRAW_REASONS = {"phase_draw": pb.DRAW_REASON_DRAW_PHASE, "recast": pb.DRAW_REASON_RECAST,
+                "game_rule": pb.DRAW_REASON_KILL_REWARD, "kill": pb.DRAW_REASON_KILL_REWARD,
+                "ex_nihilo_skill": pb.DRAW_REASON_CARD_EFFECT, "#double_swords_skill": pb.DRAW_REASON_CARD_EFFECT}
+# Choices a MoveCards line shows: skillName -> who chose (the mover "proposer", or the one the cards left).
+CHOICES_BY_PROPOSER = frozenset({"phase_discard", "dismantlement_skill", "snatch_skill", "amazing_grace_skill",
+                                 "#ice_sword_skill", "fire_attack_skill", "fanjian"})
+CHOICES_BY_OWNER = frozenset({"#double_swords_skill", "ganglie"})
+# Skills whose invocation names the cards they move (costs paid, cards taken or given).
+SKILL_CARDS = frozenset({"zhiheng", "jieyin", "qingnang", "liuli", "lijian", "axe", "kylin_bow", "tuxi", "fankui",
+                         "rende", "guicai"})
+
+
+class ImportFailure(ValueError):
+    """The record cannot be turned into a log (with what and where)."""
+
+
+@dataclass(slots=True)
+class Conversion:
+    """A converted game: the log, and for each of its events the record position it came from."""
+
+    log: pb.GameLog
+    sources: list[int] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def skill_name(fk: str) -> str:
+    """Ours for a FreeKill skill name: '#eight_diagram_skill' / '##eight_diagram_skill_2_trig' -> eight_diagram."""
+    name = fk.lstrip("#")
+    if name.endswith("_2_trig"):
+        name = name[: -len("_2_trig")]
+    if name.endswith("_skill") and name != "spear_skill&":
+        name = name[: -len("_skill")]
+    return SKILL_NAMES.get(name, name)
+
+
+@dataclass(slots=True)
+class _Yiji:
+    seat: int
+    drawn: list[int]  # FreeKill ids, still to be given or kept
+
+
+class Converter:
+    """Walks the messages once; ``convert`` drives it."""
+
+    def __init__(self, messages: list[Message], players: int, table: CardTable) -> None:
+        self.messages = messages
+        self.n = players
+        self.table = table
+        self.events: list[pb.Event] = []
+        self.sources: list[int] = []
+        self.notes: list[str] = []
+        self.seq = 0  # the message being read
+        self.seat_of: dict[int, int] = {}
+        self.roles: dict[int, str] = {}
+        self.generals: dict[int, str] = {}
+        self.draw_pile: list[int] = []  # FreeKill ids, top first
+        self.hands: dict[int, list[int]] = {}
+        self.judgment: dict[int, list[int]] = {}
+        self.requests: dict[int, Message] = {}  # each player's latest request
+        self.replies: dict[tuple[int, str], Message] = {}  # each player's latest reply, per request kind
+        self.supplied: set[tuple[int, ...]] = set()  # 激将's 杀 another character supplied: its use is the lord's invocation
+        self.current: int | None = None
+        self.phase = 0
+        self.turns = 0
+        self.dead: set[int] = set()
+        self.over = False
+        self.invoke: tuple[pb.InvokeSkill, str] | None = None  # an invocation still collecting its cards
+        self.last_use: pb.UseCard | None = None  # the last card used (借刀杀人's second target)
+        self.last_card: pb.CardRef | None = None  # the last card used or played (朱雀羽扇 turns it into a 火杀)
+        self.damage: dict[int, pb.Damage] = {}  # damage waiting for the victim's HP (shown after it)
+        self.hp: dict[int, int] = {}  # HP as last shown (shown before a loss or a recovery is logged)
+        self.chained: set[int] = set()  # victims of the next passed-on damage
+        self.judge_reason: dict[int, str] = {}
+        self.reshuffle: list[int] | None = None  # a recorded reshuffle our engine does later (kept cards first)
+        self.kept = 0  # cards left on top when FreeKill reshuffled, still to be drawn before ours
+        self.yiji: _Yiji | None = None
+        self.guanxing: int | None = None  # the seat whose 观星 waits for the pile's new order
+        self.fire_attack_target: int | None = None
+        self.suits_inferred = 0
+
+    # ---------------------------------------------------------------- helpers
+
+    def fail(self, why: str) -> ImportFailure:
+        return ImportFailure(f"record position {self.seq}: {why}")
+
+    def seat(self, fk_player: Any) -> int:
+        if not isinstance(fk_player, int) or fk_player not in self.seat_of:
+            raise self.fail(f"{fk_player!r} is not a player at this table")
+        return self.seat_of[fk_player]
+
+    def card(self, fk_id: Any) -> int:
+        if not isinstance(fk_id, int) or isinstance(fk_id, bool):
+            raise self.fail(f"{fk_id!r} is not a card id")
+        try:
+            return self.table.ours(fk_id)
+        except CardTableError as err:
+            raise self.fail(str(err)) from None
+
+    def emit(self, ev: pb.Event) -> pb.Event:
+        self.events.append(ev)
+        self.sources.append(self.seq)
+        return ev
+
+    def card_ref(self, card: Any) -> pb.CardRef:
+        """A GameLog card: a real id, or a virtual card map {"2": name, "6": subcards, "7": skills}."""
+        if isinstance(card, list) and len(card) == 1:
+            card = card[0]
+        if isinstance(card, int) and not isinstance(card, bool):
+            return pb.CardRef(id=self.card(card))
+        if isinstance(card, dict):
+            name = card.get("2")
+            if not isinstance(name, str):
+                raise self.fail(f"a virtual card without a name: {card!r}")
+            from importers.freekill.cards import NAMES
+
+            skills = card.get("7") or []
+            skill = skill_name(skills[0]) if skills else ""
+            subcards = [self.card(c) for c in card.get("6") or []]
+            return pb.CardRef(virtual=pb.VirtualCard(name=NAMES.get(name, name), subcards=subcards, skill=skill))
+        raise self.fail(f"cannot read the card {card!r}")
+
+    def request_of(self, fk_player: int) -> Message | None:
+        return self.requests.get(fk_player)
+
+    # ---------------------------------------------------------------- set-up
+
+    def read_setup(self) -> int:
+        """Seats, roles, generals, the initial draw pile and the starting hands; returns where the game
+        proper starts (the first round)."""
+        prepared: list[int] = []
+        synced: list[int] | None = None
+        dealt: dict[int, list[int]] = {}
+        for i, msg in enumerate(self.messages):
+            self.seq = msg.seq
+            if msg.kind != NOTIFY:
+                continue
+            cmd, data = msg.cmd, msg.data
+            if cmd == "ArrangeSeats":
+                if not isinstance(data, list) or len(data) != self.n or len(set(data)) != self.n:
+                    raise self.fail(f"ArrangeSeats must list the {self.n} players once each: {data!r}")
+                self.seat_of = {fk: s for s, fk in enumerate(data)}
+            elif cmd == "PropertyUpdate" and isinstance(data, list) and len(data) == 3:
+                who, prop, value = data
+                if prop == "role" and isinstance(value, str):
+                    self.roles[who] = value
+                elif prop == "general" and isinstance(value, str) and value:
+                    self.generals[who] = value
+            elif cmd == "SetBanner" and isinstance(data, list) and data and data[0] == "InitialGeneral":
+                for entry in data[1]:
+                    self.generals[entry[0]] = entry[1]
+            elif cmd == "PrepareDrawPile":
+                prepared = list(data)
+            elif cmd == "SyncDrawPile":
+                synced = list(data)
+            elif cmd == "MoveCards":
+                for move in self.moves(data):
+                    if move.get("toArea") == HAND and move.get("moveReason") == R_DRAW:
+                        dealt.setdefault(move["to"], []).extend(info["cardId"] for info in move["moveInfo"])
+            elif cmd == "GameLog" and isinstance(data, dict) and data.get("type") in ("$RoundStart", "$TurnStart"):
+                self.draw_pile = synced if synced is not None else [c for c in prepared
+                                                                     if not any(c in h for h in dealt.values())]
+                self.hands = {fk: list(cards) for fk, cards in dealt.items()}
+                return i
+        raise ImportFailure("the record ends before the game's first round: nothing to verify")
+
+    def header(self) -> pb.GameHeader:
+        if not self.seat_of:
+            raise ImportFailure("the record has no seating (ArrangeSeats)")
+        h = pb.GameHeader(ruleset="identity/1", mode=pb.MODE_IDENTITY, seed=0)
+        o = h.options
+        o.packages.extend(p for p in self.table.packages if p != "standard")
+        o.generals = pb.GENERALS_MODE_STANDARD
+        o.outcomes = pb.OUTCOME_RECORDING_PARTIAL
+        o.recorded_reshuffles = True
+        counts = [0, 0, 0, 0]
+        for fk, s in sorted(self.seat_of.items(), key=lambda kv: kv[1]):
+            role = ROLES.get(self.roles.get(fk, ""))
+            if role is None:
+                raise ImportFailure(f"player {fk} has no identity-mode role ({self.roles.get(fk)!r})")
+            general = self.generals.get(fk)
+            if not general:
+                raise ImportFailure(f"player {fk} has no general")
+            counts[role - 1] += 1
+            h.seats.add(player=f"freekill:{fk}", role=role, general=general)
+        table = tuple(counts)
+        if table == TWO_SPY_ROLE_COUNTS.get(self.n):
+            o.role_variant = pb.ROLE_VARIANT_TWO_SPIES
+        elif table != STANDARD_ROLE_COUNTS.get(self.n):
+            self.declare_role_table(h, table)
+        setup = h.setup
+        for fk, s in sorted(self.seat_of.items(), key=lambda kv: kv[1]):
+            cards = self.hands.get(fk, [])
+            if len(cards) != 4:
+                raise ImportFailure(f"player {fk} was dealt {len(cards)} starting cards, not 4")
+            setup.starting_hands.add(seat=s, cards=[self.card(c) for c in cards])
+        setup.draw_pile.extend(self.card(c) for c in self.draw_pile)
+        return h
+
+    def declare_role_table(self, h: pb.GameHeader, counts: tuple[int, ...]) -> None:
+        """A house role table (FreeKill's 10 players: 1-3-5-1): declared in the header, judged by it."""
+        o = h.options
+        if not hasattr(o, "role_table"):
+            self.notes.append(f"house role table {counts} (lord, loyalists, rebels, spies) not declarable")
+            return
+        t = o.role_table
+        t.lords, t.loyalists, t.rebels, t.spies = counts
+
+    # ---------------------------------------------------------------- the game
+
+    @staticmethod
+    def moves(data: Any) -> list[dict[str, Any]]:
+        if isinstance(data, list) and data and isinstance(data[0], list):
+            return [m for m in data[0] if isinstance(m, dict)]
+        return []
+
+    def run(self, start: int) -> None:
+        for msg in self.messages[start:]:
+            self.seq = msg.seq
+            if msg.kind == REQUEST:
+                if msg.to:
+                    self.requests[msg.to[0]] = msg
+                continue
+            if msg.kind == REPLY:
+                if msg.to:
+                    self.replies[(msg.to[0], msg.cmd)] = msg
+                continue
+            handler = getattr(self, "on_" + msg.cmd, None)
+            if handler is not None:
+                handler(msg.data)
+        if self.suits_inferred:
+            self.notes.append(f"the suit named for 反间 was inferred from its outcome {self.suits_inferred} time(s) "
+                              "(the record holds no reply)")
+
+    # --- notifications
+
+    def on_GameLog(self, data: Any) -> None:
+        if not isinstance(data, dict):
+            return
+        handler = getattr(self, "log_" + str(data.get("type", "")).lstrip("#$"), None)
+        if handler is not None:
+            handler(data)
+
+    def on_PropertyUpdate(self, data: Any) -> None:
+        if not isinstance(data, list) or len(data) < 3:
+            return
+        who, prop, value = data[0], data[1], data[2]
+        if prop == "phase" and who == self.current and isinstance(value, int):
+            self.phase_change(value)
+        elif prop == "hp" and isinstance(value, int):
+            self.hp[who] = value
+            dmg = self.damage.pop(self.seat(who), None) if who in self.seat_of else None
+            if dmg is not None:
+                dmg.hp_after = value
+
+    def on_ShuffleDrawPile(self, data: Any) -> None:
+        order = list(data)
+        kept = len(self.draw_pile)
+        if order[:kept] != self.draw_pile:
+            raise self.fail("a reshuffle did not keep the cards left in the draw pile on top")
+        self.draw_pile = order
+        # FreeKill reshuffles as soon as the pile is short; we reshuffle when the next card is needed
+        # and the pile is empty: the same draws. The reshuffle is recorded when our engine makes it.
+        self.reshuffle = [self.card(c) for c in order[kept:]]
+        self.kept = kept
+
+    def on_SyncDrawPile(self, data: Any) -> None:
+        self.draw_pile = list(data)
+        if self.guanxing is not None:
+            self.pending_guanxing = list(data)
+
+    def on_GameOver(self, data: Any) -> None:
+        winners = str(data or "")
+        roles = set(winners.split("+")) if winners else set()
+        ev = pb.Event()
+        go = ev.game_over
+        if "lord" in roles:
+            go.side = pb.SIDE_LORD
+            go.winners.extend(sorted(s for fk, s in self.seat_of.items() if self.roles[fk] in ("lord", "loyalist")))
+        elif "rebel" in roles:
+            go.side = pb.SIDE_REBELS
+            go.winners.extend(sorted(s for fk, s in self.seat_of.items() if self.roles[fk] == "rebel"))
+        elif "renegade" in roles:
+            go.side = pb.SIDE_SPY
+            go.winners.extend(sorted(s for fk, s in self.seat_of.items()
+                                     if self.roles[fk] == "renegade" and fk not in self.dead))
+        else:
+            go.side = pb.SIDE_NONE
+        self.emit(ev)
+        self.over = True
+
+    def on_ShowCard(self, data: Any) -> None:
+        pass  # 火攻's shown card comes as the '#ShowCard' GameLog line
+
+    def on_MoveCards(self, data: Any) -> None:
+        for move in self.moves(data):
+            self.one_move(move)
+
+    # --- moves
+
+    def one_move(self, move: dict[str, Any]) -> None:
+        infos = [i for i in move.get("moveInfo", []) if isinstance(i, dict)]
+        ids = [i["cardId"] for i in infos]
+        for info in infos:
+            before = info.get("beforeCard")
+            if isinstance(before, dict) and "2" in before:
+                try:
+                    self.table.check_fact(info["cardId"], before["2"], before.get("3", 0), before.get("4", 0))
+                except CardTableError as err:
+                    raise self.fail(str(err)) from None
+        to_area, reason, skill = move.get("toArea"), move.get("moveReason"), move.get("skillName") or ""
+        to, frm, proposer = move.get("to"), move.get("from"), move.get("proposer")
+        from_pile = [i["cardId"] for i in infos if i.get("fromArea") == DRAW_PILE]
+        for info in infos:
+            self.leave(info["cardId"], info.get("fromArea"), frm)
+        # Cards coming off the draw pile: draws, reveals, 遗计's cards.
+        if from_pile:
+            self.off_the_pile(from_pile, move)
+        for cid in ids:
+            self.enter(cid, to_area, to)
+        if reason == R_RECAST and to_area == DISCARD_PILE:
+            self.decision_use(frm, ids, [], recast=True)
+            return
+        if self.invoke is not None and skill_name(skill) == self.invoke[1] and self.invoke[1] in SKILL_CARDS \
+                and not from_pile:
+            inv = self.invoke[0]
+            # (Cards the effect moves on from the processing area — 鬼才's replaced judgment — are no cost.)
+            inv.cards.extend(self.card(i["cardId"]) for i in infos if i.get("fromArea") != PROCESSING)
+            if self.invoke[1] == "rende" and not inv.targets and to in self.seat_of:
+                inv.targets.append(self.seat(to))
+            return
+        if skill == "yiji" and reason == R_GIVE and self.yiji is not None:
+            self.yiji_give(ids, to)
+            return
+        if skill in CHOICES_BY_PROPOSER or skill in CHOICES_BY_OWNER:
+            chooser = frm if skill in CHOICES_BY_OWNER else (proposer if proposer is not None else to)
+            if skill == "fanjian":
+                chooser = to
+                self.fanjian_suit(to, ids)
+            if chooser in self.seat_of:
+                self.emit(pb.Event(choose_cards=pb.ChooseCards(seat=self.seat(chooser), cards=[self.card(c)
+                                                                                              for c in ids])))
+
+    def leave(self, cid: int, area: Any, owner: Any) -> None:
+        if area == DRAW_PILE:
+            if cid in self.draw_pile:
+                self.draw_pile.remove(cid)
+        elif area == HAND and owner in self.hands:
+            if cid in self.hands[owner]:
+                self.hands[owner].remove(cid)
+        elif area == JUDGE:
+            for cards in self.judgment.values():
+                if cid in cards:
+                    cards.remove(cid)
+
+    def enter(self, cid: int, area: Any, owner: Any) -> None:
+        if area == HAND and owner is not None:
+            self.hands.setdefault(owner, []).append(cid)
+        elif area == JUDGE and owner is not None:
+            self.judgment.setdefault(owner, []).append(cid)
+        elif area == DRAW_PILE:
+            self.draw_pile.insert(0, cid)
+
+    def take_from_pile(self, count: int) -> None:
+        """Cards leave the top of the pile: record a reshuffle FreeKill made early where ours happens."""
+        if self.reshuffle is None:
+            return
+        if count > self.kept:
+            self.emit(pb.Event(reshuffle=pb.Reshuffle(order=self.reshuffle)))
+            self.reshuffle = None
+            self.kept = 0
+        else:
+            self.kept -= count
+
+    def off_the_pile(self, fk_ids: list[int], move: dict[str, Any]) -> None:
+        to_area, reason, skill, to = move.get("toArea"), move.get("moveReason"), move.get("skillName") or "", \
+            move.get("to")
+        if reason == R_JUDGE:
+            return  # the judgment outcome is written at '#InitialJudge'
+        if skill == "yiji" and self.yiji is not None:
+            return  # 遗计's two cards were drawn when it was invoked
+        if to_area == PROCESSING and skill == "amazing_grace_skill" or (to_area == PROCESSING and reason == R_USE):
+            self.take_from_pile(len(fk_ids))
+            self.emit(pb.Event(reveal=pb.Reveal(cards=[self.card(c) for c in fk_ids], reason="amazing_grace")))
+            return
+        if to_area == HAND and to in self.seat_of:
+            why = DRAW_REASONS.get(skill, pb.DRAW_REASON_SKILL if skill else pb.DRAW_REASON_CARD_EFFECT)
+            self.take_from_pile(len(fk_ids))
+            self.emit(pb.Event(draw_cards=pb.DrawCards(seat=self.seat(to), cards=[self.card(c) for c in fk_ids],
+                                                       reason=why)))  # type: ignore[arg-type]
+
+    # --- phases and turns
+
+    def phase_change(self, fk_phase: int) -> None:
+        if self.phase == FK_PLAY and fk_phase != FK_PLAY:
+            self.close_play_phase()
+        self.phase = fk_phase
+        ours = PHASES.get(fk_phase)
+        if ours is None or self.current is None:
+            return
+        seat = self.seat(self.current)
+        if ours == pb.PHASE_JUDGMENT and not self.judgment.get(self.current):
+            return  # our engine has a judgment phase only when the area holds cards
+        self.emit(pb.Event(phase_start=pb.PhaseStart(seat=seat, phase=ours)))  # type: ignore[arg-type]
+        if fk_phase == FK_PLAY:
+            self.in_play = True
+
+    def close_play_phase(self) -> None:
+        """The current player's play phase ends (they did not die in it)."""
+        if self.phase == FK_PLAY and self.current is not None and self.current not in self.dead:
+            self.emit(pb.Event(end_play_phase=pb.EndPlayPhase(seat=self.seat(self.current))))
+        if self.phase == FK_PLAY:
+            self.phase = 0
+
+    def log_TurnStart(self, data: dict[str, Any]) -> None:
+        who = data.get("from")
+        self.close_play_phase()
+        self.current = who
+        self.phase = 0
+        self.turns += 1
+        self.emit(pb.Event(turn_start=pb.TurnStart(seat=self.seat(who), turn=self.turns)))
+
+    # --- cards used and played
+
+    def decision_use(self, who: Any, fk_cards: Any, to: list[Any], recast: bool = False) -> None:
+        seat = self.seat(who)
+        ref = self.card_ref(fk_cards)
+        use = pb.UseCard(seat=seat, card=ref, recast=recast)
+        if not recast:
+            use.targets.extend(self.targets_for(ref, seat, [self.seat(t) for t in to]))
+        self.last_use = self.emit(pb.Event(use_card=use)).use_card
+        self.last_card = self.last_use.card
+
+    def targets_for(self, ref: pb.CardRef, seat: int, targets: list[int]) -> list[int]:
+        """Our logs leave out the targets the rules fix (南蛮入侵, 桃 on oneself, equipment, ...)."""
+        name = self.card_name(ref)
+        if name in ("savage_assault", "archery_attack", "god_salvation", "amazing_grace", "ex_nihilo", "lightning",
+                    "analeptic") or self.is_equipment(ref):
+            return []
+        if name == "peach" and targets == [seat]:
+            return []
+        return targets
+
+    def card_name(self, ref: pb.CardRef) -> str:
+        if ref.WhichOneof("kind") == "virtual":
+            return ref.virtual.name
+        from verifier.cards import all_cards
+
+        return all_cards()[ref.id].name
+
+    def is_equipment(self, ref: pb.CardRef) -> bool:
+        if ref.WhichOneof("kind") != "id":
+            return False
+        from verifier.cards import all_cards
+
+        return all_cards()[ref.id].type == "equip"
+
+    def answering(self, who: int) -> Message | None:
+        """The request a card of ``who``'s answers (None: their own play-phase action)."""
+        req = self.request_of(who)
+        if req is None or req.cmd == "PlayCard":
+            return None
+        return req
+
+    def log_UseCardToTargets(self, data: dict[str, Any]) -> None:
+        who, card, to = data.get("from"), data.get("card"), list(data.get("to") or [])
+        if self.made_by_skill(card):
+            return
+        if physical(card) and physical(card) in self.supplied:
+            self.supplied.discard(physical(card))
+            return  # the 杀 激将 obtained: the lord's invocation named its target
+        req = self.answering(who)
+        if req is None and who == self.current and self.phase == FK_PLAY:
+            self.decision_use(who, card, to)
+            return
+        self.respond(who, card, req, to)
+
+    @staticmethod
+    def made_by_skill(card: Any) -> bool:
+        if isinstance(card, list) and len(card) == 1:
+            card = card[0]
+        return isinstance(card, dict) and any(skill_name(s) in MADE_BY_SKILLS for s in card.get("7") or [])
+
+    def log_CardUseCollaborator(self, data: dict[str, Any]) -> None:
+        # 借刀杀人: the weapon holder's victim, the card's second target.
+        if self.last_use is not None:
+            self.last_use.targets.extend(self.seat(t) for t in data.get("to") or [])
+
+    def log_UseCardToCard(self, data: dict[str, Any]) -> None:
+        self.respond(data.get("from"), data.get("card"), self.answering(data.get("from")), [])
+
+    def log_ResponsePlayCard(self, data: dict[str, Any]) -> None:
+        self.respond(data.get("from"), data.get("card"), self.answering(data.get("from")), [])
+
+    def respond(self, who: Any, card: Any, req: Message | None, to: list[Any]) -> None:
+        seat = self.seat(who)
+        if physical(card) and physical(card) in self.supplied:
+            self.supplied.discard(physical(card))
+            return  # the card 激将/护驾 obtained from another character: their answer is in the log
+        ref = self.card_ref(card)
+        if ref.WhichOneof("kind") == "virtual" and ref.virtual.skill in PROVIDED:
+            return  # a card an effect provided: its invocation (and judgment, or another's answer) is in the log
+        r = pb.Respond(seat=seat, card=ref)
+        if self.invoke is not None and self.invoke[1] in ("jijiang", "hujia") and self.invoke[0].seat != seat \
+                and physical(card):
+            self.supplied.add(physical(card))
+        prompt = req.data[2] if req is not None and isinstance(req.data, list) and len(req.data) > 2 else ""
+        extra = req.data[4] if req is not None and isinstance(req.data, list) and len(req.data) > 4 else {}
+        name = self.card_name(ref)
+        if name in ("peach", "analeptic") and isinstance(extra, dict) and extra.get("fix_targets"):
+            r.target = self.seat(extra["fix_targets"][0])
+        elif name == "nullification" and isinstance(prompt, str):
+            self.nullify_target(r, prompt, extra)
+        self.last_card = self.emit(pb.Event(respond=r)).respond.card
+
+    def nullify_target(self, r: pb.Respond, prompt: str, extra: Any) -> None:
+        """'#AskForNullification::<target>:<card>' names whose effect; a chain keeps the first target."""
+        parts = prompt.split(":")
+        if prompt.startswith("#AskForNullification:") and len(parts) >= 3 and parts[2].isdigit():
+            self.nullify_for = self.seat(int(parts[2]))
+            card_id = extra.get("effectCardId") if isinstance(extra, dict) else None
+            self.nullify_card = None
+            if isinstance(card_id, int) and self.phase == 3:
+                self.nullify_card = self.card(card_id)
+        target = getattr(self, "nullify_for", None)
+        if target is not None:
+            r.target = target
+        card = getattr(self, "nullify_card", None)
+        if card is not None:
+            r.trick_card = card
+
+    # --- skills
+
+    def log_InvokeSkill(self, data: dict[str, Any]) -> None:
+        self.invoked(data.get("from"), str(data.get("arg", "")), [])
+
+    def log_InvokeSkillTo(self, data: dict[str, Any]) -> None:
+        self.invoked(data.get("from"), str(data.get("arg", "")), list(data.get("to") or []))
+
+    def invoked(self, who: Any, fk_skill: str, to: list[Any]) -> None:
+        if fk_skill in EFFECT_LINES:
+            return
+        name = skill_name(fk_skill)
+        if name in NOT_DECISIONS:
+            return
+        if name == "fan":
+            self.fan()
+            return
+        seat = self.seat(who)
+        inv = self.emit(pb.Event(invoke_skill=pb.InvokeSkill(seat=seat, skill=name,
+                                                             targets=[self.seat(t) for t in to]))).invoke_skill
+        self.invoke = (inv, name)
+        if name == "yiji":
+            self.yiji = _Yiji(seat, self.draw_pile[:2])
+            self.take_from_pile(2)
+            self.emit(pb.Event(draw_cards=pb.DrawCards(seat=seat, cards=[self.card(c) for c in self.draw_pile[:2]],
+                                                       reason=pb.DRAW_REASON_SKILL)))
+        elif name == "guanxing":
+            self.guanxing = seat
+        elif name == "fanjian":
+            self.fanjian = (seat, inv.targets[0] if inv.targets else None)
+
+    def fanjian_suit(self, target: Any, fk_ids: list[int]) -> None:
+        """反间: the suit the target named, from their reply; without one (a client replay, SmartAI), it is
+        inferred from what followed: the card's own suit, changed to another if damage follows."""
+        reply = self.replies.pop((target, "AskForChoice"), None)
+        named = None
+        if reply is not None and isinstance(reply.data, str) and reply.data.startswith("log_"):
+            named = {"spade": pb.SUIT_SPADE, "club": pb.SUIT_CLUB, "heart": pb.SUIT_HEART,
+                     "diamond": pb.SUIT_DIAMOND}.get(reply.data[4:])
+        ev = self.emit(pb.Event(choose_suit=pb.ChooseSuit(seat=self.seat(target))))
+        if named is not None:
+            ev.choose_suit.suit = named  # type: ignore[assignment]
+            return
+        own = {"spade": pb.SUIT_SPADE, "club": pb.SUIT_CLUB, "heart": pb.SUIT_HEART,
+               "diamond": pb.SUIT_DIAMOND}[self.table.cards[fk_ids[0]].suit]
+        ev.choose_suit.suit = own  # type: ignore[assignment]
+        self.suits_inferred += 1
+        self.fanjian_pending = (target, ev.choose_suit)
+
+    def fan(self) -> None:
+        """朱雀羽扇 turns the 杀 just used into a 火杀: ours names it as a virtual card made by "fan"."""
+        card = self.last_card
+        if card is None or card.WhichOneof("kind") != "id":
+            raise self.fail("朱雀羽扇 without a 杀 to turn into a 火杀")
+        card.virtual.CopyFrom(pb.VirtualCard(name="fire_slash", subcards=[card.id], skill="fan"))
+
+    def yiji_give(self, fk_ids: list[int], to: Any) -> None:
+        assert self.yiji is not None
+        if self.seat(to) == self.yiji.seat:
+            return  # kept: ours drew them into the hand already, and keeping is declining to give
+        inv = pb.InvokeSkill(seat=self.yiji.seat, skill="yiji", cards=[self.card(c) for c in fk_ids],
+                             targets=[self.seat(to)])
+        self.emit(pb.Event(invoke_skill=inv))
+
+    def log_GuanxingResult(self, data: dict[str, Any]) -> None:
+        seat = self.guanxing
+        self.guanxing = None
+        if seat is None:
+            return
+        top, bottom = int(data.get("arg", 0)), int(data.get("arg2", 0))
+        pile = self.draw_pile
+        cc = pb.ChooseCards(seat=seat, cards=[self.card(c) for c in pile[:top]],
+                            bottom=[self.card(c) for c in pile[len(pile) - bottom:]] if bottom else [])
+        self.emit(pb.Event(choose_cards=cc))
+
+    def log_ShowCard(self, data: dict[str, Any]) -> None:
+        who, cards = data.get("from"), data.get("card") or []
+        if who in self.seat_of and cards:
+            self.emit(pb.Event(choose_cards=pb.ChooseCards(seat=self.seat(who), cards=[self.card(c) for c in cards])))
+
+    # --- judgments
+
+    def log_StartJudgeReason(self, data: dict[str, Any]) -> None:
+        reason = str(data.get("arg", ""))
+        who = data.get("from")
+        if reason == "luoshen":
+            # 洛神 goes on judging while its owner wants: FreeKill logs the first invocation only.
+            if not (self.invoke is not None and self.invoke[1] == "luoshen" and self.events
+                    and self.events[-1].HasField("invoke_skill")):
+                self.emit(pb.Event(invoke_skill=pb.InvokeSkill(seat=self.seat(who), skill="luoshen")))
+        self.judge_reason[who] = reason  # type: ignore[index]
+
+    def log_InitialJudge(self, data: dict[str, Any]) -> None:
+        who = data.get("from")
+        reason = self.judge_reason.pop(who, "")  # type: ignore[arg-type]
+        self.take_from_pile(1)
+        self.emit(pb.Event(judgment=pb.Judgment(seat=self.seat(who), card=self.card(data.get("arg")),
+                                                reason=JUDGE_REASONS.get(reason, reason))))
+
+    # --- HP, dying, death
+
+    def log_Damage(self, data: dict[str, Any]) -> None:
+        victim = self.seat(data.get("from"))
+        src = data.get("to") or []
+        ev = pb.Event()
+        d = ev.damage
+        if src:
+            d.source = self.seat(src[0])
+        d.target = victim
+        d.amount = int(data.get("arg", 0))
+        d.nature = NATURES.get(str(data.get("arg2")), pb.DAMAGE_NATURE_NORMAL)  # type: ignore[assignment]
+        pending = getattr(self, "fanjian_pending", None)
+        if pending is not None:
+            self.fanjian_pending = None
+            if pending[0] == data.get("from"):
+                # Damage followed: the suit named was another than the card's.
+                pending[1].suit = pb.SUIT_SPADE if pending[1].suit != pb.SUIT_SPADE else pb.SUIT_HEART
+        if data.get("from") in self.chained:
+            self.chained.discard(data.get("from"))  # type: ignore[arg-type]
+            d.chained = True
+        self.emit(ev)
+        self.damage[victim] = d
+
+    def log_DamageWithNoFrom(self, data: dict[str, Any]) -> None:
+        self.log_Damage({**data, "to": []})
+
+    def log_ChainDamage(self, data: dict[str, Any]) -> None:
+        self.chained.add(data.get("from"))  # type: ignore[arg-type]
+
+    def log_LoseHP(self, data: dict[str, Any]) -> None:
+        seat = self.seat(data.get("from"))
+        self.emit(pb.Event(lose_hp=pb.LoseHp(seat=seat, amount=int(data.get("arg", 0)),
+                                             hp_after=self.hp.get(data.get("from"), 0))))  # type: ignore[arg-type]
+
+    def log_HealHP(self, data: dict[str, Any]) -> None:
+        seat = self.seat(data.get("from"))
+        self.emit(pb.Event(recover=pb.Recover(seat=seat, amount=int(data.get("arg", 0)),
+                                              hp_after=self.hp.get(data.get("from"), 0))))  # type: ignore[arg-type]
+
+    def log_EnterDying(self, data: dict[str, Any]) -> None:
+        self.emit(pb.Event(dying=pb.Dying(seat=self.seat(data.get("from")))))
+
+    def log_KillPlayer(self, data: dict[str, Any]) -> None:
+        who = data.get("from")
+        ev = pb.Event()
+        ev.death.seat = self.seat(who)
+        killers = data.get("to") or []
+        if killers:
+            ev.death.killer = self.seat(killers[0])
+        ev.death.role = ROLES.get(self.roles.get(who, ""), pb.ROLE_UNSPECIFIED)  # type: ignore[arg-type]
+        self.dead.add(who)  # type: ignore[arg-type]
+        self.emit(ev)
+
+    def log_KillPlayerWithNoKiller(self, data: dict[str, Any]) -> None:
+        self.log_KillPlayer({**data, "to": []})
+
+
+def physical(card: Any) -> tuple[int, ...]:
+    """The real cards of a GameLog card (an id, or a virtual card's subcards)."""
+    if isinstance(card, list) and len(card) == 1:
+        card = card[0]
+    if isinstance(card, int) and not isinstance(card, bool):
+        return (card,)
+    if isinstance(card, dict):
+        return tuple(c for c in card.get("6") or [] if isinstance(c, int))
+    return ()
+
+
+def players_of(messages: Iterable[Message]) -> int:
+    for msg in messages:
+        if msg.kind == NOTIFY and msg.cmd == "ArrangeSeats" and isinstance(msg.data, list):
+            return len(msg.data)
+    raise ImportFailure("the record has no seating (ArrangeSeats)")
+
+
+def convert(messages: list[Message], *, version: str = DEFAULT_VERSION,
+            packages: tuple[str, ...] = ("standard", "maneuvering")) -> Conversion:
+    """Turn FreeKill's messages into our log (header with an explicit set-up, decisions, outcomes)."""
+    try:
+        table = card_table(version, packages)
+    except CardTableError as err:
+        raise ImportFailure(str(err)) from None
+    conv = Converter(messages, players_of(messages), table)
+    start = conv.read_setup()
+    header = conv.header()
+    conv.run(start)
+    log = pb.GameLog(header=header)
+    log.events.extend(conv.events)
+    return Conversion(log, conv.sources, conv.notes)
+
+
+# Silence "imported but unused" for names kept for readers of this module.
+__all__ = ["SUITS", "Conversion", "ImportFailure", "convert"]
