@@ -274,7 +274,7 @@ class Verifier:
             if req is None or not req.optional or isinstance(req, ShuffleRequest):
                 return False
             self._step(None)
-        return bool(expected[0].event == ev)
+        return self._same(expected[0].event, ev)
 
     def _malformed_decision(self, ev: pb.Event, kind: str, msg: Any) -> list[Violation]:
         """``_malformed`` for decisions, reading only the fields each kind has (``msg``: the decision's
@@ -318,10 +318,11 @@ class Verifier:
                          "table")
 
     def _feed_outcome(self, ev: pb.Event, kind: str) -> None:
-        if isinstance(self.pending, ShuffleRequest) and kind == "reshuffle" and \
-                not any(o.event.HasField("reshuffle") for o in self.expected):
-            self._answer_recorded_shuffle(ev)
         while True:
+            if kind == "reshuffle" and isinstance(self.pending, ShuffleRequest) and \
+                    not any(o.event.HasField("reshuffle") for o in self.expected):
+                # (Also when the engine only got here by the declines this outcome implied.)
+                self._answer_recorded_shuffle(ev)
             k = self._match(ev, kind)
             req = self.pending
             if k is not None or req is None or isinstance(req, ShuffleRequest):
@@ -334,19 +335,32 @@ class Verifier:
             else:
                 break
         if k is None:
-            self._annotate(apb.STATUS_MISMATCH, [self._unexpected(ev, kind)], applied=False)
+            # Nothing derived is about what this outcome is about. If the rules give an outcome of its
+            # kind here (about another seat, phase, ...), say which; it stays to be recorded or derived.
+            other = self._of_kind(ev, kind)
+            violation = mismatch(self.expected[other], ev, kind) if other is not None else self._unexpected(ev, kind)
+            self._annotate(apb.STATUS_MISMATCH, [violation], applied=False)
             return
         self._flush_expected(k)
         out = self.expected.popleft()
-        if out.event == ev:
+        if self._same(out.event, ev):
             self._annotate(apb.STATUS_OK)
         else:
             self._annotate(apb.STATUS_MISMATCH, [mismatch(out, ev, kind)], applied=False)
 
+    def _of_kind(self, ev: pb.Event, kind: str) -> int | None:
+        """The first derived outcome of the recorded one's kind (a recorded reward or penalty: of those)."""
+        claim = is_kill_consequence(ev, kind)
+        for i, o in enumerate(self.expected):
+            if o.event.WhichOneof("kind") == kind and (not claim or is_kill_consequence(o.event, kind)):
+                return i
+        return None
+
     def _match(self, ev: pb.Event, kind: str) -> int | None:
-        """Which derived outcome a recorded one stands for: the first equal one, else the
-        first of the same kind about the same thing (seat, reason), else the first of its kind."""
-        first_kind = first_key = None
+        """Which derived outcome a recorded one stands for: the first equal one, else the first of the
+        same kind about the same thing (its identity: seat, phase, reason, target, ...). Never one about
+        something else: a recorded outcome that stands for none is unexpected, not a mismatch."""
+        first_key = None
         key = outcome_key(ev, kind)
         claim = is_kill_consequence(ev, kind)
         for i, o in enumerate(self.expected):
@@ -355,13 +369,28 @@ class Verifier:
             if claim and not is_kill_consequence(o.event, kind):
                 # A recorded reward or penalty stands only for a derived one (none: it was not owed).
                 continue
-            if o.event == ev:
+            if self._same(o.event, ev):
                 return i
-            if first_kind is None:
-                first_kind = i
             if first_key is None and outcome_key(o.event, kind) == key:
                 first_key = i
-        return first_key if first_key is not None else first_kind
+        return first_key
+
+    def _same(self, derived: pb.Event, recorded: pb.Event) -> bool:
+        """Equal outcomes, counting a dead damage source as no source (docs/rules.md): damage whose
+        source is already dead, and the death it causes, may be recorded with or without that source."""
+        if derived == recorded:
+            return True
+        kind = derived.WhichOneof("kind")
+        if kind not in ("damage", "death") or recorded.WhichOneof("kind") != kind:
+            return False
+        field = "source" if kind == "damage" else "killer"
+        d = getattr(derived, kind)
+        if not d.HasField(field) or self.game is None or self.game.players[getattr(d, field)].alive:
+            return False
+        without = pb.Event()
+        without.CopyFrom(derived)
+        getattr(without, kind).ClearField(field)
+        return bool(without == recorded)
 
     def _unexpected(self, ev: pb.Event, kind: str) -> Violation:
         what = text.describe(ev)
