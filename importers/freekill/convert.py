@@ -122,7 +122,9 @@ class Converter:
         self.judgment: dict[int, list[int]] = {}
         self.requests: dict[int, Message] = {}  # each player's latest request
         self.replies: dict[tuple[int, str], Message] = {}  # each player's latest reply, per request kind
-        self.supplied: set[tuple[int, ...]] = set()  # 激将's 杀 another character supplied: its use is the lord's invocation
+        # The card 激将/护驾 just obtained for the lord (seat, its real cards): FreeKill then shows the lord
+        # using or playing it, which in our log is the invocation and the other character's answer.
+        self.supplied: tuple[int, tuple[int, ...]] | None = None
         self.current: int | None = None
         self.phase = 0
         self.turns = 0
@@ -442,7 +444,7 @@ class Converter:
             return  # the judgment outcome is written at '#InitialJudge'
         if skill == "yiji" and self.yiji is not None:
             return  # 遗计's two cards were drawn when it was invoked
-        if to_area == PROCESSING and skill == "amazing_grace_skill" or (to_area == PROCESSING and reason == R_USE):
+        if to_area == PROCESSING:  # (judgments are handled above): 五谷丰登's reveal
             self.take_from_pile(len(fk_ids))
             self.emit(pb.Event(reveal=pb.Reveal(cards=[self.card(c) for c in fk_ids], reason="amazing_grace")))
             return
@@ -529,14 +531,17 @@ class Converter:
         who, card, to = data.get("from"), data.get("card"), list(data.get("to") or [])
         if self.made_by_skill(card):
             return
-        if physical(card) and physical(card) in self.supplied:
-            self.supplied.discard(physical(card))
+        if self.was_supplied(who, card):
             return  # the 杀 激将 obtained: the lord's invocation named its target
         req = self.answering(who)
         if req is None and who == self.current and self.phase == FK_PLAY:
             self.decision_use(who, card, to)
             return
         self.respond(who, card, req, to)
+
+    def was_supplied(self, who: Any, card: Any) -> bool:
+        supplied, self.supplied = self.supplied, None
+        return supplied is not None and supplied == (self.seat(who), physical(card))
 
     @staticmethod
     def made_by_skill(card: Any) -> bool:
@@ -557,8 +562,7 @@ class Converter:
 
     def respond(self, who: Any, card: Any, req: Message | None, to: list[Any]) -> None:
         seat = self.seat(who)
-        if physical(card) and physical(card) in self.supplied:
-            self.supplied.discard(physical(card))
+        if self.was_supplied(who, card):
             return  # the card 激将/护驾 obtained from another character: their answer is in the log
         ref = self.card_ref(card)
         if ref.WhichOneof("kind") == "virtual" and ref.virtual.skill in PROVIDED:
@@ -566,7 +570,7 @@ class Converter:
         r = pb.Respond(seat=seat, card=ref)
         if self.invoke is not None and self.invoke[1] in ("jijiang", "hujia") and self.invoke[0].seat != seat \
                 and physical(card):
-            self.supplied.add(physical(card))
+            self.supplied = (self.invoke[0].seat, physical(card))
         prompt = req.data[2] if req is not None and isinstance(req.data, list) and len(req.data) > 2 else ""
         extra = req.data[4] if req is not None and isinstance(req.data, list) and len(req.data) > 4 else {}
         name = self.card_name(ref)
@@ -662,6 +666,7 @@ class Converter:
         if seat is None:
             return
         top, bottom = int(data.get("arg", 0)), int(data.get("arg2", 0))
+        self.take_from_pile(top + bottom)  # the cards looked at came off the pile (a reshuffle first, if due)
         pile = self.draw_pile
         cc = pb.ChooseCards(seat=seat, cards=[self.card(c) for c in pile[:top]],
                             bottom=[self.card(c) for c in pile[len(pile) - bottom:]] if bottom else [])
