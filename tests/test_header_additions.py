@@ -156,6 +156,21 @@ def test_origin_in_one_line() -> None:
     assert origin(pb.LogOrigin(notes=["only a note"])) == "notes: only a note"
 
 
+def test_the_documented_freekill_header() -> None:
+    """docs/log-format.md's example header (House role tables) starts a game judged by 1/3/5/1, with
+    the notice the page quotes."""
+    page = (ROOT / "docs" / "log-format.md").read_text(encoding="utf-8")
+    section = page.split("### House role tables", 1)[1]
+    example = section.split("```json", 1)[1].split("```", 1)[0]
+    h = json_format.Parse(example, pb.GameHeader())
+    assert h.options.role_table == FREEKILL_10 and h.origin.engine == "freekill"
+    v = Verifier(h)
+    assert not v.header_violations and v.game is not None
+    (notice,) = v.header_notices
+    quoted = " ".join(section.split("Its replay has the notice `", 1)[1].split("`", 1)[0].split())
+    assert quoted == f"{notice.code}: {notice.message}"
+
+
 # ---------------------------------------------------------------------------------------- the command line
 
 def imported_file(tmp_path: Path) -> tuple[Path, pb.GameLog]:
