@@ -9,6 +9,8 @@ A scenario file is JSON:
       "expect": {
         "violations": [{"index": 7, "code": "SLASH_LIMIT"}],   # exactly these, in order
         "derived_violations": [...],                          # optional: on derived outcomes
+        "header_violations": ["BAD_ROLES"],                   # optional, default none
+        "header_notices": ["HOUSE_ROLE_TABLE"],               # optional, default none
         "finished": true, "side": "SIDE_REBELS",              # optional
         "followed": true                                      # optional, default true
       }
@@ -17,6 +19,9 @@ A scenario file is JSON:
 "violations" lists every violation on log events as (index, code), in order; violations
 on derived outcomes (complete logs) are listed under "derived_violations" with the index
 of the log event they were derived before. An empty list asserts the log is clean.
+"header_violations" and "header_notices" list the codes of AnnotatedReplay.header_violations
+and .header_notices, exactly and in order; notices are never counted as violations (every
+scenario checks that violation_count and violation_codes hold the violations alone).
 """
 
 from __future__ import annotations
@@ -46,6 +51,8 @@ def explain(replay: apb.AnnotatedReplay) -> str:
     lines = [f"result: {replay.result}", f"followed={replay.followed} {replay.stopped_reason}"]
     for v in replay.header_violations:
         lines.append(f"header {v.code}: {v.message}")
+    for n in replay.header_notices:
+        lines.append(f"notice {n.code}: {n.message}")
     for a in replay.annotations:
         for v in a.violations:
             lines.append(f"{'D' if a.derived else ' '} {a.index} {v.code}: {v.message}")
@@ -63,6 +70,11 @@ def test_scenario(path: Path) -> None:
     got_header = [v.code for v in replay.header_violations]
     why = explain(replay)
     assert got_header == expect.get("header_violations", []), why
+    assert [n.code for n in replay.header_notices] == expect.get("header_notices", []), why
+    # Notices are not violations: the count and the codes are the violations' alone.
+    assert replay.violation_count == len(got) + len(got_derived) + len(got_header), why
+    codes = {str(v["code"]) for v in got + got_derived} | set(got_header)
+    assert list(replay.violation_codes) == sorted(codes), why
     assert got == expect["violations"], why
     assert got_derived == expect.get("derived_violations", []), why
     assert replay.followed == expect.get("followed", True), why

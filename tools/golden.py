@@ -128,6 +128,7 @@ def render(name: str, log: pb.GameLog, replay: apb.AnnotatedReplay) -> str:
         f"violations: {replay.violation_count} {' '.join(replay.violation_codes)}".rstrip(),
     ]
     lines += [f"header violation: {v.code}" for v in replay.header_violations]
+    lines += [f"header notice: {n.code}" for n in replay.header_notices]
     lines.append(f"final digest: {replay.final_digest.hex()}")
     lines.append("# index  D  status       digest            codes | event")
     for ann in replay.annotations:

@@ -1,6 +1,7 @@
 """The catalogue of violation codes: stable identifiers, what each means, and where
-the rule is written. docs/codes.md is generated from this table (tests keep the two
-in step); a code, once published, is never renamed or reused.
+the rule is written; and, apart from it, the catalogue of header notices (remarks on a
+header that are not violations). docs/codes.md is generated from both tables (tests keep
+them in step); a code, once published, is never renamed or reused.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ _CODES = [
     Code("UNSUPPORTED_OPTION", Kind.MALFORMED, "docs/log-format.md §Header",
          "The header asks for a mode, package or option this engine version does not implement."),
     Code("BAD_ROLES", Kind.MALFORMED, "RULES.md §1.1",
-         "The roles in the header do not fit the role table for this player count and variant."),
+         "The roles in the header do not fit the role table for this player count and variant, or the "
+         "declared role table (options.role_table); or the declared table is impossible or contradicts "
+         "options.role_variant."),
     Code("BAD_SETUP", Kind.MALFORMED, "docs/log-format.md §Setup",
          "The explicit set-up is not a valid arrangement of the deck (missing, repeated or unknown cards)."),
     Code("MALFORMED_EVENT", Kind.MALFORMED, "docs/log-format.md §Events",
@@ -131,6 +134,26 @@ _CODES = [
 CATALOGUE: dict[str, Code] = {c.name: c for c in _CODES}
 
 
+@dataclass(frozen=True, slots=True)
+class NoticeCode:
+    """A header notice: how the header was read where it departs from the rule book without
+    breaking a rule. Never a violation (AnnotatedReplay.header_notices, not counted)."""
+
+    name: str
+    rule: str
+    meaning: str
+
+
+_NOTICES = [
+    NoticeCode("HOUSE_ROLE_TABLE", "RULES.md §1.1; docs/log-format.md §Header (house role tables)",
+               "The header declares a role table (options.role_table) that is not the rule book's for the "
+               "player count (neither the standard table nor the 6/8-player two-spy variant); the game was "
+               "judged by the declared table."),
+]
+
+NOTICES: dict[str, NoticeCode] = {c.name: c for c in _NOTICES}
+
+
 def code(name: str) -> Code:
     return CATALOGUE[name]
 
@@ -150,6 +173,20 @@ def catalogue_markdown() -> str:
     ]
     for c in _CODES:
         lines.append(f"| `{c.name}` | {c.kind.value} | {c.rule} | {c.meaning} |")
+    lines += [
+        "",
+        "## Header notices",
+        "",
+        "Not violations: a notice (`AnnotatedReplay.header_notices`) says how the header was read where it",
+        "departs from the rule book without breaking a rule. Notices are not counted in `violation_count`,",
+        "not listed in `violation_codes` and change no annotation's status; a game with notices and no",
+        "violations is clean. Notice codes are stable like violation codes and never share a name with one.",
+        "",
+        "| code | rule | meaning |",
+        "|---|---|---|",
+    ]
+    for n in _NOTICES:
+        lines.append(f"| `{n.name}` | {n.rule} | {n.meaning} |")
     return "\n".join(lines) + "\n"
 
 

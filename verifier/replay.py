@@ -20,9 +20,9 @@ from google.protobuf.message import Message
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import text
-from verifier.codes import CATALOGUE, Kind
+from verifier.codes import CATALOGUE, NOTICES, Kind
 from verifier.engine.effects import Ruleset, missing_skill
-from verifier.engine.game import Game, Outcome, Violation
+from verifier.engine.game import Game, Notice, Outcome, Violation
 from verifier.engine.requests import (
     DECISION_KINDS,
     PLAY_KINDS,
@@ -37,7 +37,7 @@ from verifier.engine.requests import (
     ShuffleRequest,
 )
 from verifier.rng import shuffled
-from verifier.setup import HeaderError, new_game, starting_hand_outcomes
+from verifier.setup import HeaderError, header_notices, new_game, starting_hand_outcomes
 from verifier.version import engine_version
 
 # The state digest: BLAKE2b-128 (docs/log-format.md).
@@ -75,11 +75,13 @@ def _ruleset(maneuvering: bool, generals: bool) -> Ruleset:
 
 def initial_digest(header: pb.GameHeader) -> bytes:
     """The digest chain starts from the header less how the game was recorded (which
-    outcomes, by which program): one game gives one digest chain in any recording."""
+    outcomes, by which program, from which engine and format): one game gives one digest chain
+    in any recording."""
     game_only = pb.GameHeader()
     game_only.CopyFrom(header)
     game_only.options.ClearField("outcomes")
     game_only.ClearField("recorder")
+    game_only.ClearField("origin")
     return hashlib.blake2b(game_only.SerializeToString(deterministic=True), digest_size=DIGEST_SIZE).digest()
 
 
@@ -98,6 +100,8 @@ class Verifier:
         self.hasher = hashlib.blake2b(initial_digest(header), digest_size=DIGEST_SIZE)
         self.digest = self.hasher.digest()
         self.header_violations: list[Violation] = []
+        # Remarks on the header that are not violations (``notice``); AnnotatedReplay.header_notices.
+        self.header_notices: list[Notice] = []
         self.stopped_at: int | None = None
         self.stopped_reason = ""
         self.rejects_in_row = 0
@@ -110,6 +114,8 @@ class Verifier:
             self.stopped_at = 0
             self.stopped_reason = "the header is unusable: " + "; ".join(v.message for v in err.violations)
             return
+        for n in header_notices(header):
+            self.notice(n.code, n.message)
         for ev in starting_hand_outcomes(self.game):
             self.expected.append(Outcome(ev, "DRAW_NOT_TOP"))
         self.gen = self.game.run()
@@ -154,6 +160,14 @@ class Verifier:
         return self.digest
 
     # ------------------------------------------------------------------ annotations
+
+    def notice(self, code: str, message: str) -> None:
+        """Add a header notice: a remark that is not a violation (``code`` from
+        verifier.codes.NOTICES). It goes into AnnotatedReplay.header_notices, in the order added,
+        and is never counted as a violation."""
+        if code not in NOTICES:
+            raise ValueError(f"{code!r} is not a notice code (verifier.codes.NOTICES)")
+        self.header_notices.append(Notice(code, message))
 
     def _annotate(self, status: int, violations: Iterable[Violation] = (), applied: bool = True,
                   derived: pb.Event | None = None) -> None:
@@ -571,6 +585,8 @@ class Verifier:
             count += 1
         replay.violation_count = count
         replay.violation_codes.extend(sorted(codes))
+        for notice in self.header_notices:
+            replay.header_notices.add(code=notice.code, message=notice.message, rule=NOTICES[notice.code].rule)
         replay.followed = self.stopped_at is None
         if self.stopped_at is not None:
             replay.stopped_at = self.stopped_at

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, load_package
 from verifier.engine.effects import Ruleset
-from verifier.engine.game import LORD, LOYALIST, REBEL, SPY, Game, Player, Settle, Violation
+from verifier.engine.game import LORD, LOYALIST, REBEL, SPY, Game, Notice, Player, Settle, Violation
 from verifier.engine.requests import pick_request
 from verifier.generals import LORD_CANDIDATES, standard_generals
 from verifier.rng import MASK64, shuffled
@@ -45,6 +46,89 @@ def role_list(players: int, variant: int) -> list[int]:
                                          f"players, not {players}")])
         loyal, rebel, spy = TWO_SPIES_VARIANT[players]
     return [int(LORD)] + [int(LOYALIST)] * loyal + [int(REBEL)] * rebel + [int(SPY)] * spy
+
+
+def counts_text(loyal: int, rebel: int, spy: int, lords: int = 1) -> str:
+    """E.g. "1 lord, 3 loyalists, 5 rebels, 1 spy"."""
+    def one(k: int, name: str, plural: str) -> str:
+        return f"{k} {name if k == 1 else plural}"
+    return ", ".join((one(lords, "lord", "lords"), one(loyal, "loyalist", "loyalists"),
+                      one(rebel, "rebel", "rebels"), one(spy, "spy", "spies")))
+
+
+def role_counts(roles: Sequence[int]) -> str:
+    """The counts of a list of roles, e.g. "1 lord, 3 loyalists, 5 rebels, 1 spy" (other values
+    than the four roles are not counted)."""
+    return counts_text(roles.count(LOYALIST), roles.count(REBEL), roles.count(SPY), roles.count(LORD))
+
+
+def rule_book_tables(players: int) -> list[tuple[int, int, int]]:
+    """The role tables of RULES.md §1.1 for ``players`` as (loyalists, rebels, spies): the standard
+    one, and the two-spy variant for 6 and 8 players."""
+    tables = [ROLE_TABLE[players]]
+    if players in TWO_SPIES_VARIANT:
+        tables.append(TWO_SPIES_VARIANT[players])
+    return tables
+
+
+def declared_table(header: pb.GameHeader) -> tuple[tuple[int, int, int], list[Notice]]:
+    """The header's declared role table (options.role_table, which must be set) as (loyalists,
+    rebels, spies), checked; with the HOUSE_ROLE_TABLE notice when it is none of the rule book's
+    tables for the player count. Raises HeaderError (BAD_ROLES) for an impossible table, or one
+    given together with a role_variant (two ways of saying which table: contradictory)."""
+    t = header.options.role_table
+    n = len(header.seats)
+    counts = {"lords": t.lords, "loyalists": t.loyalists, "rebels": t.rebels, "spies": t.spies}
+    problems = []
+    variant = header.options.role_variant
+    if variant not in (pb.ROLE_VARIANT_UNSPECIFIED, pb.ROLE_VARIANT_STANDARD):
+        name = pb.RoleVariant.Name(variant) if variant in pb.RoleVariant.values() else str(variant)
+        problems.append(f"it is given together with options.role_variant {name}: the header must say which "
+                        "role table is used in one way only")
+    negative = [f"{k} {v}" for k, v in counts.items() if v < 0]
+    absurd = [f"{k} {v}" for k, v in counts.items() if v > MAX_PLAYERS]
+    if negative:
+        problems.append(f"a count cannot be negative ({', '.join(negative)})")
+    if absurd:
+        problems.append(f"no count can exceed {MAX_PLAYERS}, the most seats a table has ({', '.join(absurd)})")
+    if t.lords != 1:
+        problems.append(f"a game has exactly one lord, not {t.lords}")
+    total = sum(counts.values())
+    if total != n:
+        problems.append(f"its counts add up to {total}, not to the {n} seats")
+    if t.rebels == 0 and t.spies == 0:
+        problems.append("it has no rebel and no spy, so nobody plays against the lord and the game could never "
+                        "end")
+    if problems:
+        shown = ", ".join(f"{k} {v}" for k, v in counts.items())
+        raise HeaderError([Violation("BAD_ROLES", f"the declared role table (options.role_table: {shown}) cannot "
+                                     "be used: " + "; ".join(problems))])
+    table = (t.loyalists, t.rebels, t.spies)
+    notices = []
+    if table not in rule_book_tables(n):
+        book = counts_text(*ROLE_TABLE[n])
+        if n in TWO_SPIES_VARIANT:
+            book += f" (or {counts_text(*TWO_SPIES_VARIANT[n])} with the two-spy variant)"
+        notices.append(Notice("HOUSE_ROLE_TABLE", f"the header declares the house role table {counts_text(*table)} "
+                              f"for {n} players, where the rule book's (RULES.md §1.1) is {book}; the game is "
+                              "judged by the declared table"))
+    return table, notices
+
+
+def roles_to_deal(header: pb.GameHeader) -> tuple[list[int], list[Notice]]:
+    """The roles the game deals, in a fixed order (lord, loyalists, rebels, spies): by the declared
+    role table when the header has one, else by the rule book's table for the player count and
+    variant. With the notices the table gives (HOUSE_ROLE_TABLE). Raises HeaderError."""
+    n = len(header.seats)
+    if not header.options.HasField("role_table"):
+        return role_list(n, header.options.role_variant), []
+    (loyal, rebel, spy), notices = declared_table(header)
+    return [int(LORD)] + [int(LOYALIST)] * loyal + [int(REBEL)] * rebel + [int(SPY)] * spy, notices
+
+
+def header_notices(header: pb.GameHeader) -> list[Notice]:
+    """The notices on a header the game starts from (``new_game`` did not raise)."""
+    return roles_to_deal(header)[1]
 
 
 def deck_for(header: pb.GameHeader) -> list[CardDef]:
@@ -168,11 +252,14 @@ def deal(header: pb.GameHeader, deck: list[CardDef]) -> Deal:
     n = len(header.seats)
     seed = header.seed & MASK64
     roles_given = [s.role for s in header.seats]
-    wanted = role_list(n, header.options.role_variant)
+    wanted, _ = roles_to_deal(header)
     if any(roles_given):
         if not all(roles_given):
             raise HeaderError([Violation("BAD_ROLES", "either every seat states its role or none does")])
         if sorted(roles_given) != sorted(wanted):
+            if header.options.HasField("role_table"):
+                raise HeaderError([Violation("BAD_ROLES", f"the seats' roles ({role_counts(roles_given)}) do not "
+                                             f"match the declared role table ({role_counts(wanted)})")])
             raise HeaderError([Violation("BAD_ROLES", f"the roles {sorted(roles_given)} do not match the role "
                                          f"table for {n} players ({sorted(wanted)})")])
         roles = [int(r) for r in roles_given]

@@ -14,6 +14,17 @@ SIDE = {pb.SIDE_LORD: "lord's side", pb.SIDE_REBELS: "rebels", pb.SIDE_SPY: "spy
 NATURE = {pb.DAMAGE_NATURE_NORMAL: "", pb.DAMAGE_NATURE_FIRE: " fire", pb.DAMAGE_NATURE_THUNDER: " thunder"}
 
 
+def origin(o: pb.LogOrigin) -> str:
+    """Where a log came from (GameHeader.origin), in one line: e.g. "freekill 88a912f1, format
+    freekill-fkrep, source game-0412.fkrep; notes: roles inferred from the deaths". Empty when unset."""
+    parts = [" ".join(x for x in (o.engine, o.engine_version) if x), f"format {o.format}" if o.format else "",
+             f"source {o.source}" if o.source else ""]
+    line = ", ".join(p for p in parts if p)
+    if o.notes:
+        line += ("; " if line else "") + "notes: " + "; ".join(o.notes)
+    return " ".join(line.split())  # one line, whatever the notes hold
+
+
 def card(cid: int) -> str:
     c = all_cards().get(cid)
     return c.label() if c else f"#{cid}"

@@ -16,7 +16,7 @@ from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import LogFormatError, load_log, verify
 from verifier.logio import MAX_LOG_EVENTS
-from verifier.text import SIDE, card
+from verifier.text import SIDE, card, origin
 
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_UNREADABLE = 0, 1, 2
 
@@ -86,6 +86,8 @@ def run_check(args: argparse.Namespace) -> int:
         if args.json:
             body = json_format.MessageToDict(replay, preserving_proto_field_name=True)
             body.pop("annotations", None)
+            if log.header.HasField("origin"):
+                body["origin"] = json_format.MessageToDict(log.header.origin, preserving_proto_field_name=True)
             body["violations"] = [
                 {"index": a.index, "derived": a.derived,
                  **json_format.MessageToDict(v, preserving_proto_field_name=True)}
@@ -93,6 +95,10 @@ def run_check(args: argparse.Namespace) -> int:
             reports.append({"file": str(path), "readable": True, **body})
             continue
         if not args.quiet:
+            if log.header.HasField("origin"):
+                print(f"{path}: origin: {origin(log.header.origin)}")
+            for n in replay.header_notices:
+                print(f"{path}: header notice (not a violation): {n.code}: {n.message}")
             for v in replay.header_violations:
                 print(f"{path}: header: {v.code}: {v.message}")
             for ann in replay.annotations:

@@ -351,10 +351,14 @@ def info_header(info: spb.ReplayInfo) -> list[str]:
 
 
 def replay_lines(res: spb.GetReplayResponse, violations_only: bool = False) -> Iterator[str]:
-    from verifier.text import describe
+    from verifier.text import describe, origin
 
     yield from info_header(res.info)
     replay = res.replay
+    if res.log.header.HasField("origin"):
+        yield f"  origin: {origin(res.log.header.origin)}"
+    for n in replay.header_notices:
+        yield f"  header notice (not a violation): {n.code}: {n.message} [{n.rule}]"
     for v in replay.header_violations:
         yield f"  header: {_violation_text(v)}"
     if not replay.followed:

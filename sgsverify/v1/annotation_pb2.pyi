@@ -70,7 +70,7 @@ class GameResult(_message.Message):
     def __init__(self, finished: _Optional[bool] = ..., side: _Optional[_Union[_game_log_pb2.Side, str]] = ..., winners: _Optional[_Iterable[int]] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class AnnotatedReplay(_message.Message):
-    __slots__ = ("engine_version", "log_sha256", "annotations", "result", "violation_count", "violation_codes", "followed", "stopped_at", "stopped_reason", "header_violations", "final_digest")
+    __slots__ = ("engine_version", "log_sha256", "annotations", "result", "violation_count", "violation_codes", "followed", "stopped_at", "stopped_reason", "header_violations", "final_digest", "header_notices")
     ENGINE_VERSION_FIELD_NUMBER: _ClassVar[int]
     LOG_SHA256_FIELD_NUMBER: _ClassVar[int]
     ANNOTATIONS_FIELD_NUMBER: _ClassVar[int]
@@ -82,6 +82,7 @@ class AnnotatedReplay(_message.Message):
     STOPPED_REASON_FIELD_NUMBER: _ClassVar[int]
     HEADER_VIOLATIONS_FIELD_NUMBER: _ClassVar[int]
     FINAL_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    HEADER_NOTICES_FIELD_NUMBER: _ClassVar[int]
     engine_version: str
     log_sha256: str
     annotations: _containers.RepeatedCompositeFieldContainer[Annotation]
@@ -93,4 +94,15 @@ class AnnotatedReplay(_message.Message):
     stopped_reason: str
     header_violations: _containers.RepeatedCompositeFieldContainer[Violation]
     final_digest: bytes
-    def __init__(self, engine_version: _Optional[str] = ..., log_sha256: _Optional[str] = ..., annotations: _Optional[_Iterable[_Union[Annotation, _Mapping]]] = ..., result: _Optional[_Union[GameResult, _Mapping]] = ..., violation_count: _Optional[int] = ..., violation_codes: _Optional[_Iterable[str]] = ..., followed: _Optional[bool] = ..., stopped_at: _Optional[int] = ..., stopped_reason: _Optional[str] = ..., header_violations: _Optional[_Iterable[_Union[Violation, _Mapping]]] = ..., final_digest: _Optional[bytes] = ...) -> None: ...
+    header_notices: _containers.RepeatedCompositeFieldContainer[HeaderNotice]
+    def __init__(self, engine_version: _Optional[str] = ..., log_sha256: _Optional[str] = ..., annotations: _Optional[_Iterable[_Union[Annotation, _Mapping]]] = ..., result: _Optional[_Union[GameResult, _Mapping]] = ..., violation_count: _Optional[int] = ..., violation_codes: _Optional[_Iterable[str]] = ..., followed: _Optional[bool] = ..., stopped_at: _Optional[int] = ..., stopped_reason: _Optional[str] = ..., header_violations: _Optional[_Iterable[_Union[Violation, _Mapping]]] = ..., final_digest: _Optional[bytes] = ..., header_notices: _Optional[_Iterable[_Union[HeaderNotice, _Mapping]]] = ...) -> None: ...
+
+class HeaderNotice(_message.Message):
+    __slots__ = ("code", "message", "rule")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    code: str
+    message: str
+    rule: str
+    def __init__(self, code: _Optional[str] = ..., message: _Optional[str] = ..., rule: _Optional[str] = ...) -> None: ...

@@ -167,20 +167,34 @@ SIDE_SPY: Side
 SIDE_NONE: Side
 
 class GameOptions(_message.Message):
-    __slots__ = ("packages", "role_variant", "generals", "max_reshuffles", "outcomes", "recorded_reshuffles")
+    __slots__ = ("packages", "role_variant", "generals", "max_reshuffles", "outcomes", "recorded_reshuffles", "role_table")
     PACKAGES_FIELD_NUMBER: _ClassVar[int]
     ROLE_VARIANT_FIELD_NUMBER: _ClassVar[int]
     GENERALS_FIELD_NUMBER: _ClassVar[int]
     MAX_RESHUFFLES_FIELD_NUMBER: _ClassVar[int]
     OUTCOMES_FIELD_NUMBER: _ClassVar[int]
     RECORDED_RESHUFFLES_FIELD_NUMBER: _ClassVar[int]
+    ROLE_TABLE_FIELD_NUMBER: _ClassVar[int]
     packages: _containers.RepeatedScalarFieldContainer[str]
     role_variant: RoleVariant
     generals: GeneralsMode
     max_reshuffles: int
     outcomes: OutcomeRecording
     recorded_reshuffles: bool
-    def __init__(self, packages: _Optional[_Iterable[str]] = ..., role_variant: _Optional[_Union[RoleVariant, str]] = ..., generals: _Optional[_Union[GeneralsMode, str]] = ..., max_reshuffles: _Optional[int] = ..., outcomes: _Optional[_Union[OutcomeRecording, str]] = ..., recorded_reshuffles: _Optional[bool] = ...) -> None: ...
+    role_table: RoleTable
+    def __init__(self, packages: _Optional[_Iterable[str]] = ..., role_variant: _Optional[_Union[RoleVariant, str]] = ..., generals: _Optional[_Union[GeneralsMode, str]] = ..., max_reshuffles: _Optional[int] = ..., outcomes: _Optional[_Union[OutcomeRecording, str]] = ..., recorded_reshuffles: _Optional[bool] = ..., role_table: _Optional[_Union[RoleTable, _Mapping]] = ...) -> None: ...
+
+class RoleTable(_message.Message):
+    __slots__ = ("lords", "loyalists", "rebels", "spies")
+    LORDS_FIELD_NUMBER: _ClassVar[int]
+    LOYALISTS_FIELD_NUMBER: _ClassVar[int]
+    REBELS_FIELD_NUMBER: _ClassVar[int]
+    SPIES_FIELD_NUMBER: _ClassVar[int]
+    lords: int
+    loyalists: int
+    rebels: int
+    spies: int
+    def __init__(self, lords: _Optional[int] = ..., loyalists: _Optional[int] = ..., rebels: _Optional[int] = ..., spies: _Optional[int] = ...) -> None: ...
 
 class Seat(_message.Message):
     __slots__ = ("player", "role", "general", "gender")
@@ -213,7 +227,7 @@ class Setup(_message.Message):
     def __init__(self, draw_pile: _Optional[_Iterable[int]] = ..., stacked_top: _Optional[bool] = ..., starting_hands: _Optional[_Iterable[_Union[StartingHand, _Mapping]]] = ...) -> None: ...
 
 class GameHeader(_message.Message):
-    __slots__ = ("ruleset", "mode", "options", "seed", "seats", "setup", "recorder")
+    __slots__ = ("ruleset", "mode", "options", "seed", "seats", "setup", "recorder", "origin")
     RULESET_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
@@ -221,6 +235,7 @@ class GameHeader(_message.Message):
     SEATS_FIELD_NUMBER: _ClassVar[int]
     SETUP_FIELD_NUMBER: _ClassVar[int]
     RECORDER_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
     ruleset: str
     mode: Mode
     options: GameOptions
@@ -228,7 +243,22 @@ class GameHeader(_message.Message):
     seats: _containers.RepeatedCompositeFieldContainer[Seat]
     setup: Setup
     recorder: str
-    def __init__(self, ruleset: _Optional[str] = ..., mode: _Optional[_Union[Mode, str]] = ..., options: _Optional[_Union[GameOptions, _Mapping]] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[Seat, _Mapping]]] = ..., setup: _Optional[_Union[Setup, _Mapping]] = ..., recorder: _Optional[str] = ...) -> None: ...
+    origin: LogOrigin
+    def __init__(self, ruleset: _Optional[str] = ..., mode: _Optional[_Union[Mode, str]] = ..., options: _Optional[_Union[GameOptions, _Mapping]] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[Seat, _Mapping]]] = ..., setup: _Optional[_Union[Setup, _Mapping]] = ..., recorder: _Optional[str] = ..., origin: _Optional[_Union[LogOrigin, _Mapping]] = ...) -> None: ...
+
+class LogOrigin(_message.Message):
+    __slots__ = ("engine", "engine_version", "format", "source", "notes")
+    ENGINE_FIELD_NUMBER: _ClassVar[int]
+    ENGINE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
+    engine: str
+    engine_version: str
+    format: str
+    source: str
+    notes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, engine: _Optional[str] = ..., engine_version: _Optional[str] = ..., format: _Optional[str] = ..., source: _Optional[str] = ..., notes: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class VirtualCard(_message.Message):
     __slots__ = ("name", "subcards", "skill")

@@ -162,6 +162,33 @@ def test_get_show_and_delete(client: VerifierClient) -> None:
         client.delete(sub.id)
 
 
+def test_house_role_table_notice_and_origin_are_stored(client: VerifierClient) -> None:
+    """A log from another engine: its header notice is stored with the replay (and is no violation),
+    its origin with the log; both come back from GetReplay and show up in `show`."""
+    from clients.commands.service import replay_lines
+    from tests.test_header_additions import freekill_origin, scenario_log
+
+    log = scenario_log("house_roles_10p_freekill")
+    log.header.origin.CopyFrom(freekill_origin("freekill-fkrep"))
+    sub = client.verify(json_format.MessageToJson(log).encode(), Metadata(tournament="t-house"))
+    assert sub.created and [n.code for n in sub.replay.header_notices] == ["HOUSE_ROLE_TABLE"]
+    assert sub.replay.violation_count == 0 and sub.info.violation_count == 0 and not sub.info.violation_codes
+    got = client.get(sub.id, include_log=True)
+    assert got.replay == sub.replay and got.log == log
+    assert got.log.header.origin.engine_version == "88a912f1"
+    lines = list(replay_lines(got))
+    assert any(line.startswith("  origin: freekill 88a912f1, format freekill-fkrep") for line in lines)
+    assert any(line.startswith("  header notice (not a violation): HOUSE_ROLE_TABLE: ") for line in lines)
+    assert [i.id for i in client.list(ListFilter(tournament="t-house", has_violations=False))] == [sub.id]
+    # streamed live, the stored replay carries it too
+    log.header.origin.format = "freekill-transcript"
+    final = list(client.live(log.header, log.events, batch_size=4))[-1].finished
+    assert final is not None and final.stored
+    live = client.get(final.info.id)
+    assert [n.code for n in live.replay.header_notices] == ["HOUSE_ROLE_TABLE"]
+    assert live.replay.final_digest == sub.replay.final_digest  # another format, the same game
+
+
 def test_list_filters_and_paging(client: VerifierClient) -> None:
     before = datetime.now(UTC) - timedelta(seconds=1)
     ids = []

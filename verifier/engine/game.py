@@ -54,6 +54,14 @@ class Violation:
     hard: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A remark on the header that is not a violation (a code of verifier.codes.NOTICES)."""
+
+    code: str
+    message: str
+
+
 class GameEnded(Exception):
     """Raised out of settlement when the game ends; caught by ``Game.run``."""
 
@@ -698,6 +706,9 @@ class Game:
                 raise GameEnded(pb.SIDE_SPY, [alive[0].seat], f"the lord died; spy seat {alive[0].seat} is the "
                                 "sole survivor")
             rebels = [p.seat for p in self.players if p.role == REBEL]
+            if not rebels:  # only with a declared house role table (options.role_table) without rebels
+                raise GameEnded(pb.SIDE_REBELS, [], "the lord died: the rebels win, and this table has none, so "
+                                "nobody does")
             raise GameEnded(pb.SIDE_REBELS, rebels, "the lord died: the rebels win")
         if not any(p.alive and p.role in (REBEL, SPY) for p in self.players):
             winners = [p.seat for p in self.players if p.role in (LORD, LOYALIST)]
