@@ -9,8 +9,8 @@ import sys
 from collections.abc import Sequence
 
 # Command modules, in the order their commands are listed in --help.
-COMMAND_MODULES = ["clients.commands.offline", "clients.commands.cheats", "clients.commands.service",
-                   "clients.commands.regress"]
+COMMAND_MODULES = ["clients.commands.offline", "clients.commands.imports", "clients.commands.cheats",
+                   "clients.commands.service", "clients.commands.regress"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -11,6 +11,7 @@ from typing import Any
 
 from google.protobuf import json_format
 
+from clients.commands.imports import ENGINES, import_error_types, importer
 from clients.commands.options import card_packages, positive_int
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
@@ -30,6 +31,9 @@ def register(sub: Any) -> None:
     check.add_argument("--max-events", type=positive_int, default=MAX_LOG_EVENTS, metavar="N",
                        help=f"most events in one log (default {MAX_LOG_EVENTS}, the service's default); "
                        "a longer log is reported unreadable and not verified")
+    check.add_argument("--from", dest="source", choices=["sgs-verify", *ENGINES], default="sgs-verify",
+                       help="the files are another engine's records (FreeKill transcripts or .fk.rep), imported "
+                       "on the fly (`sgs-verify import` writes the logs)")
     check.add_argument("--json", action="store_true", help="one JSON object per file, for machines")
     check.add_argument("--quiet", "-q", action="store_true", help="only the summary line")
     check.set_defaults(run=run_check)
@@ -56,9 +60,16 @@ def violation_line(path: str, ann: apb.Annotation, v: apb.Violation) -> str:
     return f"{path}: {where} {ann.index}{seat}{crd}: {v.code}: {v.message}"
 
 
-def read_log(path: Path, max_events: int) -> pb.GameLog:
-    """Load one log file; raises OSError, or LogFormatError when it is unreadable or too long."""
-    log = load_log(path.read_bytes())
+def read_log(path: Path, max_events: int, source: str = "sgs-verify") -> pb.GameLog:
+    """Load one log file (or import another engine's record); raises OSError, or LogFormatError when it
+    is unreadable or too long."""
+    if source == "sgs-verify":
+        log = load_log(path.read_bytes())
+    else:
+        try:
+            log = importer(source)(path.read_bytes(), path.name)
+        except import_error_types() as err:
+            raise LogFormatError(f"cannot import it from {source}: {err}") from None
     if len(log.events) > max_events:
         raise LogFormatError(f"the log has {len(log.events)} events; the limit is {max_events} per log "
                              "(--max-events N raises it); not verified")
@@ -71,7 +82,7 @@ def run_check(args: argparse.Namespace) -> int:
     reports = []
     for path in args.files:
         try:
-            log = read_log(path, args.max_events)
+            log = read_log(path, args.max_events, args.source)
         except (OSError, LogFormatError) as err:
             unreadable += 1
             msg = err.strerror if isinstance(err, OSError) else str(err)

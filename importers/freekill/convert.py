@@ -26,10 +26,6 @@ ENGINE = "freekill"
 DEFAULT_VERSION = "88a912f1"
 
 ROLES = {"lord": pb.ROLE_LORD, "loyalist": pb.ROLE_LOYALIST, "rebel": pb.ROLE_REBEL, "renegade": pb.ROLE_SPY}
-# The standard role table (docs/rules.md): lords, loyalists, rebels, spies by player count.
-STANDARD_ROLE_COUNTS = {4: (1, 1, 1, 1), 5: (1, 1, 2, 1), 6: (1, 1, 3, 1), 7: (1, 2, 3, 1), 8: (1, 2, 4, 1),
-                        9: (1, 3, 4, 1), 10: (1, 3, 4, 2)}
-TWO_SPY_ROLE_COUNTS = {6: (1, 1, 2, 2), 8: (1, 2, 3, 2)}
 
 # FreeKill phases (Player.Phase) -> ours; 1 (round start), 8 (not active) and 9 (between phases) have none.
 PHASES = {2: pb.PHASE_START, 3: pb.PHASE_JUDGMENT, 4: pb.PHASE_DRAW, 5: pb.PHASE_PLAY, 6: pb.PHASE_DISCARD,
@@ -248,11 +244,10 @@ class Converter:
                 raise ImportFailure(f"player {fk} has no general")
             counts[role - 1] += 1
             h.seats.add(player=f"freekill:{fk}", role=role, general=general)
-        table = tuple(counts)
-        if table == TWO_SPY_ROLE_COUNTS.get(self.n):
-            o.role_variant = pb.ROLE_VARIANT_TWO_SPIES
-        elif table != STANDARD_ROLE_COUNTS.get(self.n):
-            self.declare_role_table(h, table)
+        # FreeKill's role table, declared as dealt (the same for every input format, so the digests are too):
+        # a table that is one of the rule book's is no house rule; FreeKill's 10 players (1-3-5-1) are.
+        t = o.role_table
+        t.lords, t.loyalists, t.rebels, t.spies = counts
         setup = h.setup
         for fk, s in sorted(self.seat_of.items(), key=lambda kv: kv[1]):
             cards = self.hands.get(fk, [])
@@ -261,15 +256,6 @@ class Converter:
             setup.starting_hands.add(seat=s, cards=[self.card(c) for c in cards])
         setup.draw_pile.extend(self.card(c) for c in self.draw_pile)
         return h
-
-    def declare_role_table(self, h: pb.GameHeader, counts: tuple[int, ...]) -> None:
-        """A house role table (FreeKill's 10 players: 1-3-5-1): declared in the header, judged by it."""
-        o = h.options
-        if not hasattr(o, "role_table"):
-            self.notes.append(f"house role table {counts} (lord, loyalists, rebels, spies) not declarable")
-            return
-        t = o.role_table
-        t.lords, t.loyalists, t.rebels, t.spies = counts
 
     # ---------------------------------------------------------------- the game
 
@@ -555,6 +541,8 @@ class Converter:
             self.last_use.targets.extend(self.seat(t) for t in data.get("to") or [])
 
     def log_UseCardToCard(self, data: dict[str, Any]) -> None:
+        # ``arg``: the card answered (the 杀 a 闪 cancels, the trick a 无懈可击 nullifies).
+        self.answered = data.get("arg")
         self.respond(data.get("from"), data.get("card"), self.answering(data.get("from")), [])
 
     def log_ResponsePlayCard(self, data: dict[str, Any]) -> None:
@@ -585,10 +573,11 @@ class Converter:
         parts = prompt.split(":")
         if prompt.startswith("#AskForNullification:") and len(parts) >= 3 and parts[2].isdigit():
             self.nullify_for = self.seat(int(parts[2]))
-            card_id = extra.get("effectCardId") if isinstance(extra, dict) else None
             self.nullify_card = None
-            if isinstance(card_id, int) and self.phase == 3:
-                self.nullify_card = self.card(card_id)
+            trick = physical(getattr(self, "answered", None))
+            if trick and self.phase == 3:
+                # In a judgment phase: the delayed trick judged (国色's 乐不思蜀: the real card placed).
+                self.nullify_card = self.card(trick[0])
         target = getattr(self, "nullify_for", None)
         if target is not None:
             r.target = target

@@ -1,0 +1,89 @@
+"""`sgs-verify import ENGINE FILE... --out DIR`: other engines' records turned into our logs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import json_format
+
+from clients.progress import ProgressBar
+from sgsverify.v1 import game_log_pb2 as pb
+
+EXIT_OK, EXIT_FAILED = 0, 2
+ENGINES = ("freekill",)
+
+
+def register(sub: Any) -> None:
+    imp = sub.add_parser("import", help="convert other engines' game records into logs (FreeKill)",
+                         description="Convert game records of another engine into sgs-verify logs, one log per "
+                         "input named after it. FreeKill: server transcripts (JSON lines) and client replays "
+                         "(.fk.rep). Exit status 2 when a file cannot be imported (each says why; the others "
+                         "are still written).")
+    imp.add_argument("engine", choices=ENGINES)
+    imp.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    imp.add_argument("--out", type=Path, required=True, help="folder for the logs")
+    imp.add_argument("--json", action="store_true", help="write the JSON mapping (.json) instead of binary (.pb)")
+    imp.set_defaults(run=run_import)
+
+
+def importer(engine: str) -> Callable[[bytes, str], pb.GameLog]:
+    """The conversion for ``engine``: record bytes and a name -> our log (raises ValueError subclasses)."""
+    if engine == "freekill":
+        from importers.freekill import import_freekill
+
+        return lambda data, name: import_freekill(data, name).log
+    raise ValueError(f"no importer for {engine!r} (known: {', '.join(ENGINES)})")
+
+
+def import_error_types() -> tuple[type[Exception], ...]:
+    from importers.freekill import ImportFailure
+
+    return (ImportFailure,)
+
+
+def out_name(path: Path, as_json: bool) -> str:
+    name = path.name
+    for suffix in (".jsonl", ".fk.rep", ".rep", ".json", ".txt"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return name + (".json" if as_json else ".pb")
+
+
+def run_import(args: argparse.Namespace) -> int:
+    convert = importer(args.engine)
+    errors = import_error_types()
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        print(f"{args.out}: cannot create the folder: {err.strerror}", file=sys.stderr)
+        return EXIT_FAILED
+    failed = 0
+    bar = ProgressBar(len(args.files), "importing ")
+    for path in args.files:
+        try:
+            log = convert(path.read_bytes(), path.name)
+            target = args.out / out_name(path, args.json)
+            if args.json:
+                target.write_text(json_format.MessageToJson(log, indent=1, ensure_ascii=False), encoding="utf-8")
+            else:
+                target.write_bytes(log.SerializeToString(deterministic=True))
+        except OSError as err:
+            failed += 1
+            bar.clear()
+            print(f"{path}: cannot import: {err.strerror}", file=sys.stderr)
+        except errors as err:
+            failed += 1
+            bar.clear()
+            print(f"{path}: cannot import: {err}", file=sys.stderr)
+        else:
+            bar.clear()
+            print(f"{path} -> {target}: {len(log.events)} events, {len(log.header.seats)} seats")
+        bar.advance()
+    bar.close()
+    print(f"imported {len(args.files) - failed} of {len(args.files)} file(s) into {args.out}")
+    return EXIT_FAILED if failed else EXIT_OK
