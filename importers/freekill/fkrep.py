@@ -284,7 +284,7 @@ def read_fkrep(
             raise FreeKillFormatError(f"{where} is {_shape(entry)}, not [ms, isRequest, command, payload]")
         ms = _int(entry[0], f"{where} ms")
         if not isinstance(entry[1], bool):
-            raise FreeKillFormatError(f"{where} isRequest is a {_kind(entry[1])}, not a boolean")
+            raise FreeKillFormatError(f"{where} isRequest is a CBOR {_kind(entry[1])}, not a boolean")
         cmd = _text(entry[2], f"{where} command")
         where = f"{where} ({cmd})"
         if cmd in TEXT_COMMANDS:
