@@ -357,6 +357,10 @@ def _kind(value: Any) -> str:
         return "boolean"
     if value is None:
         return "null"
+    if value is cbor.UNDEFINED:
+        return "undefined"
+    if isinstance(value, cbor.Simple):
+        return f"simple value {value.value}"
     return {
         int: "integer", float: "float", str: "text string", bytes: "byte string", list: "array", dict: "map",
     }.get(type(value), type(value).__name__)
