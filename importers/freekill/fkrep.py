@@ -1,0 +1,553 @@
+"""FreeKill's client replays (``.fk.rep``): read them, and build them from server transcripts.
+
+The container (FreeKill's client, ``lua/client/clientbase.lua``, ``lua/client/client.lua``,
+``src/client/client.cpp``; facts only, no code of theirs is here):
+
+- the file is Qt's ``qCompress`` of one CBOR item: a 4-byte big-endian length of the
+  uncompressed data, then a zlib stream;
+- the item is an array: ``[0]`` FreeKill's version; ``[1]`` the date ``%Y%m%d%H%M%S``, extended
+  at game over with ``.name.mode.general.role.winners`` (the name with its dots written
+  ``%2e``; also the file name); ``[2]`` a byte string holding CBOR of ``[capacity, timeout,
+  settings]`` (the room as entered); ``[3]`` a byte string holding CBOR of ``[id, screenName,
+  avatar]`` of the recording player; ``[4]`` ``""``; ``[5]`` ``"normal"`` or ``"reconnect"``
+  (a reconnect or an observer's recording, starting mid-game with ``Reconnect`` / ``Observe``);
+  ``[6]``–``[9]`` ``""``;
+- from ``[10]`` on, entries ``[ms, isRequest, command, payload]``: the payload a byte string
+  holding the message's CBOR, or plain text for :data:`TEXT_COMMANDS`.
+
+The client starts recording on ``StartGame`` (which is therefore not recorded: FreeKill's
+replayer plays one itself) with ``AddPlayer`` entries for the other players, records every
+message it then receives, its own requests included, and stops after ``GameOver``. Nobody's
+replies are recorded.
+
+Reading is strict: anything that is not such a file raises :class:`FreeKillFormatError`, which
+says what is wrong and where. Lua's strings have no type, so a string may come as a CBOR text or
+byte string; both read as ``str``. Map keys read as strings: a Lua table's integer keys (a
+virtual card ``{[2] = name, [3] = suit, ...}``) as their decimal strings, as the JSON
+transcripts have them.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Final
+
+from . import cbor
+from .messages import NOTIFY, REQUEST, Message
+
+__all__ = [
+    "DATE_FORMAT",
+    "DEFAULT_AVATAR",
+    "DEFAULT_DATE",
+    "DEFAULT_MAX_SIZE",
+    "DEFAULT_VERSION",
+    "FIRST_ENTRY",
+    "TEXT_COMMANDS",
+    "FreeKillFormatError",
+    "Recording",
+    "RecordingPlayer",
+    "ReplayName",
+    "Room",
+    "fkrep_from_transcript",
+    "qcompress",
+    "quncompress",
+    "read_fkrep",
+    "recording_from_transcript",
+    "screen_name",
+    "write_fkrep",
+]
+
+# The largest uncompressed recording we accept. A long 10-player game is a few MB.
+DEFAULT_MAX_SIZE: Final = 256 * 1024 * 1024
+
+# Commands whose payload FreeKill's client takes as plain text, not CBOR.
+TEXT_COMMANDS: Final = frozenset(
+    {"ErrorMsg", "ErrorDlg", "Heartbeat", "ServerMessage", "UpdateAvatar", "UpdatePassword"}
+)
+
+FIRST_ENTRY: Final = 10  # items [0]-[9] are the header
+DATE_FORMAT: Final = "%Y%m%d%H%M%S"
+NORMAL: Final = "normal"
+RECONNECT: Final = "reconnect"
+
+# What our writer puts where a transcript says nothing (see fkrep_from_transcript).
+DEFAULT_VERSION: Final = "freekill-88a912f1"  # the snapshot the transcripts come from
+DEFAULT_DATE: Final = datetime(2025, 11, 15)  # that snapshot's date: no wall clock, output is deterministic
+DEFAULT_AVATAR: Final = "liubei"  # avatars are general names
+MS_PER_SEQ: Final = 10
+
+_CHUNK: Final = 1 << 16  # zlib input fed per step
+
+
+class FreeKillFormatError(ValueError):
+    """The bytes are not a FreeKill replay; the message says what is wrong and where."""
+
+
+# ---------------------------------------------------------------------------------------------
+# the recording
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayName:
+    """Item ``[1]``: when the recording started and, once the game is over, who recorded it and
+    how it ended (``finished``). ``winners`` is the ``GameOver`` string (``""``: a draw, or the
+    player left)."""
+
+    timestamp: datetime
+    player_name: str | None = None
+    game_mode: str | None = None
+    general: str | None = None
+    role: str | None = None
+    winners: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.player_name is not None
+
+    def __str__(self) -> str:
+        date = self.timestamp.strftime(DATE_FORMAT)
+        if not self.finished:
+            return date
+        # FreeKill escapes the dots of the name only: the other parts hold none.
+        name = (self.player_name or "").replace(".", "%2e")
+        return ".".join([date, name, self.game_mode or "", self.general or "", self.role or "", self.winners or ""])
+
+    @classmethod
+    def parse(cls, text: str) -> ReplayName:
+        parts = text.split(".")
+        if len(parts) not in (1, 6) or not re.fullmatch(r"[0-9]{14}", parts[0]):
+            raise FreeKillFormatError(
+                f"item [1] {text!r} is neither a date %Y%m%d%H%M%S nor date.name.mode.general.role.winners"
+            )
+        try:
+            timestamp = datetime.strptime(parts[0], DATE_FORMAT)
+        except ValueError as e:
+            raise FreeKillFormatError(f"item [1] {text!r}: {parts[0]!r} is no date ({e})") from None
+        if len(parts) == 1:
+            return cls(timestamp)
+        name, mode, general, role, winners = parts[1:]
+        return cls(timestamp, name.replace("%2e", "."), mode, general, role, winners)
+
+
+@dataclass(frozen=True, slots=True)
+class Room:
+    """Item ``[2]``: the room as entered."""
+
+    capacity: int
+    timeout: int
+    settings: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordingPlayer:
+    """Item ``[3]``: the player whose client recorded."""
+
+    id: int
+    screen_name: str
+    avatar: str
+
+
+@dataclass(frozen=True)
+class Recording:
+    """One ``.fk.rep``. ``messages`` are its entries in order: ``seq`` is the entry's index in
+    the top-level array (so the first is :data:`FIRST_ENTRY`), ``kind`` REQUEST or NOTIFY,
+    ``to`` the recording player. ``ms[i]`` is the timestamp of ``messages[i]`` (FreeKill's:
+    wall-clock milliseconds; ours: the transcript's seq x 10)."""
+
+    version: str
+    name: ReplayName
+    room: Room
+    player: RecordingPlayer
+    reconnect: bool  # starts mid-game: the client reconnected or observed
+    messages: list[Message] = field(default_factory=list)
+    ms: list[int] = field(default_factory=list)
+
+    @property
+    def file_name(self) -> str:
+        """FreeKill's own file name for it: ``recording/<this>``."""
+        return f"{self.name}.fk.rep"
+
+
+# ---------------------------------------------------------------------------------------------
+# the container
+
+
+def qcompress(data: bytes, level: int = 6) -> bytes:
+    """Qt's ``qCompress``: the 4-byte big-endian length, then a zlib stream."""
+    if len(data) > 0xFFFFFFFF:
+        raise ValueError(f"{len(data)} bytes do not fit qCompress's 32-bit length")
+    return len(data).to_bytes(4, "big") + zlib.compress(data, level)
+
+
+def quncompress(data: bytes, max_size: int = DEFAULT_MAX_SIZE) -> bytes:
+    """Qt's ``qUncompress``, strictly: the declared length must be right, at most ``max_size``,
+    and the zlib stream must be whole with nothing after it. Decompresses step by step and never
+    past the declared length, so a zip bomb is refused after ``max_size`` bytes at most."""
+    if len(data) < 4:
+        raise FreeKillFormatError(f"not qCompress data: {len(data)} byte(s), fewer than the 4-byte length")
+    declared = int.from_bytes(data[:4], "big")
+    if declared > max_size:
+        raise FreeKillFormatError(
+            f"qCompress header declares {declared} uncompressed bytes, more than the cap of {max_size}"
+        )
+    inflater = zlib.decompressobj()
+    out = bytearray()
+    pos = 4
+    try:
+        while not inflater.eof:
+            chunk = inflater.unconsumed_tail
+            if not chunk:
+                if pos >= len(data):
+                    raise FreeKillFormatError(
+                        f"truncated zlib stream: it ends after {len(data) - 4} byte(s) "
+                        f"({len(out)} of the {declared} declared bytes decompressed)"
+                    )
+                chunk = data[pos : pos + _CHUNK]
+                pos += len(chunk)
+            # One byte more than declared is enough to know the length is wrong.
+            out += inflater.decompress(chunk, declared + 1 - len(out))
+            if len(out) > declared:
+                raise FreeKillFormatError(
+                    f"the zlib stream holds more than the {declared} bytes the qCompress header declares"
+                )
+    except zlib.error as e:
+        raise FreeKillFormatError(f"not a zlib stream after the qCompress header: {e}") from None
+    trailing = len(inflater.unused_data) + len(data) - pos
+    if trailing:
+        raise FreeKillFormatError(f"{trailing} byte(s) after the zlib stream")
+    if len(out) != declared:
+        raise FreeKillFormatError(f"the qCompress header declares {declared} bytes, the zlib stream holds {len(out)}")
+    return bytes(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+
+
+def read_fkrep(
+    data: bytes, *, max_size: int = DEFAULT_MAX_SIZE, max_depth: int = cbor.DEFAULT_MAX_DEPTH
+) -> Recording:
+    """The recording in ``data`` (a ``.fk.rep`` file's bytes, or ``bytes.fromhex`` of the
+    client database's ``myGameRecordings.recording``). Raises :class:`FreeKillFormatError` for
+    anything else: not qCompress, bad zlib, not CBOR, wrong shapes or types. ``max_size`` caps
+    the uncompressed size, ``max_depth`` the nesting of every CBOR item."""
+    raw = quncompress(bytes(data), max_size)
+    try:
+        top = cbor.decode(raw, max_depth=max_depth, skip_tags=True)
+    except cbor.CborError as e:
+        raise FreeKillFormatError(f"the uncompressed recording is not one CBOR item: {e}") from None
+    if not isinstance(top, list):
+        raise FreeKillFormatError(f"the recording is a CBOR {_kind(top)}, not an array")
+    if len(top) < FIRST_ENTRY:
+        raise FreeKillFormatError(
+            f"the recording array has {len(top)} item(s), fewer than the {FIRST_ENTRY} of its header"
+        )
+
+    version = _text(top[0], "item [0] (version)")
+    name = ReplayName.parse(_text(top[1], "item [1] (date and name)"))
+    room_item = _payload(top[2], "item [2] (room)", max_depth)
+    if not (isinstance(room_item, list) and len(room_item) >= 3):
+        raise FreeKillFormatError(f"item [2] (room) holds {_shape(room_item)}, not [capacity, timeout, settings]")
+    room = Room(
+        _int(room_item[0], "item [2] (room) capacity"),
+        _int(room_item[1], "item [2] (room) timeout"),
+        _map(room_item[2], "item [2] (room) settings"),
+    )
+    player_item = _payload(top[3], "item [3] (recording player)", max_depth)
+    if not (isinstance(player_item, list) and len(player_item) >= 3):
+        raise FreeKillFormatError(
+            f"item [3] (recording player) holds {_shape(player_item)}, not [id, screenName, avatar]"
+        )
+    player = RecordingPlayer(
+        _int(player_item[0], "item [3] (recording player) id"),
+        _text(player_item[1], "item [3] (recording player) screenName"),
+        _text(player_item[2], "item [3] (recording player) avatar"),
+    )
+    for i in (4, 6, 7, 8, 9):
+        _text(top[i], f"item [{i}] (reserved)")
+    mode = _text(top[5], "item [5] (normal or reconnect)")
+    if mode not in (NORMAL, RECONNECT):
+        raise FreeKillFormatError(f"item [5] is {mode!r}, neither {NORMAL!r} nor {RECONNECT!r}")
+
+    messages: list[Message] = []
+    stamps: list[int] = []
+    to = (player.id,)
+    for i in range(FIRST_ENTRY, len(top)):
+        entry = top[i]
+        where = f"entry [{i}]"
+        if not (isinstance(entry, list) and len(entry) >= 4):
+            raise FreeKillFormatError(f"{where} is {_shape(entry)}, not [ms, isRequest, command, payload]")
+        ms = _int(entry[0], f"{where} ms")
+        if not isinstance(entry[1], bool):
+            raise FreeKillFormatError(f"{where} isRequest is a CBOR {_kind(entry[1])}, not a boolean")
+        cmd = _text(entry[2], f"{where} command")
+        where = f"{where} ({cmd})"
+        if cmd in TEXT_COMMANDS:
+            payload: Any = _text(entry[3], f"{where} payload")
+        else:
+            payload = _payload(entry[3], f"{where} payload", max_depth)
+        messages.append(Message(i, REQUEST if entry[1] else NOTIFY, cmd, payload, to))
+        stamps.append(ms)
+    return Recording(version, name, room, player, mode == RECONNECT, messages, stamps)
+
+
+def _payload(value: Any, where: str, max_depth: int) -> Any:
+    """The CBOR a byte string holds (Lua may have written it as a text string: its UTF-8 bytes
+    are the same), decoded with string keys and normalised as the JSON transcripts have it."""
+    if isinstance(value, str):
+        value = value.encode("utf-8")
+    if not isinstance(value, bytes):
+        raise FreeKillFormatError(f"{where} is a CBOR {_kind(value)}, not a byte string holding CBOR")
+    try:
+        decoded = cbor.decode(value, max_depth=max_depth, str_keys=True, skip_tags=True)
+    except cbor.CborError as e:
+        raise FreeKillFormatError(f"{where} is not CBOR: {e.reason} at byte {e.offset} of its {len(value)}") from None
+    return _plain(decoded, where)
+
+
+def _plain(value: Any, where: str) -> Any:
+    # What JSON can say: byte strings as text (Lua strings are bytes), undefined as null.
+    if isinstance(value, list):
+        return [_plain(v, where) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v, where) for k, v in value.items()}
+    if isinstance(value, bytes):
+        return _text(value, where + " (a string in it)")
+    if value is cbor.UNDEFINED:
+        return None
+    if isinstance(value, cbor.Simple):
+        raise FreeKillFormatError(f"{where} holds CBOR simple value {value.value}, which no FreeKill message has")
+    return value
+
+
+def _text(value: Any, where: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise FreeKillFormatError(f"{where} is not UTF-8 text ({e.reason} at byte {e.start})") from None
+    raise FreeKillFormatError(f"{where} is a CBOR {_kind(value)}, not a string")
+
+
+def _int(value: Any, where: str) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():  # a Lua number that went out as a double
+        return int(value)
+    raise FreeKillFormatError(f"{where} is a CBOR {_kind(value)}, not an integer")
+
+
+def _map(value: Any, where: str) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    if value == []:  # Lua writes an empty table as an empty array
+        return {}
+    raise FreeKillFormatError(f"{where} is a CBOR {_kind(value)}, not a map")
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    if value is cbor.UNDEFINED:
+        return "undefined"
+    if isinstance(value, cbor.Simple):
+        return f"simple value {value.value}"
+    return {
+        int: "integer", float: "float", str: "text string", bytes: "byte string", list: "array", dict: "map",
+    }.get(type(value), type(value).__name__)
+
+
+def _shape(value: Any) -> str:
+    return f"an array of {len(value)}" if isinstance(value, list) else f"a CBOR {_kind(value)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# writing
+
+
+def write_fkrep(recording: Recording, *, level: int = 6) -> bytes:
+    """``recording`` as a ``.fk.rep`` file's bytes (``read_fkrep`` gives it back). Payloads are
+    CBOR of ``data`` — text for :data:`TEXT_COMMANDS` — with every map whose keys are all
+    decimal integers (``"2"``, ``"10"``, not ``"02"``) written with integer keys, as FreeKill's
+    Lua tables are. ``seq`` and ``to`` of the messages are not written (the reader sets them)."""
+    if len(recording.ms) != len(recording.messages):
+        raise ValueError(f"{len(recording.ms)} timestamps for {len(recording.messages)} messages")
+    room = [recording.room.capacity, recording.room.timeout, _lua(recording.room.settings)]
+    me = recording.player
+    items: list[Any] = [
+        recording.version,
+        str(recording.name),
+        cbor.encode(room),
+        cbor.encode([me.id, me.screen_name, me.avatar]),
+        "",
+        RECONNECT if recording.reconnect else NORMAL,
+        "",
+        "",
+        "",
+        "",
+    ]
+    for msg, ms in zip(recording.messages, recording.ms, strict=True):
+        if msg.kind not in (NOTIFY, REQUEST):
+            raise ValueError(f"message seq {msg.seq} is a {msg.kind!r}: a client recording holds no replies")
+        if msg.cmd in TEXT_COMMANDS:
+            if not isinstance(msg.data, str):
+                raise ValueError(f"message seq {msg.seq}: {msg.cmd} carries text, not a {type(msg.data).__name__}")
+            payload = msg.data.encode("utf-8")
+        else:
+            payload = cbor.encode(_lua(msg.data))
+        items.append([ms, msg.kind == REQUEST, msg.cmd, payload])
+    return qcompress(cbor.encode(items), level)
+
+
+_DECIMAL: Final = re.compile(r"0|[1-9][0-9]{0,18}")  # canonical, and within 64 bits (checked below)
+
+
+def _lua(value: Any) -> Any:
+    """``value`` with the maps a Lua table with integer keys would be keyed by integers."""
+    if isinstance(value, Mapping):
+        items = {k: _lua(v) for k, v in value.items()}
+        if items and all(isinstance(k, str) and _DECIMAL.fullmatch(k) and int(k) < 1 << 63 for k in items):
+            return {int(k): v for k, v in items.items()}
+        return items
+    if isinstance(value, list | tuple):
+        return [_lua(v) for v in value]
+    return value
+
+
+def screen_name(player_id: int) -> str:
+    """The screen name our writer gives a FreeKill player id: transcripts carry none, and these
+    are the ones FreeKill's headless run used (its ``GameSummary`` banner names ``p1``, ``p2``…)."""
+    return f"p{player_id}"
+
+
+def recording_from_transcript(
+    lines: Iterable[Mapping[str, Any]],
+    player_id: int,
+    *,
+    version: str = DEFAULT_VERSION,
+    date: datetime = DEFAULT_DATE,
+    avatar: str = DEFAULT_AVATAR,
+) -> Recording:
+    """What ``player_id``'s FreeKill client would have recorded of the game a server transcript
+    (its lines as JSON objects) holds — see :func:`fkrep_from_transcript`."""
+    lines = list(lines)
+    meta = next((ln for ln in lines if ln.get("kind") == "meta" and "settings" in ln), None)
+    if meta is None:
+        raise ValueError("the transcript has no meta line with the players and settings")
+    settings = dict(meta["settings"])
+    players = _player_ids(lines)
+    if player_id not in players:
+        raise ValueError(f"player id {player_id} is not in this game (its players: {sorted(players)})")
+    # The room's timeout is not in the transcript; its requests' most common one is it.
+    timeouts = Counter(ln["timeout"] for ln in lines
+                       if ln.get("kind") == "request" and isinstance(ln.get("timeout"), int))
+    timeout = timeouts.most_common(1)[0][0] if timeouts else 15
+    room = Room(int(meta.get("players", len(players))), timeout, settings)
+    me = RecordingPlayer(player_id, screen_name(player_id), avatar)
+
+    messages: list[Message] = []
+    stamps: list[int] = []
+    general, role, winners = "", "unknown", None
+    started = False
+    for ln in lines:
+        kind, cmd = ln.get("kind"), ln.get("cmd")
+        if kind not in ("notify", "request"):
+            continue  # ai_reply, meta, log, gameover: no client receives them
+        seq = int(ln["seq"])
+        to = ln.get("to")
+        if kind == "request":
+            copies = 1 if to == player_id or (isinstance(to, list) and player_id in to) else 0
+        else:
+            # A player listed twice got the message twice (two identical broadcasts in a row).
+            copies = to.count(player_id) if isinstance(to, list) else int(to == player_id)
+        if not copies:
+            continue
+        if not started:
+            if cmd != "StartGame":
+                continue  # before StartGame the client is not recording
+            # Recording starts here, with the other players; StartGame itself is not recorded.
+            started = True
+            for pid in sorted(players - {player_id}):
+                messages.append(Message(0, NOTIFY, "AddPlayer", [pid, screen_name(pid), avatar, True, 0]))
+                stamps.append(seq * MS_PER_SEQ)
+            continue
+        data = ln.get("data")
+        for _ in range(copies):
+            messages.append(Message(0, REQUEST if kind == "request" else NOTIFY, str(cmd), data))
+            stamps.append(seq * MS_PER_SEQ)
+        if cmd == "PropertyUpdate" and isinstance(data, list) and len(data) >= 3 and data[0] == player_id:
+            if data[1] == "general":
+                general = str(data[2])
+            elif data[1] == "role":
+                role = str(data[2])
+        if cmd == "GameOver":
+            winners = str(data)
+            break  # the client stops recording
+    if not started:
+        raise ValueError(f"player {player_id} never received StartGame: FreeKill's client would record nothing")
+
+    if winners is None:  # unfinished: FreeKill would save nothing; the date alone is what it held
+        name = ReplayName(date.replace(microsecond=0))
+    else:
+        mode = str(settings.get("gameMode", ""))
+        name = ReplayName(date.replace(microsecond=0), me.screen_name, mode, general, role, winners)
+    to = (player_id,)
+    numbered = [Message(FIRST_ENTRY + i, m.kind, m.cmd, m.data, to) for i, m in enumerate(messages)]
+    return Recording(version, name, room, me, False, numbered, stamps)
+
+
+def fkrep_from_transcript(
+    lines: Iterable[Mapping[str, Any]],
+    player_id: int,
+    *,
+    version: str = DEFAULT_VERSION,
+    date: datetime = DEFAULT_DATE,
+    avatar: str = DEFAULT_AVATAR,
+    level: int = 6,
+) -> bytes:
+    """The ``.fk.rep`` that ``player_id``'s FreeKill client would have recorded of the game in a
+    server transcript (its lines as JSON objects, in order). Deterministic: no wall clock.
+
+    - Header: ``version`` (transcripts do not say it), ``date`` extended at game over with the
+      player's screen name, ``meta.settings.gameMode``, the player's general and role as the last
+      ``PropertyUpdate`` they received said (``""`` / ``"unknown"`` if none, as FreeKill writes),
+      and the ``GameOver`` winners; the room ``[meta.players, the most common request timeout,
+      meta.settings]``; the player ``[id, screen_name(id), avatar]``; ``"normal"``.
+    - Names are made up (transcripts carry none): ``screen_name(id)`` is ``p<id>``, every avatar
+      ``avatar``, every total game time 0.
+    - Entries, from the player's ``StartGame`` on (which, as in FreeKill, is not itself
+      recorded): ``AddPlayer [id, screenName, avatar, true, 0]`` for every other player in
+      ascending id order, then every ``notify`` line whose ``to`` lists the player — once per
+      time it lists them: a ``to`` naming the player twice is two identical messages sent in a
+      row, merged into one line by the transcript — and every ``request`` line to the player
+      (isRequest true), in transcript order, up to and including ``GameOver``. Never
+      ``ai_reply``, ``meta``, ``log`` or ``gameover`` lines.
+    - ``ms`` is the line's seq x 10 (the ``AddPlayer`` entries get StartGame's), so
+      ``ms // 10`` gives the transcript seq back.
+    - Payloads: CBOR of the line's ``data``, maps whose keys are all decimal integers written
+      with integer keys, as FreeKill's Lua tables are (see :func:`write_fkrep`).
+    """
+    rec = recording_from_transcript(lines, player_id, version=version, date=date, avatar=avatar)
+    return write_fkrep(rec, level=level)
+
+
+def _player_ids(lines: list[Mapping[str, Any]]) -> set[int]:
+    # The seating names every player; without it, whoever was sent anything.
+    for ln in lines:
+        if ln.get("kind") == "notify" and ln.get("cmd") == "ArrangeSeats" and isinstance(ln.get("data"), list):
+            return {int(pid) for pid in ln["data"]}
+    ids: set[int] = set()
+    for ln in lines:
+        to: Any = ln.get("to")
+        if ln.get("kind") in ("notify", "request") and to is not None:
+            ids.update(int(pid) for pid in (to if isinstance(to, list) else [to]))
+    return ids
