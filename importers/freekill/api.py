@@ -73,7 +73,7 @@ def messages_of(data: bytes, fmt: str) -> tuple[list[Message], str, list[str]]:
         raise ImportFailure("a 'reconnect' recording starts in the middle of the game (no set-up): it cannot "
                             "be verified")
     version = version_of(rec.version)
-    return rec.messages, version, [f"one seat's view: recorded by FreeKill player {rec.player_id}"]
+    return rec.messages, version, [f"one seat's view: recorded by FreeKill player {rec.player.id}"]
 
 
 def version_of(fk_version: str) -> str:

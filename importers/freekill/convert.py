@@ -51,6 +51,9 @@ NOT_DECISIONS = frozenset({
 # Effects that give their owner a card without one of theirs (八卦阵's judgment, 护驾/激将's other
 # characters): the card FreeKill shows the owner using is in our log as the invocation and its answer.
 PROVIDED = frozenset({"eight_diagram", "hujia", "jijiang"})
+# The non-delayed tricks (a 无懈可击 window opens for each of their targets).
+TRICKS = frozenset({"duel", "dismantlement", "snatch", "ex_nihilo", "collateral", "savage_assault", "archery_attack",
+                    "god_salvation", "amazing_grace", "fire_attack", "iron_chain"})
 # Cards a skill uses by itself (离间's 决斗): no decision of ours, the skill's settlement makes them.
 MADE_BY_SKILLS = frozenset({"lijian"})
 # 'luoyi_2_trig' / 'wushuang_2_trig': the +1 damage / the second 闪 at work, not the skill invoked.
@@ -94,6 +97,18 @@ def skill_name(fk: str) -> str:
 
 
 @dataclass(slots=True)
+class _Trick:
+    """A trick resolving, target by target (for whom a 无懈可击 is played)."""
+
+    card: int  # FreeKill id of its (first) real card
+    targets: list[int]  # our seats, in the order their effects resolve
+    delayed: bool = False  # a delayed trick judged in its owner's judgment phase
+    seen: int = -1  # the last target position whose effect has come
+    window: int | None = None  # the target position of the open 无懈可击 window
+    chain: int = 0  # 无懈可击 played in that window
+
+
+@dataclass(slots=True)
 class _Yiji:
     seat: int
     drawn: list[int]  # FreeKill ids, still to be given or kept
@@ -111,6 +126,7 @@ class Converter:
         self.notes: list[str] = []
         self.seq = 0  # the message being read
         self.seat_of: dict[int, int] = {}
+        self.fk_player: list[int] = []
         self.roles: dict[int, str] = {}
         self.generals: dict[int, str] = {}
         self.draw_pile: list[int] = []  # FreeKill ids, top first
@@ -139,6 +155,15 @@ class Converter:
         self.guanxing: int | None = None  # the seat whose 观星 waits for the pile's new order
         self.fire_attack_target: int | None = None
         self.suits_inferred = 0
+        self.trick: _Trick | None = None
+        self.nullifications: set[int] = set()  # 无懈可击 cards played against the resolving trick
+        self.dying: list[int] = []  # FreeKill ids of the characters dying now (the last one is being saved)
+        self.blade: int | None = None  # who may use 青龙偃月刀's second 杀 now
+        self.fk_of_card = {ours: fk for fk, ours in table.to_ours.items()}
+        self.equips: dict[int, list[int]] = {}  # FreeKill player -> FreeKill ids in the equipment area
+        self.max_hp: dict[int, int] = {}
+        # (seq, inferred, prompted): 无懈可击 targets, inferred and as the request named them (transcripts).
+        self.prompted: list[tuple[int, int | None, int]] = []
 
     # ---------------------------------------------------------------- helpers
 
@@ -181,9 +206,6 @@ class Converter:
             return pb.CardRef(virtual=pb.VirtualCard(name=NAMES.get(name, name), subcards=subcards, skill=skill))
         raise self.fail(f"cannot read the card {card!r}")
 
-    def request_of(self, fk_player: int) -> Message | None:
-        return self.requests.get(fk_player)
-
     # ---------------------------------------------------------------- set-up
 
     def read_setup(self) -> int:
@@ -201,12 +223,17 @@ class Converter:
                 if not isinstance(data, list) or len(data) != self.n or len(set(data)) != self.n:
                     raise self.fail(f"ArrangeSeats must list the {self.n} players once each: {data!r}")
                 self.seat_of = {fk: s for s, fk in enumerate(data)}
+                self.fk_player = list(data)  # our seat -> FreeKill player
             elif cmd == "PropertyUpdate" and isinstance(data, list) and len(data) == 3:
                 who, prop, value = data
                 if prop == "role" and isinstance(value, str):
                     self.roles[who] = value
                 elif prop == "general" and isinstance(value, str) and value:
                     self.generals[who] = value
+                elif prop == "hp" and isinstance(value, int):
+                    self.hp[who] = value
+                elif prop == "maxHp" and isinstance(value, int):
+                    self.max_hp[who] = value
             elif cmd == "SetBanner" and isinstance(data, list) and data and data[0] == "InitialGeneral":
                 for entry in data[1]:
                     self.generals[entry[0]] = entry[1]
@@ -298,6 +325,8 @@ class Converter:
         who, prop, value = data[0], data[1], data[2]
         if prop == "phase" and who == self.current and isinstance(value, int):
             self.phase_change(value)
+        elif prop == "maxHp" and isinstance(value, int):
+            self.max_hp[who] = value
         elif prop == "hp" and isinstance(value, int):
             self.hp[who] = value
             dmg = self.damage.pop(self.seat(who), None) if who in self.seat_of else None
@@ -369,6 +398,10 @@ class Converter:
             self.off_the_pile(from_pile, move)
         for cid in ids:
             self.enter(cid, to_area, to)
+        if skill == "phase_judge" and frm in self.seat_of and infos and infos[0].get("fromArea") == JUDGE:
+            # A delayed trick leaves the judgment area to be judged: 无懈可击 now are against it.
+            self.trick = _Trick(ids[0], [self.seat(frm)], delayed=True)
+            self.nullifications = set()
         if reason == R_RECAST and to_area == DISCARD_PILE:
             self.decision_use(frm, ids, [], recast=True)
             return
@@ -389,6 +422,7 @@ class Converter:
                 chooser = to
                 self.fanjian_suit(to, ids)
             if chooser in self.seat_of:
+                self.effect_on(self.seat(chooser))
                 self.emit(pb.Event(choose_cards=pb.ChooseCards(seat=self.seat(chooser), cards=[self.card(c)
                                                                                               for c in ids])))
 
@@ -403,12 +437,18 @@ class Converter:
             for cards in self.judgment.values():
                 if cid in cards:
                     cards.remove(cid)
+        elif area == EQUIP:
+            for cards in self.equips.values():
+                if cid in cards:
+                    cards.remove(cid)
 
     def enter(self, cid: int, area: Any, owner: Any) -> None:
         if area == HAND and owner is not None:
             self.hands.setdefault(owner, []).append(cid)
         elif area == JUDGE and owner is not None:
             self.judgment.setdefault(owner, []).append(cid)
+        elif area == EQUIP and owner is not None:
+            self.equips.setdefault(owner, []).append(cid)
         elif area == DRAW_PILE:
             self.draw_pile.insert(0, cid)
 
@@ -481,6 +521,22 @@ class Converter:
             use.targets.extend(self.targets_for(ref, seat, [self.seat(t) for t in to]))
         self.last_use = self.emit(pb.Event(use_card=use)).use_card
         self.last_card = self.last_use.card
+        name = self.card_name(ref)
+        if name in TRICKS and not recast:
+            targets = [self.seat(t) for t in to] or [seat]
+            if name == "collateral":
+                targets = targets[:1]  # the weapon holder (the other is whom they must attack)
+            else:  # each target in seat order from the user (FreeKill lists them in another order)
+                targets.sort(key=lambda t: (t - seat) % self.n)
+            # No window opens for a target the card cannot affect: 藤甲 voids 南蛮入侵 and 万箭齐发, and
+            # 桃园结义 passes over characters at full HP.
+            if name in ("savage_assault", "archery_attack"):
+                targets = [t for t in targets if not self.wears(t, "vine")]
+            elif name == "god_salvation":
+                targets = [t for t in targets if self.hp.get(self.fk_player[t], 0) < self.max_hp.get(self.fk_player[t], 0)]
+            fk_cards = physical(fk_cards)
+            self.trick = _Trick(fk_cards[0] if fk_cards else 0, targets)
+            self.nullifications = set()
 
     def targets_for(self, ref: pb.CardRef, seat: int, targets: list[int]) -> list[int]:
         """Our logs leave out the targets the rules fix (南蛮入侵, 桃 on oneself, equipment, ...)."""
@@ -506,24 +562,20 @@ class Converter:
 
         return all_cards()[ref.id].type == "equip"
 
-    def answering(self, who: int) -> Message | None:
-        """The request a card of ``who``'s answers (None: their own play-phase action)."""
-        req = self.request_of(who)
-        if req is None or req.cmd == "PlayCard":
-            return None
-        return req
-
     def log_UseCardToTargets(self, data: dict[str, Any]) -> None:
         who, card, to = data.get("from"), data.get("card"), list(data.get("to") or [])
-        if self.made_by_skill(card):
-            return
-        if self.was_supplied(who, card):
-            return  # the 杀 激将 obtained: the lord's invocation named its target
-        req = self.answering(who)
-        if req is None and who == self.current and self.phase == FK_PLAY:
+        if self.made_by_skill(card) or self.was_supplied(who, card):
+            return  # 离间's 决斗 / the 杀 激将 obtained: the skill's invocation is the decision
+        name = self.card_name(self.card_ref(card))
+        if self.dying and name in ("peach", "analeptic"):
+            self.respond(who, card)  # a rescue (FreeKill "uses" it on the dying character)
+        elif self.blade is not None and self.blade == who:
+            self.blade = None
+            self.respond(who, card)  # 青龙偃月刀's second 杀 answers the weapon's offer
+        elif who == self.current and self.phase == FK_PLAY:
             self.decision_use(who, card, to)
-            return
-        self.respond(who, card, req, to)
+        else:
+            self.respond(who, card)  # e.g. 借刀杀人's 杀
 
     def was_supplied(self, who: Any, card: Any) -> bool:
         supplied, self.supplied = self.supplied, None
@@ -541,49 +593,82 @@ class Converter:
             self.last_use.targets.extend(self.seat(t) for t in data.get("to") or [])
 
     def log_UseCardToCard(self, data: dict[str, Any]) -> None:
-        # ``arg``: the card answered (the 杀 a 闪 cancels, the trick a 无懈可击 nullifies).
-        self.answered = data.get("arg")
-        self.respond(data.get("from"), data.get("card"), self.answering(data.get("from")), [])
+        # ``arg``: the card answered (the 杀 a 闪 cancels, the trick or 无懈可击 a 无懈可击 nullifies).
+        self.respond(data.get("from"), data.get("card"), answered=data.get("arg"))
 
     def log_ResponsePlayCard(self, data: dict[str, Any]) -> None:
-        self.respond(data.get("from"), data.get("card"), self.answering(data.get("from")), [])
+        self.respond(data.get("from"), data.get("card"))
 
-    def respond(self, who: Any, card: Any, req: Message | None, to: list[Any]) -> None:
+    def respond(self, who: Any, card: Any, answered: Any = None) -> None:
         seat = self.seat(who)
+        ref = self.card_ref(card)
+        name = self.card_name(ref)
+        if name != "nullification":
+            self.effect_on(seat)  # answering 南蛮入侵 / 万箭齐发 is that target's turn of the trick
         if self.was_supplied(who, card):
             return  # the card 激将/护驾 obtained from another character: their answer is in the log
-        ref = self.card_ref(card)
         if ref.WhichOneof("kind") == "virtual" and ref.virtual.skill in PROVIDED:
             return  # a card an effect provided: its invocation (and judgment, or another's answer) is in the log
         r = pb.Respond(seat=seat, card=ref)
         if self.invoke is not None and self.invoke[1] in ("jijiang", "hujia") and self.invoke[0].seat != seat \
                 and physical(card):
             self.supplied = (self.invoke[0].seat, physical(card))
-        prompt = req.data[2] if req is not None and isinstance(req.data, list) and len(req.data) > 2 else ""
-        extra = req.data[4] if req is not None and isinstance(req.data, list) and len(req.data) > 4 else {}
-        name = self.card_name(ref)
-        if name in ("peach", "analeptic") and isinstance(extra, dict) and extra.get("fix_targets"):
-            r.target = self.seat(extra["fix_targets"][0])
-        elif name == "nullification" and isinstance(prompt, str):
-            self.nullify_target(r, prompt, extra)
+        if name in ("peach", "analeptic") and self.dying:
+            r.target = self.seat(self.dying[-1])
+        elif name == "nullification":
+            self.nullify_target(r, answered)
+            self.cross_check(who, r)
         self.last_card = self.emit(pb.Event(respond=r)).respond.card
 
-    def nullify_target(self, r: pb.Respond, prompt: str, extra: Any) -> None:
-        """'#AskForNullification::<target>:<card>' names whose effect; a chain keeps the first target."""
-        parts = prompt.split(":")
-        if prompt.startswith("#AskForNullification:") and len(parts) >= 3 and parts[2].isdigit():
-            self.nullify_for = self.seat(int(parts[2]))
-            self.nullify_card = None
-            trick = physical(getattr(self, "answered", None))
-            if trick and self.phase == 3:
-                # In a judgment phase: the delayed trick judged (国色's 乐不思蜀: the real card placed).
-                self.nullify_card = self.card(trick[0])
-        target = getattr(self, "nullify_for", None)
-        if target is not None:
-            r.target = target
-        card = getattr(self, "nullify_card", None)
-        if card is not None:
-            r.trick_card = card
+    def nullify_target(self, r: pb.Respond, answered: Any) -> None:
+        """Whose effect a 无懈可击 cancels, from the trick's resolution so far (the same in a transcript and
+        in a client replay, which holds other players' requests neither): a 无懈可击 answering another
+        continues that window's chain; one answering the trick opens the window of the next target whose
+        effect has not come yet."""
+        trick = self.trick
+        if trick is None or not trick.targets:
+            return
+        if trick.window is not None and physical(answered) and physical(answered)[0] in self.nullifications:
+            trick.chain += 1
+        else:
+            if trick.window is not None and trick.chain % 2 == 1:
+                trick.seen = max(trick.seen, trick.window)  # the last window's target was nullified
+            trick.window = min(trick.seen + 1, len(trick.targets) - 1)
+            trick.chain = 1
+        r.target = trick.targets[trick.window]
+        if trick.delayed:
+            r.trick_card = self.card(trick.card)
+        self.nullifications.update(self.physical_of(r.card))
+
+    def cross_check(self, who: Any, r: pb.Respond) -> None:
+        """Where the record holds the request the 无懈可击 answered (a transcript), it names the target
+        too: keep both, so tests can hold the inference to it."""
+        req = self.requests.get(who)
+        if req is None or req.cmd != "AskForUseCard" or not isinstance(req.data, list) or len(req.data) < 3:
+            return
+        prompt = req.data[2]
+        parts = prompt.split(":") if isinstance(prompt, str) else []
+        if prompt.startswith("#AskForNullification:") and len(parts) >= 3 and parts[2].isdigit() \
+                and int(parts[2]) in self.seat_of:
+            self.prompted.append((self.seq, r.target if r.HasField("target") else None, self.seat(int(parts[2]))))
+
+    def physical_of(self, ref: pb.CardRef) -> list[int]:
+        """FreeKill ids of the real cards of one of our card references."""
+        ours = [ref.id] if ref.WhichOneof("kind") == "id" else list(ref.virtual.subcards)
+        return [self.fk_of_card[c] for c in ours]
+
+    def wears(self, seat: int, name: str) -> bool:
+        return any(self.table.cards[c].name == name for c in self.equips.get(self.fk_player[seat], []))
+
+    def effect_on(self, seat: int) -> None:
+        """Something happened to ``seat`` as a target of the trick resolving: its turn of the trick came."""
+        trick = self.trick
+        if trick is not None and seat in trick.targets:
+            pos = trick.targets.index(seat)
+            if pos >= trick.seen:
+                trick.seen = pos
+                if trick.window is not None and trick.window <= pos:
+                    trick.window = None
 
     # --- skills
 
@@ -597,6 +682,8 @@ class Converter:
         if fk_skill in EFFECT_LINES:
             return
         name = skill_name(fk_skill)
+        if name == "blade":
+            self.blade = who
         if name in NOT_DECISIONS:
             return
         if name == "fan":
@@ -706,6 +793,7 @@ class Converter:
         if data.get("from") in self.chained:
             self.chained.discard(data.get("from"))  # type: ignore[arg-type]
             d.chained = True
+        self.effect_on(victim)
         self.emit(ev)
         self.damage[victim] = d
 
@@ -721,12 +809,21 @@ class Converter:
                                              hp_after=self.hp.get(data.get("from"), 0))))  # type: ignore[arg-type]
 
     def log_HealHP(self, data: dict[str, Any]) -> None:
-        seat = self.seat(data.get("from"))
+        who = data.get("from")
+        seat = self.seat(who)
+        self.effect_on(seat)
+        if who in self.dying and self.hp.get(who, 0) > 0:  # type: ignore[arg-type]
+            self.dying.remove(who)  # type: ignore[arg-type]
         self.emit(pb.Event(recover=pb.Recover(seat=seat, amount=int(data.get("arg", 0)),
                                               hp_after=self.hp.get(data.get("from"), 0))))  # type: ignore[arg-type]
 
     def log_EnterDying(self, data: dict[str, Any]) -> None:
+        self.dying.append(data.get("from"))  # type: ignore[arg-type]
         self.emit(pb.Event(dying=pb.Dying(seat=self.seat(data.get("from")))))
+
+    def log_ChainStateChange(self, data: dict[str, Any]) -> None:
+        if data.get("from") in self.seat_of:
+            self.effect_on(self.seat(data.get("from")))
 
     def log_KillPlayer(self, data: dict[str, Any]) -> None:
         who = data.get("from")
@@ -737,6 +834,8 @@ class Converter:
             ev.death.killer = self.seat(killers[0])
         ev.death.role = ROLES.get(self.roles.get(who, ""), pb.ROLE_UNSPECIFIED)  # type: ignore[arg-type]
         self.dead.add(who)  # type: ignore[arg-type]
+        if who in self.dying:
+            self.dying.remove(who)  # type: ignore[arg-type]
         self.emit(ev)
 
     def log_KillPlayerWithNoKiller(self, data: dict[str, Any]) -> None:
