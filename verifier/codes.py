@@ -141,7 +141,8 @@ def code(name: str) -> Code:
 
 
 def rule_links(rule: str) -> str:
-    """A ``rule`` citation as Markdown links relative to docs/ ("docs/rules.md#x" -> a link to rules.md#x)."""
+    """A ``rule`` citation as Markdown links relative to docs/: docs/rules.md#slash-limit becomes a link to
+    rules.md#slash-limit."""
     return "; ".join(f"[{part}]({part.removeprefix('docs/')})" if part.startswith("docs/") else part
                      for part in rule.split("; "))
 
