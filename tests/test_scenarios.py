@@ -4,7 +4,7 @@ A scenario file is JSON:
 
     {
       "description": "what it shows",
-      "rule": "RULES.md §…",
+      "rule": "docs/rules.md#slash-limit",   # where the rule is written: docs/FILE.md#anchor, "; "-separated
       "log": { …a GameLog in the protobuf JSON mapping… },
       "expect": {
         "violations": [{"index": 7, "code": "SLASH_LIMIT"}],   # exactly these, in order

@@ -2,6 +2,10 @@
 the rule is written; and, apart from it, the catalogue of header notices (remarks on a
 header that are not violations). docs/codes.md is generated from both tables (tests keep
 them in step); a code, once published, is never renamed or reused.
+
+A code's ``rule`` cites sections of the project's documents as ``docs/FILE.md#anchor``
+(several separated by "; "), mostly of docs/rules.md, whose anchors are as stable as the
+codes; tests/test_rules_reference.py checks that every cited file and anchor exists.
 """
 
 from __future__ import annotations
@@ -26,108 +30,109 @@ class Code:
 
 _CODES = [
     # --- header and malformed events
-    Code("BAD_HEADER", Kind.MALFORMED, "docs/log-format.md §Header",
+    Code("BAD_HEADER", Kind.MALFORMED, "docs/log-format.md#header",
          "The header is unusable: wrong player count, mode, ruleset or seats."),
-    Code("UNSUPPORTED_OPTION", Kind.MALFORMED, "docs/log-format.md §Header",
+    Code("UNSUPPORTED_OPTION", Kind.MALFORMED, "docs/log-format.md#header; docs/rules.md#not-implemented",
          "The header asks for a mode, package or option this engine version does not implement."),
-    Code("BAD_ROLES", Kind.MALFORMED, "RULES.md §1.1",
+    Code("BAD_ROLES", Kind.MALFORMED, "docs/rules.md#role-table; docs/rules.md#house-role-table",
          "The roles in the header do not fit the role table for this player count and variant, or the "
          "declared role table (options.role_table); or the declared table is impossible or contradicts "
          "options.role_variant."),
-    Code("BAD_SETUP", Kind.MALFORMED, "docs/log-format.md §Setup",
+    Code("BAD_SETUP", Kind.MALFORMED, "docs/log-format.md#setup",
          "The explicit set-up is not a valid arrangement of the deck (missing, repeated or unknown cards)."),
-    Code("MALFORMED_EVENT", Kind.MALFORMED, "docs/log-format.md §Events",
+    Code("MALFORMED_EVENT", Kind.MALFORMED, "docs/log-format.md#events",
          "The event is empty or lacks a required field."),
-    Code("UNKNOWN_CARD", Kind.MALFORMED, "docs/cards.md",
+    Code("UNKNOWN_CARD", Kind.MALFORMED, "docs/cards.md#card-ids",
          "A card id that is not in this game's deck, or a card name that does not exist."),
-    Code("SEAT_OUT_OF_RANGE", Kind.MALFORMED, "docs/log-format.md §Events",
+    Code("SEAT_OUT_OF_RANGE", Kind.MALFORMED, "docs/log-format.md#events",
          "A seat number that is not at the table."),
-    Code("UNSUPPORTED_EVENT", Kind.MALFORMED, "RULES.md §5",
+    Code("UNSUPPORTED_EVENT", Kind.MALFORMED, "docs/rules.md#unsupported-events",
          "An event this mode does not have (e.g. picking a general in white-general mode)."),
     # --- whose turn, when, and with what
-    Code("OUT_OF_TURN", Kind.ILLEGAL, "RULES.md §2",
+    Code("OUT_OF_TURN", Kind.ILLEGAL, "docs/rules.md#timing",
          "A player acted on their own initiative when it was not their play phase."),
-    Code("WRONG_TIMING", Kind.ILLEGAL, "RULES.md §2",
+    Code("WRONG_TIMING", Kind.ILLEGAL, "docs/rules.md#timing",
          "The decision does not answer what the game is waiting for (wrong phase, wrong kind of card, "
          "or nobody asked for it)."),
-    Code("DEAD_PLAYER", Kind.ILLEGAL, "RULES.md §4",
+    Code("DEAD_PLAYER", Kind.ILLEGAL, "docs/rules.md#death",
          "A dead character made a decision."),
-    Code("CARD_NOT_OWNED", Kind.ILLEGAL, "RULES.md §2",
+    Code("CARD_NOT_OWNED", Kind.ILLEGAL, "docs/rules.md#using-cards",
          "A card was used, played or chosen from a place it is not in (e.g. not in the user's hand)."),
-    Code("WRONG_CARD", Kind.ILLEGAL, "RULES.md §6",
+    Code("WRONG_CARD", Kind.ILLEGAL, "docs/rules.md#responses",
          "The card does not fit the request (e.g. a 杀 offered as a 闪)."),
-    Code("INVALID_CHOICE", Kind.ILLEGAL, "RULES.md §6",
+    Code("INVALID_CHOICE", Kind.ILLEGAL, "docs/rules.md#choosing-cards",
          "The chosen cards are not among the allowed ones, or their number is wrong."),
-    Code("INVALID_TARGET", Kind.ILLEGAL, "RULES.md §6",
+    Code("INVALID_TARGET", Kind.ILLEGAL, "docs/rules.md#targets",
          "A target the card cannot take: wrong number of targets, yourself, a dead character, "
          "or a character without the required cards or weapon."),
-    Code("INVALID_CONVERSION", Kind.ILLEGAL, "RULES.md §6 (equipment)",
+    Code("INVALID_CONVERSION", Kind.ILLEGAL, "docs/rules.md#virtual-cards",
          "A virtual card made wrongly: by an effect the player does not have, or from the wrong cards."),
-    Code("SKILL_NOT_AVAILABLE", Kind.ILLEGAL, "docs/cards.md",
+    Code("SKILL_NOT_AVAILABLE", Kind.ILLEGAL, "docs/rules.md#equipment; docs/rules.md#skills",
          "An equipment effect or skill invoked by someone who does not have it, or when it does not apply."),
-    Code("SKILL_NOT_OWNED", Kind.ILLEGAL, "RULES.md §7",
+    Code("SKILL_NOT_OWNED", Kind.ILLEGAL, "docs/rules.md#skills",
          "A general's skill (or a virtual card made by one) used by a character whose general does not have it."),
-    Code("LORD_SKILL", Kind.ILLEGAL, "RULES.md §7; docs/generals.md (lord skills)",
+    Code("LORD_SKILL", Kind.ILLEGAL, "docs/rules.md#lord-skills; docs/generals.md#selection",
          "A lord skill (激将, 护驾, 救援) used by a character whose general has it but who is not the lord."),
-    Code("SKILL_TIMING", Kind.ILLEGAL, "RULES.md §7; docs/generals.md",
+    Code("SKILL_TIMING", Kind.ILLEGAL, "docs/rules.md#skill-timing; docs/generals.md#skills-in-the-log",
          "A skill the character has, used when its timing does not allow it (e.g. 急救 in one's own turn, "
          "a triggered skill when nothing triggers it)."),
-    Code("SKILL_LIMIT", Kind.ILLEGAL, "RULES.md §7; docs/generals.md",
+    Code("SKILL_LIMIT", Kind.ILLEGAL, "docs/rules.md#skill-limit; docs/generals.md#skills-in-the-log",
          "A skill used more often than it allows (e.g. 制衡 twice in one play phase)."),
-    Code("TARGET_PROHIBITED", Kind.ILLEGAL, "RULES.md §7; docs/generals.md",
+    Code("TARGET_PROHIBITED", Kind.ILLEGAL,
+         "docs/rules.md#prohibited-targets; docs/generals.md#kongcheng; docs/generals.md#qianxun",
          "A target a skill forbids: 空城 (杀/决斗 on a character with no hand cards), 谦逊 (顺手牵羊/乐不思蜀)."),
-    Code("GENERAL_NOT_OFFERED", Kind.ILLEGAL, "RULES.md §1.2",
+    Code("GENERAL_NOT_OFFERED", Kind.ILLEGAL, "docs/rules.md#generals; docs/generals.md#selection",
          "A general picked that is not among the seat's candidates (or a pick out of order)."),
-    Code("SLASH_LIMIT", Kind.ILLEGAL, "RULES.md §2 play phase rule 1",
+    Code("SLASH_LIMIT", Kind.ILLEGAL, "docs/rules.md#slash-limit",
          "A second 杀 in one play phase without 诸葛连弩 or a skill that allows it."),
-    Code("ANALEPTIC_LIMIT", Kind.ILLEGAL, "RULES.md §6 (酒)",
+    Code("ANALEPTIC_LIMIT", Kind.ILLEGAL, "docs/rules.md#analeptic",
          "A second 酒 drunk in one turn (outside dying, 酒 is drunk at most once per turn)."),
-    Code("OUT_OF_RANGE", Kind.ILLEGAL, "RULES.md §3",
+    Code("OUT_OF_RANGE", Kind.ILLEGAL, "docs/rules.md#attack-range",
          "A 杀 target beyond the user's attack range."),
-    Code("DISTANCE_LIMIT", Kind.ILLEGAL, "RULES.md §3",
+    Code("DISTANCE_LIMIT", Kind.ILLEGAL, "docs/rules.md#distance-limit",
          "A 顺手牵羊 (or 兵粮寸断) target at a distance greater than 1."),
-    Code("DUPLICATE_DELAYED_TRICK", Kind.ILLEGAL, "RULES.md §2 play phase rule 2",
+    Code("DUPLICATE_DELAYED_TRICK", Kind.ILLEGAL, "docs/rules.md#judgment-area",
          "A delayed trick placed into a judgment area that already holds one of that name."),
-    Code("EQUIP_SLOT", Kind.ILLEGAL, "RULES.md §6 (equipment)",
+    Code("EQUIP_SLOT", Kind.ILLEGAL, "docs/rules.md#equipment-slots",
          "A second card in one equipment slot: the old card must be discarded when a new one enters."),
-    Code("PEACH_FULL_HP", Kind.ILLEGAL, "RULES.md §6 (桃)",
+    Code("PEACH_FULL_HP", Kind.ILLEGAL, "docs/rules.md#peach",
          "A 桃 used in the play phase by a character who is not wounded."),
-    Code("HAND_LIMIT", Kind.ILLEGAL, "RULES.md §2 discard phase",
+    Code("HAND_LIMIT", Kind.ILLEGAL, "docs/rules.md#hand-limit",
          "Too few or too many cards discarded in the discard phase."),
-    Code("AFTER_GAME_OVER", Kind.ILLEGAL, "RULES.md §5",
+    Code("AFTER_GAME_OVER", Kind.ILLEGAL, "docs/rules.md#game-over",
          "An event after the game ended."),
     # --- recorded outcomes checked against the derived ones
-    Code("DRAW_COUNT", Kind.MISMATCH, "RULES.md §2 draw phase",
+    Code("DRAW_COUNT", Kind.MISMATCH, "docs/rules.md#draw-phase",
          "The recorded draw has a different number of cards than the rules give."),
-    Code("DRAW_NOT_TOP", Kind.MISMATCH, "RULES.md §1.4",
+    Code("DRAW_NOT_TOP", Kind.MISMATCH, "docs/rules.md#drawing",
          "The recorded draw is not the top of the draw pile (a stacked deck)."),
-    Code("JUDGMENT_MISMATCH", Kind.MISMATCH, "RULES.md §6 (judgment)",
+    Code("JUDGMENT_MISMATCH", Kind.MISMATCH, "docs/rules.md#judgment",
          "The recorded judgment card is not the top of the draw pile."),
-    Code("DAMAGE_MISMATCH", Kind.MISMATCH, "RULES.md §6",
+    Code("DAMAGE_MISMATCH", Kind.MISMATCH, "docs/rules.md#damage",
          "The recorded damage differs in source, target, amount or nature."),
-    Code("HP_MISMATCH", Kind.MISMATCH, "RULES.md §1.3",
+    Code("HP_MISMATCH", Kind.MISMATCH, "docs/rules.md#hp",
          "The recorded HP after damage, loss or recovery differs from the rules."),
-    Code("RECOVER_MISMATCH", Kind.MISMATCH, "RULES.md §6 (桃)",
+    Code("RECOVER_MISMATCH", Kind.MISMATCH, "docs/rules.md#recovery",
          "The recorded recovery differs in who or how much."),
-    Code("DEATH_MISMATCH", Kind.MISMATCH, "RULES.md §4",
+    Code("DEATH_MISMATCH", Kind.MISMATCH, "docs/rules.md#dying; docs/rules.md#death",
          "The recorded dying or death differs (who, killer, revealed role)."),
-    Code("KILL_REWARD", Kind.MISMATCH, "RULES.md §4",
+    Code("KILL_REWARD", Kind.MISMATCH, "docs/rules.md#kill-reward; docs/rules.md#dead-or-self-killer",
          "A kill reward (draw 3 for killing a rebel) that is missing, wrong, or was not owed."),
-    Code("KILL_PENALTY", Kind.MISMATCH, "RULES.md §4",
+    Code("KILL_PENALTY", Kind.MISMATCH, "docs/rules.md#kill-penalty; docs/rules.md#dead-or-self-killer",
          "The lord's penalty for killing a loyalist (discard all hand and equipment) that is missing, "
          "wrong, or was not owed."),
-    Code("GAME_RESULT", Kind.MISMATCH, "RULES.md §5",
+    Code("GAME_RESULT", Kind.MISMATCH, "docs/rules.md#victory",
          "The recorded end of the game (winning side, winners) differs from the rules."),
-    Code("RESHUFFLE_MISMATCH", Kind.MISMATCH, "RULES.md §1.4",
+    Code("RESHUFFLE_MISMATCH", Kind.MISMATCH, "docs/rules.md#reshuffle",
          "A recorded reshuffle that is not the seeded order, or (with recorded reshuffles) not a "
          "permutation of the discard pile."),
-    Code("TURN_MISMATCH", Kind.MISMATCH, "RULES.md §2",
+    Code("TURN_MISMATCH", Kind.MISMATCH, "docs/rules.md#turn-order; docs/rules.md#phases",
          "A recorded turn or phase marker that differs from the rules' turn order."),
-    Code("MOVE_MISMATCH", Kind.MISMATCH, "docs/log-format.md §Outcomes",
+    Code("MOVE_MISMATCH", Kind.MISMATCH, "docs/log-format.md#canonical-outcomes",
          "A recorded card move that differs from the derived one."),
-    Code("MISSING_OUTCOME", Kind.MISMATCH, "docs/log-format.md §Outcomes",
+    Code("MISSING_OUTCOME", Kind.MISMATCH, "docs/log-format.md#complete-outcomes",
          "A log that claims complete outcomes leaves one out."),
-    Code("UNEXPECTED_OUTCOME", Kind.MISMATCH, "docs/log-format.md §Outcomes",
+    Code("UNEXPECTED_OUTCOME", Kind.MISMATCH, "docs/log-format.md#outcomes",
          "A recorded outcome the rules do not produce at that point."),
 ]
 
@@ -145,7 +150,7 @@ class NoticeCode:
 
 
 _NOTICES = [
-    NoticeCode("HOUSE_ROLE_TABLE", "RULES.md §1.1; docs/log-format.md §Header (house role tables)",
+    NoticeCode("HOUSE_ROLE_TABLE", "docs/rules.md#house-role-table; docs/log-format.md#header",
                "The header declares a role table (options.role_table) that is not the rule book's for the "
                "player count (neither the standard table nor the 6/8-player two-spy variant); the game was "
                "judged by the declared table."),
@@ -156,6 +161,13 @@ NOTICES: dict[str, NoticeCode] = {c.name: c for c in _NOTICES}
 
 def code(name: str) -> Code:
     return CATALOGUE[name]
+
+
+def rule_links(rule: str) -> str:
+    """A ``rule`` citation as Markdown links relative to docs/: docs/rules.md#slash-limit becomes a link to
+    rules.md#slash-limit."""
+    return "; ".join(f"[{part}]({part.removeprefix('docs/')})" if part.startswith("docs/") else part
+                     for part in rule.split("; "))
 
 
 def catalogue_markdown() -> str:
@@ -172,7 +184,7 @@ def catalogue_markdown() -> str:
         "|---|---|---|---|",
     ]
     for c in _CODES:
-        lines.append(f"| `{c.name}` | {c.kind.value} | {c.rule} | {c.meaning} |")
+        lines.append(f"| `{c.name}` | {c.kind.value} | {rule_links(c.rule)} | {c.meaning} |")
     lines += [
         "",
         "## Header notices",
@@ -186,7 +198,7 @@ def catalogue_markdown() -> str:
         "|---|---|---|",
     ]
     for n in _NOTICES:
-        lines.append(f"| `{n.name}` | {n.rule} | {n.meaning} |")
+        lines.append(f"| `{n.name}` | {rule_links(n.rule)} | {n.meaning} |")
     return "\n".join(lines) + "\n"
 
 

@@ -716,7 +716,7 @@ def event_seats_and_cards(msg: Message) -> tuple[list[int], list[int]]:
 
 
 def is_kill_consequence(ev: pb.Event, kind: str) -> bool:
-    """A kill reward (draw 3) or the lord's kill penalty (RULES.md §4)."""
+    """A kill reward (draw 3) or the lord's kill penalty (docs/rules.md#kill-reward, docs/rules.md#kill-penalty)."""
     if kind == "draw_cards":
         return ev.draw_cards.reason == pb.DRAW_REASON_KILL_REWARD
     if kind == "cards_moved":

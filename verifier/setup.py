@@ -17,7 +17,7 @@ RULESET = "identity/1"
 MIN_PLAYERS, MAX_PLAYERS = 4, 10
 STARTING_HAND = 4
 
-# RULES.md §1.1: (loyalists, rebels, spies) by player count; the lord is always one.
+# docs/rules.md#role-table: (loyalists, rebels, spies) by player count; the lord is always one.
 ROLE_TABLE = {4: (1, 1, 1), 5: (1, 2, 1), 6: (1, 3, 1), 7: (2, 3, 1), 8: (2, 4, 1), 9: (3, 4, 1), 10: (3, 4, 2)}
 TWO_SPIES_VARIANT = {6: (1, 2, 2), 8: (2, 3, 2)}
 
@@ -63,7 +63,7 @@ def role_counts(roles: Sequence[int]) -> str:
 
 
 def rule_book_tables(players: int) -> list[tuple[int, int, int]]:
-    """The role tables of RULES.md §1.1 for ``players`` as (loyalists, rebels, spies): the standard
+    """The role tables of the rule book (docs/rules.md#role-table) for ``players`` as (loyalists, rebels, spies): the standard
     one, and the two-spy variant for 6 and 8 players."""
     tables = [ROLE_TABLE[players]]
     if players in TWO_SPIES_VARIANT:
@@ -110,7 +110,7 @@ def declared_table(header: pb.GameHeader) -> tuple[tuple[int, int, int], list[No
         if n in TWO_SPIES_VARIANT:
             book += f" (or {counts_text(*TWO_SPIES_VARIANT[n])} with the two-spy variant)"
         notices.append(Notice("HOUSE_ROLE_TABLE", f"the header declares the house role table {counts_text(*table)} "
-                              f"for {n} players, where the rule book's (RULES.md §1.1) is {book}; the game is "
+                              f"for {n} players, where the rule book's (docs/rules.md#role-table) is {book}; the game is "
                               "judged by the declared table"))
     return table, notices
 
@@ -191,7 +191,7 @@ def check_generals(header: pb.GameHeader) -> list[Violation]:
 
 
 def lord_candidates(seed: int) -> tuple[str, ...]:
-    """RULES.md §1.2: 曹操, 刘备, 孙权 and the first 2 of the other generals shuffled by the "generals"
+    """docs/rules.md#generals: 曹操, 刘备, 孙权 and the first 2 of the other generals shuffled by the "generals"
     stream (docs/rng.md)."""
     others = [g for g in standard_generals() if g not in LORD_CANDIDATES]
     return (*LORD_CANDIDATES, *shuffled(seed, "generals", others)[:2])
@@ -207,7 +207,7 @@ def other_candidates(seed: int, lord_seat: int, lord_pick: str, n: int) -> dict[
 
 
 def assign_general(game: Game, seat: int, name: str) -> None:
-    """Give ``seat`` its general: max HP (+1 for the lord with 5 or more players, RULES.md §1.3),
+    """Give ``seat`` its general: max HP (+1 for the lord with 5 or more players, docs/rules.md#max-hp),
     gender, kingdom and skills (lord skills only for the lord)."""
     g = standard_generals()[name]
     p = game.players[seat]
@@ -224,7 +224,7 @@ def assign_general(game: Game, seat: int, name: str) -> None:
 
 
 def pick_generals(game: Game) -> Settle[None]:
-    """RULES.md §1.2: the lord picks from 5 candidates, then each other seat in turn order from 3 (2)."""
+    """docs/rules.md#generals: the lord picks from 5 candidates, then each other seat in turn order from 3 (2)."""
     lord = next(p.seat for p in game.players if p.role == LORD)
     game.selection = {lord: lord_candidates(game.seed)}
     pick = yield from pick_one(game, lord)

@@ -462,7 +462,7 @@ class Ruleset:
             return card
 
     def rescue(self, game: Game, seat: int, dying: int, ev: pb.Event) -> Settle[None]:
-        """A 桃 for a dying character (RULES.md §4)."""
+        """A 桃 for a dying character (docs/rules.md#rescue)."""
         if not ev.HasField("respond"):
             game.report([Violation("WRONG_TIMING", f"seat {dying} is dying: seat {seat} can only answer with 桃",
                                    seat, hard=True)])

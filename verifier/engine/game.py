@@ -339,7 +339,7 @@ class Game:
         return self.cards[cid] if cid is not None else None
 
     def distance(self, a: int, b: int) -> int:
-        """Seat distance from a to b among the living, with horse modifiers (RULES.md §3)."""
+        """Seat distance from a to b among the living, with horse modifiers (docs/rules.md#distance)."""
         if a == b:
             return 0
         ring = self.alive_seats()
@@ -522,7 +522,7 @@ class Game:
         self.emit(ev, "RESHUFFLE_MISMATCH")
 
     def draw(self, seat: int, count: int, reason: int, code: str = "") -> Settle[list[int]]:
-        """Draw ``count`` cards one at a time from the top (RULES.md §1.4)."""
+        """Draw ``count`` cards one at a time from the top (docs/rules.md#drawing, docs/rules.md#reshuffle)."""
         drawn: list[int] = []
         pile = self.draw_pile
         try:
@@ -652,7 +652,7 @@ class Game:
     # ------------------------------------------------------------------ dying and death
 
     def dying(self, seat: int, killer: int | None) -> Settle[None]:
-        """RULES.md §4: from the current player in seat order, each may save with 桃."""
+        """docs/rules.md#rescue: from the current player in seat order, each may save with 桃."""
         p = self.players[seat]
         ev = pb.Event()
         ev.dying.seat = seat
@@ -679,7 +679,7 @@ class Game:
         ev.death.role = p.role  # type: ignore[assignment]
         self.emit(ev, "DEATH_MISMATCH")
         self.check_victory(seat)
-        # Only now are the victim's cards discarded, then reward or penalty (RULES.md §4).
+        # Only now are the victim's cards discarded, then reward or penalty (docs/rules.md#death-order).
         self.move_out(seat, list(p.hand), pb.ZONE_HAND, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
         self.move_out(seat, p.equipped(), pb.ZONE_EQUIPMENT, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
         self.move_out(seat, list(p.judgment), pb.ZONE_JUDGMENT, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
@@ -698,7 +698,7 @@ class Game:
                           "KILL_PENALTY")
 
     def check_victory(self, just_died: int) -> None:
-        """RULES.md §5."""
+        """docs/rules.md#victory."""
         lord = next(p for p in self.players if p.role == LORD)
         if not lord.alive:
             alive = [p for p in self.players if p.alive]
@@ -854,7 +854,7 @@ class Game:
         self.phase = pb.PHASE_UNSPECIFIED
 
     def discard_phase(self, seat: int) -> Settle[None]:
-        """RULES.md §2: discard down to current HP; no voluntary discards."""
+        """docs/rules.md#hand-limit: discard down to current HP; no voluntary discards."""
         p = self.players[seat]
         excess = len(p.hand) - max(p.hp, 0)
         if excess <= 0:

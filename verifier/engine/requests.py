@@ -62,7 +62,7 @@ class Request:
 
 
 def name_matches(name: str, names: frozenset[str]) -> bool:
-    """Fire and thunder 杀 are 杀 for every purpose (RULES.md §6)."""
+    """Fire and thunder 杀 are 杀 for every purpose (docs/rules.md#elemental-slash)."""
     return name in names or ("slash" in names and name.endswith("_slash"))
 
 
@@ -254,7 +254,7 @@ def peach_request(seat: int, dying: int) -> PeachRequest:
 
 def discard_request(seat: int, count: int) -> DiscardRequest:
     """Discard ``count`` cards; with nothing due (count 0) the request is optional and only catches a
-    voluntary discard, which the rules forbid (RULES.md §2)."""
+    voluntary discard, which the rules forbid (docs/rules.md#hand-limit)."""
     if count <= 0:
         return DiscardRequest(seat, CHOOSE_OR_DECLINE_KINDS, optional=True, count=0)
     return DiscardRequest(seat, CHOOSE_KINDS, optional=False, has_default=True, count=count)

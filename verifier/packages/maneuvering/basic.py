@@ -1,4 +1,4 @@
-"""Basic cards of 军争: 火杀, 雷杀 and 酒 (RULES.md §6, basic cards).
+"""Basic cards of 军争: 火杀, 雷杀 and 酒 (docs/rules.md#basic-cards).
 
 火杀 and 雷杀 are 杀 for every purpose (limit, range, responses, 杀-only effects); only the
 nature of their damage differs (standard basic.NATURES). 酒 in the play phase is drunk once

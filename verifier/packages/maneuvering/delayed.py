@@ -1,4 +1,4 @@
-"""The delayed trick of 军争: 兵粮寸断 (RULES.md §6, delayed tricks)."""
+"""The delayed trick of 军争: 兵粮寸断 (docs/rules.md#supply-shortage)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Equipment of 军争: 古锭刀, 朱雀羽扇, 藤甲, 白银狮子, 骅骝 (docs/cards.md, equipment)."""
+"""Equipment of 军争: 古锭刀, 朱雀羽扇, 藤甲, 白银狮子, 骅骝 (docs/rules.md#equipment)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tricks of 军争: 火攻 and 铁锁连环, and 铁锁连环's passing on of damage (RULES.md §6, tricks).
+"""Tricks of 军争: 火攻 and 铁锁连环, and 铁锁连环's passing on of damage (docs/rules.md#tricks).
 
 A character's chain is ``Player.marks["chained"]``. It changes only in two ways, both implied by
 the log (docs/log-format.md): a 铁锁连环 that is not nullified for a target toggles it, and a chained
@@ -84,7 +84,7 @@ class IronChain(CardSpec):
 
 
 def pass_on(game: Game, info: DamageInfo) -> Settle[None]:
-    """RULES.md §6 (铁锁连环): fire or thunder damage to a chained character unchains them; unless it was
+    """docs/rules.md#chained-damage: fire or thunder damage to a chained character unchains them; unless it was
     itself passed on, it is then passed on to every other chained character, in seat order from the
     current player, with the same source, nature and amount (as the source dealt it: the first
     target's own armor does not change what is passed on; each recipient's armor applies to theirs)."""

@@ -1,4 +1,4 @@
-"""Basic cards: 杀, 闪, 桃 (RULES.md §6, basic cards)."""
+"""Basic cards: 杀, 闪, 桃 (docs/rules.md#basic-cards)."""
 
 from __future__ import annotations
 

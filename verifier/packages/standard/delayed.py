@@ -1,4 +1,4 @@
-"""Delayed tricks of the standard deck: 乐不思蜀 and 闪电 (RULES.md §6, delayed tricks)."""
+"""Delayed tricks of the standard deck: 乐不思蜀 and 闪电 (docs/rules.md#delayed-tricks)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from verifier.packages.standard.package import PACKAGE
 
 
 def verify_no_duplicate(game: Game, use: Use, name: str, target: int) -> Iterator[Violation]:
-    """RULES.md §2: no judgment area may hold two cards of the same name."""
+    """docs/rules.md#judgment-area: no judgment area may hold two cards of the same name."""
     held = [c for c in game.players[target].judgment if game.judgment_name(c) == name]
     if held:
         yield Violation("DUPLICATE_DELAYED_TRICK", f"seat {target}'s judgment area already holds "

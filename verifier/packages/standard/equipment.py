@@ -1,4 +1,4 @@
-"""Equipment of the standard deck: weapons, armor and horses (docs/equipment.md).
+"""Equipment of the standard deck: weapons, armor and horses (docs/rules.md#equipment).
 
 Each equipment name is a card spec (equipping it) and, where it has one, an effect.
 """

@@ -1,4 +1,4 @@
-"""Non-delayed tricks of the standard deck (RULES.md §6, tricks). Each can be cancelled
+"""Non-delayed tricks of the standard deck (docs/rules.md#tricks). Each can be cancelled
 for one target by 无懈可击 (Game.nullified)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from verifier.packages.standard.package import PACKAGE
 
 
 def reaches(game: Game, user: int, target: int, card_name: str) -> bool:
-    """RULES.md §3: 顺手牵羊 and 兵粮寸断 need distance 1 (horses count, weapons do not), unless an
+    """docs/rules.md#distance-limit: 顺手牵羊 and 兵粮寸断 need distance 1 (horses count, weapons do not), unless an
     effect lifts the limit for that card (奇才)."""
     return game.distance(user, target) <= 1 or any(
         e.unlimited_distance(game, user, card_name) for e in game.effects_of(user))
