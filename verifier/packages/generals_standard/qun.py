@@ -34,10 +34,8 @@ class Qingnang(Skill):
         if game.report(problems):
             return
         game.players[seat].skill_uses[self.name] = 1
-        game.to_discard(cards)
+        yield from game.to_discard(cards)
         game.recover(targets[0], 1)
-        return
-        yield  # pragma: no cover
 
 
 @PACKAGE.effect
@@ -88,7 +86,7 @@ class Lijian(Skill):
         if game.report(problems):
             return
         game.players[seat].skill_uses[self.name] = 1
-        game.to_discard(cards)
+        yield from game.to_discard(cards)
         first, second = targets
         duel = UsedCard("duel", (), Suit.NONE, Color.NONE, 0, skill=self.name)
         yield from duel_effect(game, Use(second, duel, (first,)), first)

@@ -37,11 +37,9 @@ class Rende(Skill):
         uses = game.players[seat].skill_uses
         before = uses.get(self.name, 0)
         uses[self.name] = before + len(cards)
-        game.to_hand(targets[0], cards)
+        yield from game.to_hand(targets[0], cards)
         if before < 2 <= before + len(cards):
             game.recover(seat, 1)
-        return
-        yield  # pragma: no cover
 
 
 @PACKAGE.effect

@@ -32,7 +32,7 @@ class Jianxiong(Skill):
         ids = [c for c in card.ids if c in game.processing]
         if not ids or (yield from offer(game, owner, self.name)) is None:
             return
-        game.to_hand(owner, ids)
+        yield from game.to_hand(owner, ids)
 
 
 @PACKAGE.effect
@@ -68,7 +68,7 @@ class Guicai(Skill):
             if game.report(check_cards(game, owner, cards, self.name, (1, 1), ("hand",))):
                 continue
             old: CardDef = ctx.card
-            game.to_processing(cards)
+            yield from game.to_processing(cards)
             game.processing_to_discard([old.id])
             ctx.card = game.cards[cards[0]]
             return
@@ -96,7 +96,7 @@ class Fankui(Skill):
             cards = list(inv.cards)
             if game.report(check_cards(game, src, cards, self.name, (1, 1), zones)):
                 continue
-            game.to_hand(owner, cards)
+            yield from game.to_hand(owner, cards)
             return
 
 
@@ -123,7 +123,7 @@ class Ganglie(Skill):
         if len(hand) >= 2:
             chosen = yield from game.choose(src, list(hand), 2, self.name, optional=True)
             if chosen:
-                game.to_discard(chosen)
+                yield from game.to_discard(chosen)
                 return
         yield from game.damage(owner, src, 1)
 
@@ -156,7 +156,7 @@ class Tuxi(Skill):
                 continue
             ctx.skip = True
             for c in cards:
-                game.to_hand(owner, [c])
+                yield from game.to_hand(owner, [c])
             return
 
 
@@ -193,7 +193,7 @@ class Tiandu(Skill):
         if ctx.seat != owner or card.id not in game.processing:
             return
         if (yield from offer(game, owner, self.name)) is not None:
-            game.to_hand(owner, [card.id])
+            yield from game.to_hand(owner, [card.id])
 
 
 @PACKAGE.effect
@@ -235,7 +235,7 @@ class Yiji(Skill):
                     problems = bad("INVALID_CHOICE", "遗计 gives only cards it just drew", owner)
                 if game.report(problems):
                     continue
-                game.to_hand(targets[0], cards)
+                yield from game.to_hand(targets[0], cards)
                 left = [c for c in left if c not in cards]
 
 
@@ -254,7 +254,7 @@ class Luoshen(Skill):
                 return
             judged = yield from game.judge(owner, self.name)
             if judged.color == Color.BLACK:
-                game.to_hand(owner, [judged.id])
+                yield from game.to_hand(owner, [judged.id])
                 continue
             yield from game.finish_judgment(owner, judged, self.name)
             return

@@ -32,7 +32,7 @@ class Zhiheng(Skill):
                        or bad_targets(game, seat, invoke, self.name)):
             return
         game.players[seat].skill_uses[self.name] = 1
-        game.to_discard(cards)
+        yield from game.to_discard(cards)
         yield from game.draw(seat, len(cards), pb.DRAW_REASON_SKILL)
 
 
@@ -143,7 +143,7 @@ class Fanjian(Skill):
         chosen = yield from game.choose(target, list(game.players[seat].hand), 1, self.name)
         if not chosen:
             return
-        game.to_hand(target, chosen)
+        yield from game.to_hand(target, chosen)
         if game.cards[chosen[0]].suit != named:
             yield from game.damage(seat, target, 1)
 
@@ -188,7 +188,7 @@ class Liuli(Skill):
                                          lambda t: self.why_not(game, owner, user, t, card, ctx))  # noqa: B023
             if game.report(problems):
                 continue
-            game.to_discard(cards)
+            yield from game.to_discard(cards)
             ctx.target = targets[0]
             return
 
@@ -255,11 +255,9 @@ class Jieyin(Skill):
         if game.report(problems):
             return
         game.players[seat].skill_uses[self.name] = 1
-        game.to_discard(cards)
+        yield from game.to_discard(cards)
         game.recover(targets[0], 1)  # the target first, then you (FreeKill's order)
         game.recover(seat, 1)
-        return
-        yield  # pragma: no cover
 
     @staticmethod
     def why_not(game: Game, seat: int, t: int) -> str:

@@ -52,7 +52,7 @@ class FireAttack(CardSpec):
             return
         paid = yield from game.choose(user, same, 1, f"火攻 (a {suit.symbol} hand card to discard)", optional=True)
         if paid:
-            game.to_discard(paid)
+            yield from game.to_discard(paid)
             yield from game.damage(user, target, 1, pb.DAMAGE_NATURE_FIRE, card=use.card)
 
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:

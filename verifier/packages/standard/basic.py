@@ -56,7 +56,7 @@ class Slash(CardSpec):
 
     def use(self, game: Game, use: Use) -> Settle[None]:
         game.players[use.user].slash_count += 1
-        game.to_processing(use.card.ids)
+        yield from game.to_processing(use.card.ids)
         for target in use.targets:
             yield from slash_effect(game, use, target)
         game.processing_to_discard(use.card.ids)
