@@ -129,8 +129,8 @@ class Trigger:
 class DamageInfo:
     """One damage on its way to its target (Game.damage). Effects change ``amount``: first the source's
     (Effect.damage_caused: 古锭刀), then the target's (Effect.damage_inflicted: 藤甲, 白银狮子 — armor not
-    when ``ignores_armor``). After it is dealt and settled, the packages' after-damage rules see it
-    (铁锁连环 passes it on)."""
+    when ``ignores_armor``). After it is dealt and settled, the packages' after-damage rules see it, its
+    ``amount`` the damage the target took (铁锁连环 passes that on)."""
 
     source: int | None
     target: int
@@ -139,7 +139,6 @@ class DamageInfo:
     card: UsedCard | None = None  # the card that causes it (a 杀, a trick), if any
     chained: bool = False  # passed on by 铁锁连环: never passed on again
     ignores_armor: bool = False  # the target's armor has no effect on it (青釭剑's 杀)
-    dealt: int = 0  # the amount after the source's effects, before the target's: what 铁锁连环 passes on
 
 
 @dataclass(slots=True)
@@ -645,7 +644,6 @@ class Game:
         if info.source is not None and self.players[info.source].alive:
             for eff in self.effects_of(info.source):
                 eff.damage_caused(self, info)
-        info.dealt = info.amount
         for eff in self.effects_of(info.target):
             if not (info.ignores_armor and eff.is_armor):
                 eff.damage_inflicted(self, info)

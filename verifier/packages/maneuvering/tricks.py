@@ -86,8 +86,9 @@ class IronChain(CardSpec):
 def pass_on(game: Game, info: DamageInfo) -> Settle[None]:
     """RULES.md §6 (铁锁连环): fire or thunder damage to a chained character unchains them; unless it was
     itself passed on, it is then passed on to every other chained character, in seat order from the
-    current player, with the same source, nature and amount (as the source dealt it: the first
-    target's own armor does not change what is passed on; each recipient's armor applies to theirs)."""
+    current player, with the same source and nature and the amount the first target took (after its own
+    armor: 藤甲 +1, 白银狮子's cap; 酒 and 古锭刀 included); each recipient's own armor then applies to its
+    share (the ruling on the amount, as QSanguosha and FreeKill)."""
     if info.nature == pb.DAMAGE_NATURE_NORMAL or not is_chained(game, info.target):
         return
     game.set_mark(info.target, CHAINED, 0)
@@ -95,7 +96,7 @@ def pass_on(game: Game, info: DamageInfo) -> Settle[None]:
         return
     for seat in game.alive_seats(game.current):
         if seat != info.target and game.players[seat].alive and is_chained(game, seat):
-            yield from game.damage(info.source, seat, info.dealt, info.nature, chained=True)
+            yield from game.damage(info.source, seat, info.amount, info.nature, chained=True)
 
 
 PACKAGE.after_damage.append(pass_on)
