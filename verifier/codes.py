@@ -71,6 +71,12 @@ _CODES = [
          "a triggered skill when nothing triggers it)."),
     Code("SKILL_LIMIT", Kind.ILLEGAL, "RULES.md §7; docs/generals.md",
          "A skill used more often than it allows (e.g. 制衡 twice in one play phase)."),
+    Code("SKILL_COST", Kind.ILLEGAL, "RULES.md §7; docs/generals.md",
+         "A skill invoked without paying its cost: fewer, more or other cards than it must discard or give "
+         "(e.g. 制衡 with no card, 结姻 without two hand cards). The skill is still carried out."),
+    Code("SKILL_PRECONDITION", Kind.ILLEGAL, "RULES.md §7; docs/generals.md",
+         "A skill used when its user lacks what it works with (e.g. 反间 with no hand card for the target to "
+         "take). The skill is still carried out as far as it can be."),
     Code("TARGET_PROHIBITED", Kind.ILLEGAL, "RULES.md §7; docs/generals.md",
          "A target a skill forbids: 空城 (杀/决斗 on a character with no hand cards), 谦逊 (顺手牵羊/乐不思蜀)."),
     Code("GENERAL_NOT_OFFERED", Kind.ILLEGAL, "RULES.md §1.2",

@@ -332,8 +332,19 @@ class Game:
         cid = self.players[seat].equips.get("weapon")
         return self.cards[cid] if cid is not None else None
 
-    def distance(self, a: int, b: int) -> int:
-        """Seat distance from a to b among the living, with horse modifiers (RULES.md §3)."""
+    def effects_without(self, seat: int, card_id: int | None) -> list[Effect]:
+        """The seat's effects as they would be without the equipped card ``card_id`` (as they are if it is
+        not one of theirs)."""
+        effects = self.effects_of(seat)
+        p = self.players[seat]
+        if card_id is None or card_id not in p.equips.values():
+            return effects
+        gone = self.ruleset.effects.get(self.cards[card_id].name)
+        return [e for e in effects if e is not gone]
+
+    def distance(self, a: int, b: int, without: int | None = None) -> int:
+        """Seat distance from a to b among the living, with horse modifiers (RULES.md §3); ``without``: as
+        if that equipped card were gone (流离 judges the range once its cost is discarded)."""
         if a == b:
             return 0
         ring = self.alive_seats()
@@ -342,15 +353,15 @@ class Game:
         ia, ib = ring.index(a), ring.index(b)
         steps = (ib - ia) % len(ring)
         d = min(steps, len(ring) - steps)
-        for eff in self.effects_of(a):
+        for eff in self.effects_of(a) if without is None else self.effects_without(a, without):
             d += eff.distance_from(self, a)
-        for eff in self.effects_of(b):
+        for eff in self.effects_of(b) if without is None else self.effects_without(b, without):
             d += eff.distance_to(self, b)
         return max(1, d)
 
-    def attack_range(self, seat: int) -> int:
+    def attack_range(self, seat: int, without: int | None = None) -> int:
         rng = 1
-        for eff in self.effects_of(seat):
+        for eff in self.effects_of(seat) if without is None else self.effects_without(seat, without):
             r = eff.attack_range(self, seat)
             if r is not None:
                 rng = r

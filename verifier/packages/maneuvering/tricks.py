@@ -24,7 +24,8 @@ def is_chained(game: Game, seat: int) -> bool:
 @PACKAGE.card
 class FireAttack(CardSpec):
     """火攻: a character with hand cards (you too) shows one; if you discard a hand card of the same
-    suit, they take 1 fire damage from you."""
+    suit, they take 1 fire damage from you. On a character with no hand card (the 火攻 itself not counted)
+    it is reported and carried out without effect."""
 
     name = "fire_attack"
 
@@ -34,7 +35,10 @@ class FireAttack(CardSpec):
             return
         t = use.targets[0]
         if not any(c not in use.card.ids for c in game.players[t].hand):
-            yield Violation("INVALID_TARGET", f"seat {t} has no hand card to show for 火攻", use.user, hard=True)
+            # Soft: the 火攻 is used and resolves without effect (FreeKill let 火攻 on oneself with no other
+            # hand card through, and the game went on).
+            yield Violation("INVALID_TARGET", f"seat {t} has no hand card to show for 火攻 (once it is used); it "
+                            "is carried out without effect", use.user, use.card.ids[0] if use.card.ids else None)
 
     def resolve(self, game: Game, use: Use) -> Settle[None]:
         target, user = use.targets[0], use.user
