@@ -206,6 +206,8 @@ class Liuli(Skill):
             return "is the 杀's user"
         if game.prohibited(user, t, ctx.use.card.name if ctx.use else "slash") is not None:
             return "cannot be the target of this 杀 (空城)"
+        if ctx.use is not None and t in ctx.use.targets:
+            return "is already a target of this 杀"
         return ""
 
     @staticmethod
