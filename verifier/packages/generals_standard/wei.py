@@ -103,21 +103,21 @@ class Fankui(Skill):
 @PACKAGE.effect
 class Ganglie(Skill):
     """刚烈: after you take damage, you may judge; unless ♥, the source discards 2 hand cards or takes
-    1 damage from you (a source with fewer than 2 hand cards must take the damage)."""
+    1 damage from you (a source with fewer than 2 hand cards must take the damage). After damage with no
+    source, or whose source is dead, it may still be invoked: the judgment is made (鬼才 may replace it),
+    with no further effect (RULES.md §6, as FreeKill: fk_rand_p6_11 seq 2137-2157)."""
 
     name, zh = "ganglie", "刚烈"
     timings = frozenset({"damaged"})
 
     def on_trigger(self, game: Game, owner: int, timing: str, ctx: Trigger) -> Settle[None]:
         src = ctx.source
-        if src is None or not game.players[src].alive:
-            return
         if (yield from offer(game, owner, self.name, target=src)) is None:
             return
         judged = yield from game.judge(owner, self.name)
         hit = judged.suit != Suit.HEART
         yield from game.finish_judgment(owner, judged, self.name)
-        if not hit or not game.players[src].alive:
+        if not hit or src is None or not game.players[src].alive:
             return
         hand = game.players[src].hand
         if len(hand) >= 2:
