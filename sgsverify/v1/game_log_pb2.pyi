@@ -231,14 +231,16 @@ class GameHeader(_message.Message):
     def __init__(self, ruleset: _Optional[str] = ..., mode: _Optional[_Union[Mode, str]] = ..., options: _Optional[_Union[GameOptions, _Mapping]] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[Seat, _Mapping]]] = ..., setup: _Optional[_Union[Setup, _Mapping]] = ..., recorder: _Optional[str] = ...) -> None: ...
 
 class VirtualCard(_message.Message):
-    __slots__ = ("name", "subcards", "skill")
+    __slots__ = ("name", "subcards", "skill", "base_skill")
     NAME_FIELD_NUMBER: _ClassVar[int]
     SUBCARDS_FIELD_NUMBER: _ClassVar[int]
     SKILL_FIELD_NUMBER: _ClassVar[int]
+    BASE_SKILL_FIELD_NUMBER: _ClassVar[int]
     name: str
     subcards: _containers.RepeatedScalarFieldContainer[int]
     skill: str
-    def __init__(self, name: _Optional[str] = ..., subcards: _Optional[_Iterable[int]] = ..., skill: _Optional[str] = ...) -> None: ...
+    base_skill: str
+    def __init__(self, name: _Optional[str] = ..., subcards: _Optional[_Iterable[int]] = ..., skill: _Optional[str] = ..., base_skill: _Optional[str] = ...) -> None: ...
 
 class CardRef(_message.Message):
     __slots__ = ("id", "virtual")
