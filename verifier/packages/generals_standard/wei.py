@@ -20,7 +20,9 @@ from verifier.packages.generals_standard.package import (
 
 @PACKAGE.effect
 class Jianxiong(Skill):
-    """奸雄: after you take damage, you may gain the card that caused it (if it is still on the table)."""
+    """奸雄: after you take damage, you may gain the card that caused it (if it is still on the table). Not
+    offered for 闪电's damage (discarded as it strikes) nor for damage passed on by 铁锁连环 (the chain's,
+    not the card's): both reach Game.damage with no card (docs/generals.md; FreeKill offers both)."""
 
     name, zh = "jianxiong", "奸雄"
     timings = frozenset({"damaged"})

@@ -100,6 +100,7 @@ def pass_on(game: Game, info: DamageInfo) -> Settle[None]:
         return
     for seat in game.alive_seats(game.current):
         if seat != info.target and game.players[seat].alive and is_chained(game, seat):
+            # No card: passed-on damage is the chain's (奸雄 takes nothing for it; 裸衣 and 古锭刀 are in the amount).
             yield from game.damage(info.source, seat, info.amount, info.nature, chained=True)
 
 

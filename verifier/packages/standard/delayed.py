@@ -99,6 +99,7 @@ class Lightning(DelayedSpec):
             struck = judged.suit == Suit.SPADE and 2 <= judged.number <= 9
             yield from game.finish_judgment(seat, judged, self.name)
             if struck:
+                # Discarded as it strikes: its damage has no source and no card (奸雄 takes nothing).
                 game.processing_to_discard([card_id])
                 yield from game.damage(None, seat, 3, pb.DAMAGE_NATURE_THUNDER)
                 return set()
