@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, Color, Suit
-from verifier.engine.effects import UsedCard
+from verifier.engine.effects import Use, UsedCard
 from verifier.engine.game import Game, Settle, Trigger, Violation
 from verifier.engine.requests import UNANSWERED, suit_request
 from verifier.packages.generals_standard.package import (
@@ -191,7 +191,7 @@ class Liuli(Skill):
             if not any(v.hard for v in problems):
                 card = cards[0] if cards else None
                 problems += check_targets(game, owner, targets, self.name, (1, 1),
-                                          lambda t: self.why_not(game, owner, user, t, ctx),
+                                          lambda t: self.why_not(game, owner, user, t, ctx.use),
                                           lambda t: self.out_of_range(game, owner, t, card))  # noqa: B023
             if game.report(problems):
                 continue
@@ -199,16 +199,21 @@ class Liuli(Skill):
             ctx.target = targets[0]
             return
 
-    def why_not(self, game: Game, owner: int, user: int, t: int, ctx: Trigger) -> str:
+    def why_not(self, game: Game, owner: int, user: int, t: int, use: Use | None) -> str:
+        """Why ``t`` can never take the 杀 ``use`` (rejected); "" if they can."""
         if t == owner:
             return "is yourself"
         if t == user:
             return "is the 杀's user"
-        if game.prohibited(user, t, ctx.use.card.name if ctx.use else "slash") is not None:
+        if game.prohibited(user, t, use.card.name if use else "slash") is not None:
             return "cannot be the target of this 杀 (空城)"
-        if ctx.use is not None and t in ctx.use.targets:
+        if use is not None and t in use.targets:
             return "is already a target of this 杀"
         return ""
+
+    def why_not_legal(self, game: Game, owner: int, user: int, t: int, card: int | None, use: Use | None) -> str:
+        """Why passing the 杀 to ``t`` for ``card`` breaks a rule, range included ("" if it is legal; for bots)."""
+        return self.why_not(game, owner, user, t, use) or self.out_of_range(game, owner, t, card)
 
     @staticmethod
     def out_of_range(game: Game, owner: int, t: int, card: int | None) -> str:
