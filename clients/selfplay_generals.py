@@ -253,17 +253,13 @@ class GeneralsBot(RandomBot):
             cards = [*p.hand, *p.equipped()]
             for cid in cards:
                 for t in game.alive_seats():
-                    why = liuli.why_not(game, seat, user, t, cid, _Ctx())  # type: ignore[attr-defined]
+                    why = liuli.why_not_legal(game, seat, user, t, cid, None)  # type: ignore[attr-defined]
                     if not why:
                         inv.cards.append(cid)
                         inv.targets.append(t)
                         return True
             return False
         return True
-
-
-class _Ctx:
-    use = None
 
 
 __all__ = ["GeneralsBot"]

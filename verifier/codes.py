@@ -78,6 +78,12 @@ _CODES = [
          "a triggered skill when nothing triggers it)."),
     Code("SKILL_LIMIT", Kind.ILLEGAL, "docs/rules.md#skill-limit; docs/generals.md#skills-in-the-log",
          "A skill used more often than it allows (e.g. 制衡 twice in one play phase)."),
+    Code("SKILL_COST", Kind.ILLEGAL, "docs/rules.md#skills; docs/generals.md#skills-in-the-log",
+         "A skill invoked without paying its cost: fewer, more or other cards than it must discard or give "
+         "(e.g. 制衡 with no card, 结姻 without two hand cards). The skill is still carried out."),
+    Code("SKILL_PRECONDITION", Kind.ILLEGAL, "docs/rules.md#skills; docs/generals.md#skills-in-the-log",
+         "A skill used when its user lacks what it works with (e.g. 反间 with no hand card for the target to "
+         "take). The skill is still carried out as far as it can be."),
     Code("TARGET_PROHIBITED", Kind.ILLEGAL,
          "docs/rules.md#prohibited-targets; docs/generals.md#kongcheng; docs/generals.md#qianxun",
          "A target a skill forbids: 空城 (杀/决斗 on a character with no hand cards), 谦逊 (顺手牵羊/乐不思蜀)."),

@@ -37,7 +37,8 @@ def cards(ids: object) -> str:
 def card_ref(ref: pb.CardRef) -> str:
     if ref.WhichOneof("kind") == "virtual":
         v = ref.virtual
-        return f"{v.name} via {v.skill} from {cards(v.subcards)}"
+        base = f"a 杀 via {v.base_skill} from " if v.base_skill else ""
+        return f"{v.name} via {v.skill} from {base}{cards(v.subcards)}"
     return card(ref.id)
 
 

@@ -261,14 +261,16 @@ class LogOrigin(_message.Message):
     def __init__(self, engine: _Optional[str] = ..., engine_version: _Optional[str] = ..., format: _Optional[str] = ..., source: _Optional[str] = ..., notes: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class VirtualCard(_message.Message):
-    __slots__ = ("name", "subcards", "skill")
+    __slots__ = ("name", "subcards", "skill", "base_skill")
     NAME_FIELD_NUMBER: _ClassVar[int]
     SUBCARDS_FIELD_NUMBER: _ClassVar[int]
     SKILL_FIELD_NUMBER: _ClassVar[int]
+    BASE_SKILL_FIELD_NUMBER: _ClassVar[int]
     name: str
     subcards: _containers.RepeatedScalarFieldContainer[int]
     skill: str
-    def __init__(self, name: _Optional[str] = ..., subcards: _Optional[_Iterable[int]] = ..., skill: _Optional[str] = ...) -> None: ...
+    base_skill: str
+    def __init__(self, name: _Optional[str] = ..., subcards: _Optional[_Iterable[int]] = ..., skill: _Optional[str] = ..., base_skill: _Optional[str] = ...) -> None: ...
 
 class CardRef(_message.Message):
     __slots__ = ("id", "virtual")

@@ -191,7 +191,7 @@ class CardSpec:
 
     def recast(self, game: Game, seat: int, card: UsedCard) -> Settle[None]:
         """重铸: the card goes to the discard pile and its user draws 1. Not a use: no 无懈可击 window."""
-        game.to_processing(card.ids)
+        yield from game.to_processing(card.ids)
         game.processing_to_discard(card.ids)
         yield from game.draw(seat, 1, pb.DRAW_REASON_RECAST)
 
@@ -204,7 +204,7 @@ class CardSpec:
 
     def use(self, game: Game, use: Use) -> Settle[None]:
         """Put the card into play and settle it."""
-        game.to_processing(use.card.ids)
+        yield from game.to_processing(use.card.ids)
         yield from self.resolve(game, use)
         game.processing_to_discard(use.card.ids)
 
@@ -453,7 +453,7 @@ class Ruleset:
                                        f"{' or '.join(sorted(names))}", seat,
                                        card.ids[0] if card.ids else None, hard=True)])
                 continue
-            game.to_processing(card.ids)
+            yield from game.to_processing(card.ids)
             if game.has_skills and card.name.endswith("slash") and seat == game.current \
                     and game.phase == pb.PHASE_PLAY:
                 game.players[seat].turn_flags["slash_in_play"] = 1
@@ -476,14 +476,12 @@ class Ruleset:
                                    f"{game.used_card_label(card)}; only 桃 (or 酒 on oneself) saves", seat,
                                    card.ids[0] if card.ids else None, hard=True)])
             return
-        game.to_processing(card.ids)
+        yield from game.to_processing(card.ids)
         amount = 1
         if game.has_skills and card.name == "peach":
             amount += sum(e.recover_bonus(game, dying, seat, card) for e in game.players[dying].skills)
         game.recover(dying, amount)
         game.processing_to_discard(card.ids)
-        return
-        yield  # pragma: no cover
 
     def play_nullification(self, game: Game, ev: pb.Event) -> Settle[bool]:
         """A 无懈可击 played into an open window; False (reported) if it cannot be."""
@@ -505,7 +503,7 @@ class Ruleset:
             game.report([Violation("WRONG_CARD", f"seat {seat} played {game.used_card_label(card)} where only "
                                    "无懈可击 can be played", seat, card.ids[0] if card.ids else None, hard=True)])
             return False
-        game.to_processing(card.ids)
+        yield from game.to_processing(card.ids)
         if game.has_skills:
             yield from game.trigger("card_used", Trigger(seat, card=card))
         game.processing_to_discard(card.ids)

@@ -137,8 +137,8 @@ class Trigger:
 class DamageInfo:
     """One damage on its way to its target (Game.damage). Effects change ``amount``: first the source's
     (Effect.damage_caused: 古锭刀), then the target's (Effect.damage_inflicted: 藤甲, 白银狮子 — armor not
-    when ``ignores_armor``). After it is dealt and settled, the packages' after-damage rules see it
-    (铁锁连环 passes it on)."""
+    when ``ignores_armor``). After it is dealt and settled, the packages' after-damage rules see it, its
+    ``amount`` the damage the target took (铁锁连环 passes that on)."""
 
     source: int | None
     target: int
@@ -147,7 +147,6 @@ class DamageInfo:
     card: UsedCard | None = None  # the card that causes it (a 杀, a trick), if any
     chained: bool = False  # passed on by 铁锁连环: never passed on again
     ignores_armor: bool = False  # the target's armor has no effect on it (青釭剑's 杀)
-    dealt: int = 0  # the amount after the source's effects, before the target's: what 铁锁连环 passes on
 
 
 @dataclass(slots=True)
@@ -208,7 +207,8 @@ class Game:
         self._effects: dict[int, list[Effect]] = {}  # effects_of's cache
         # With generals: does anyone have skills (triggers are skipped cheaply when nobody does)?
         self.has_skills = any(p.skills for p in players)
-        # Cards lost by characters whose skills react to it, fired at the next pause (fire_losses).
+        # Cards just lost by characters whose skills react to it (连营, 枭姬): filled by the removal from the
+        # owner, fired by the move that removed them before it returns (fire_losses).
         self.lost: list[tuple[int, str]] = []
         # Cards placed in a judgment area as a virtual delayed trick (国色): card id -> the trick's name.
         self.judgment_as: dict[int, str] = {}
@@ -308,7 +308,9 @@ class Game:
         return None
 
     def fire_losses(self) -> Settle[None]:
-        """Skills reacting to lost hand cards or equipment (连营, 枭姬), in the order of the losses."""
+        """Skills reacting to lost hand cards or equipment (连营, 枭姬), in the order of the losses. Every move
+        that takes cards from a character ends with this: the skills resolve right after the loss, before
+        the rest of whatever moved the card (docs/rules.md#loss-triggers)."""
         while self.lost:
             seat, what = self.lost.pop(0)
             if self.players[seat].alive:
@@ -338,8 +340,19 @@ class Game:
         cid = self.players[seat].equips.get("weapon")
         return self.cards[cid] if cid is not None else None
 
-    def distance(self, a: int, b: int) -> int:
-        """Seat distance from a to b among the living, with horse modifiers (docs/rules.md#distance)."""
+    def effects_without(self, seat: int, card_id: int | None) -> list[Effect]:
+        """The seat's effects as they would be without the equipped card ``card_id`` (as they are if it is
+        not one of theirs)."""
+        effects = self.effects_of(seat)
+        p = self.players[seat]
+        if card_id is None or card_id not in p.equips.values():
+            return effects
+        gone = self.ruleset.effects.get(self.cards[card_id].name)
+        return [e for e in effects if e is not gone]
+
+    def distance(self, a: int, b: int, without: int | None = None) -> int:
+        """Seat distance from a to b among the living, with horse modifiers (docs/rules.md#distance); ``without``: as
+        if that equipped card were gone (流离 judges the range once its cost is discarded)."""
         if a == b:
             return 0
         ring = self.alive_seats()
@@ -348,15 +361,15 @@ class Game:
         ia, ib = ring.index(a), ring.index(b)
         steps = (ib - ia) % len(ring)
         d = min(steps, len(ring) - steps)
-        for eff in self.effects_of(a):
+        for eff in self.effects_of(a) if without is None else self.effects_without(a, without):
             d += eff.distance_from(self, a)
-        for eff in self.effects_of(b):
+        for eff in self.effects_of(b) if without is None else self.effects_without(b, without):
             d += eff.distance_to(self, b)
         return max(1, d)
 
-    def attack_range(self, seat: int) -> int:
+    def attack_range(self, seat: int, without: int | None = None) -> int:
         rng = 1
-        for eff in self.effects_of(seat):
+        for eff in self.effects_of(seat) if without is None else self.effects_without(seat, without):
             r = eff.attack_range(self, seat)
             if r is not None:
                 rng = r
@@ -381,7 +394,12 @@ class Game:
 
     # ------------------------------------------------------------------ card moves
 
-    def remove_from_owner(self, card_id: int) -> None:
+    # Each move that can take a card from a character is a settlement: the skills reacting to the loss
+    # (连营, 枭姬) resolve inside it, right after the cards have moved (fire_losses), so whatever the
+    # caller does next comes after them. Call them with ``yield from``; the plain ``_``-helpers do the
+    # moving only, for moves made of several (equip, move_out), which fire once at their end.
+
+    def _remove_from_owner(self, card_id: int) -> None:
         # A card lies in one place only, so the areas can be searched in any order: hands first
         # (where most cards come from: the current player's first), then equipment, judgment areas,
         # processing.
@@ -414,36 +432,48 @@ class Game:
         if card_id in self.processing:
             self.processing.remove(card_id)
 
-    def to_processing(self, card_ids: Iterable[int]) -> None:
+    def to_processing(self, card_ids: Iterable[int]) -> Settle[None]:
         for cid in card_ids:
-            self.remove_from_owner(cid)
+            self._remove_from_owner(cid)
             self.processing.append(cid)
             self.journal.append(f"('proc', {cid})")
+        if self.lost:
+            yield from self.fire_losses()
 
-    def to_discard(self, card_ids: Iterable[int]) -> None:
+    def _to_discard(self, card_ids: Iterable[int]) -> None:
         for cid in card_ids:
-            self.remove_from_owner(cid)
+            self._remove_from_owner(cid)
             self.discard_pile.append(cid)
             self.journal.append(f"('disc', {cid})")
 
+    def to_discard(self, card_ids: Iterable[int]) -> Settle[None]:
+        self._to_discard(card_ids)
+        if self.lost:
+            yield from self.fire_losses()
+
     def processing_to_discard(self, card_ids: Iterable[int]) -> None:
-        """Used cards finish: whatever is still in processing goes to the discard pile."""
+        """Used cards finish: whatever is still in processing goes to the discard pile (nobody loses a card
+        by this, so it is no settlement)."""
         for cid in card_ids:
             if cid in self.processing:
                 self.processing.remove(cid)
                 self.discard_pile.append(cid)
                 self.journal.append(f"('disc', {cid})")
 
-    def to_hand(self, seat: int, card_ids: Iterable[int]) -> None:
+    def _to_hand(self, seat: int, card_ids: Iterable[int]) -> None:
         hand = self.players[seat].hand
         for cid in card_ids:
-            self.remove_from_owner(cid)
+            self._remove_from_owner(cid)
             hand.append(cid)
             self.journal.append(f"('hand', {seat}, {cid})")
 
-    def to_judgment(self, seat: int, card_id: int, as_name: str = "") -> None:
-        """Place a delayed trick; ``as_name`` when the card is a virtual one (国色 makes a ♦ card 乐不思蜀)."""
-        self.remove_from_owner(card_id)
+    def to_hand(self, seat: int, card_ids: Iterable[int]) -> Settle[None]:
+        self._to_hand(seat, card_ids)
+        if self.lost:
+            yield from self.fire_losses()
+
+    def _to_judgment(self, seat: int, card_id: int, as_name: str = "") -> None:
+        self._remove_from_owner(card_id)
         self.players[seat].judgment.append(card_id)
         self.journal.append(f"('judg', {seat}, {card_id})")
         if as_name:
@@ -451,26 +481,41 @@ class Game:
         elif self.judgment_as:
             self.judgment_as.pop(card_id, None)
 
+    def to_judgment(self, seat: int, card_id: int, as_name: str = "") -> Settle[None]:
+        """Place a delayed trick; ``as_name`` when the card is a virtual one (国色 makes a ♦ card 乐不思蜀)."""
+        self._to_judgment(seat, card_id, as_name)
+        if self.lost:
+            yield from self.fire_losses()
+
     def judgment_name(self, card_id: int) -> str:
         """What a card in a judgment area counts as."""
         return self.judgment_as.get(card_id) or self.cards[card_id].name
 
-    def equip(self, seat: int, card_id: int) -> None:
-        """Put an equipment card into its slot; an occupied slot's card is discarded first."""
+    def equip(self, seat: int, card_id: int) -> Settle[None]:
+        """Put an equipment card into its slot; an occupied slot's card is discarded first (one move: the
+        skills reacting to either loss resolve once the new card is in place)."""
         slot = self.cards[card_id].subtype
         p = self.players[seat]
         old = p.equips.get(slot)
-        self.remove_from_owner(card_id)
+        self._remove_from_owner(card_id)
         if old is not None:
-            self.move_out(seat, [old], pb.ZONE_EQUIPMENT, pb.MOVE_REASON_EQUIP_REPLACED, "EQUIP_SLOT")
+            self._move_out(seat, [old], pb.ZONE_EQUIPMENT, pb.MOVE_REASON_EQUIP_REPLACED, "EQUIP_SLOT")
         p.equips[slot] = card_id
         self._effects.pop(seat, None)
         self.journal.append(f"('equip', {seat}, {card_id})")
+        if self.lost:
+            yield from self.fire_losses()
 
     def move_out(self, seat: int | None, card_ids: list[int], zone: int, reason: int, code: str,
-                 to_seat: int | None = None, to_zone: int | None = None) -> None:
+                 to_seat: int | None = None, to_zone: int | None = None) -> Settle[None]:
         """A move no decision names: recorded as a CardsMoved outcome. The cards go to the discard
         pile, or to ``to_seat``'s hand (or its ``to_zone``: ZONE_JUDGMENT for 闪电 moving on)."""
+        self._move_out(seat, card_ids, zone, reason, code, to_seat, to_zone)
+        if self.lost:
+            yield from self.fire_losses()
+
+    def _move_out(self, seat: int | None, card_ids: list[int], zone: int, reason: int, code: str,
+                  to_seat: int | None = None, to_zone: int | None = None) -> None:
         if not card_ids:
             return
         if to_zone is None:
@@ -488,12 +533,12 @@ class Game:
         self.emit(ev, code)
         # Recorded before it happens, so what the move sets off (白银狮子's recovery) comes after it.
         if to_seat is None:
-            self.to_discard(card_ids)
+            self._to_discard(card_ids)
         elif to_zone == pb.ZONE_JUDGMENT:
             for cid in card_ids:
-                self.to_judgment(to_seat, cid)
+                self._to_judgment(to_seat, cid)
         else:
-            self.to_hand(to_seat, card_ids)
+            self._to_hand(to_seat, card_ids)
 
     # ------------------------------------------------------------------ the draw pile
 
@@ -618,7 +663,6 @@ class Game:
         if info.source is not None and self.players[info.source].alive:
             for eff in self.effects_of(info.source):
                 eff.damage_caused(self, info)
-        info.dealt = info.amount
         for eff in self.effects_of(info.target):
             if not (info.ignores_armor and eff.is_armor):
                 eff.damage_inflicted(self, info)
@@ -680,9 +724,9 @@ class Game:
         self.emit(ev, "DEATH_MISMATCH")
         self.check_victory(seat)
         # Only now are the victim's cards discarded, then reward or penalty (docs/rules.md#death-order).
-        self.move_out(seat, list(p.hand), pb.ZONE_HAND, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
-        self.move_out(seat, p.equipped(), pb.ZONE_EQUIPMENT, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
-        self.move_out(seat, list(p.judgment), pb.ZONE_JUDGMENT, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
+        yield from self.move_out(seat, list(p.hand), pb.ZONE_HAND, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
+        yield from self.move_out(seat, p.equipped(), pb.ZONE_EQUIPMENT, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
+        yield from self.move_out(seat, list(p.judgment), pb.ZONE_JUDGMENT, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
         yield from self.reward_or_penalty(seat, killer)
 
     def reward_or_penalty(self, victim: int, killer: int | None) -> Settle[None]:
@@ -693,9 +737,10 @@ class Game:
         if v.role == REBEL:
             yield from self.draw(killer, 3, pb.DRAW_REASON_KILL_REWARD, "KILL_REWARD")
         elif v.role == LOYALIST and k.role == LORD:
-            self.move_out(killer, list(k.hand), pb.ZONE_HAND, pb.MOVE_REASON_KILL_PENALTY, "KILL_PENALTY")
-            self.move_out(killer, k.equipped(), pb.ZONE_EQUIPMENT, pb.MOVE_REASON_KILL_PENALTY,
-                          "KILL_PENALTY")
+            yield from self.move_out(killer, list(k.hand), pb.ZONE_HAND, pb.MOVE_REASON_KILL_PENALTY,
+                                     "KILL_PENALTY")
+            yield from self.move_out(killer, k.equipped(), pb.ZONE_EQUIPMENT, pb.MOVE_REASON_KILL_PENALTY,
+                                     "KILL_PENALTY")
 
     def check_victory(self, just_died: int) -> None:
         """docs/rules.md#victory."""
@@ -743,30 +788,10 @@ class Game:
                 yield from self.prelude(self)
             seat = next(p.seat for p in self.players if p.role == LORD)
             while True:
-                if self.has_skills:
-                    yield from self.paused(self.turn(seat))
-                else:
-                    yield from self.turn(seat)
+                yield from self.turn(seat)
                 seat = self.next_alive(seat)
         except GameEnded as end:
             self.finish(end)
-
-    def paused(self, settle: Settle[None]) -> Settle[None]:
-        """Run ``settle``; whenever it pauses for a decision, first fire the skills reacting to cards
-        lost since the last pause (连营, 枭姬 trigger right after the loss, before anything else is asked)."""
-        answer: Answer = None
-        first = True
-        while True:
-            try:
-                req = next(settle) if first else settle.send(answer)
-            except StopIteration:
-                break
-            first = False
-            if self.lost and not isinstance(req, ShuffleRequest):
-                yield from self.fire_losses()
-            answer = yield req
-        if self.lost:
-            yield from self.fire_losses()
 
     def finish(self, end: GameEnded) -> None:
         self.over = True
@@ -873,7 +898,7 @@ class Game:
             if len(chosen) != excess:
                 self.flag("HAND_LIMIT", f"seat {seat} holds {len(p.hand)} cards with {p.hp} HP and must discard "
                           f"exactly {excess} in the discard phase, not {len(chosen)}", seat)
-            self.to_discard(chosen)
+            yield from self.to_discard(chosen)
             return
 
     def voluntary_discard(self, seat: int) -> Settle[None]:
@@ -891,7 +916,7 @@ class Game:
                 continue
             self.flag("HAND_LIMIT", f"seat {seat} holds {len(p.hand)} cards with {p.hp} HP: nothing is due in the "
                       f"discard phase, but {len(chosen)} card(s) were discarded", seat)
-            self.to_discard(chosen)
+            yield from self.to_discard(chosen)
             return
 
     # ------------------------------------------------------------------ shared checks

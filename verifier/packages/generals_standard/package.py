@@ -40,8 +40,11 @@ def bad(code: str, message: str, seat: int) -> list[Violation]:
 
 
 def check_targets(game: Game, seat: int, targets: list[int], skill: str, count: tuple[int, int],
-                  test: Callable[[int], str]) -> list[Violation]:
-    """``count`` (min, max) distinct living targets, each passing ``test`` (which returns why not, or "")."""
+                  test: Callable[[int], str], soft_test: Callable[[int], str] | None = None) -> list[Violation]:
+    """``count`` (min, max) distinct living targets, each passing ``test`` (which returns why not, or "").
+    ``soft_test``: what a target should be but the skill can still be carried out without (a 结姻 target who
+    is not a wounded male, a 流离 target out of range: FreeKill let them through); reported as INVALID_TARGET
+    without rejecting the decision."""
     lo, hi = count
     if not lo <= len(targets) <= hi or len(set(targets)) != len(targets):
         want = f"{lo}" if lo == hi else f"{lo} to {hi}"
@@ -52,7 +55,10 @@ def check_targets(game: Game, seat: int, targets: list[int], skill: str, count: 
         why = test(t)
         if why:
             return bad("INVALID_TARGET", f"{skill}: seat {t} {why}", seat)
-    return []
+    if soft_test is None:
+        return []
+    return [Violation("INVALID_TARGET", f"{skill}: seat {t} {why} (carried out all the same)", seat)
+            for t in targets if (why := soft_test(t))]
 
 
 def check_cards(game: Game, seat: int, cards: list[int], skill: str, count: tuple[int, int],
@@ -62,6 +68,29 @@ def check_cards(game: Game, seat: int, cards: list[int], skill: str, count: tupl
         want = f"{lo}" if lo == hi else f"{lo} or more"
         return bad("INVALID_CHOICE", f"{skill} takes {want} card(s), not {len(cards)}", seat)
     return game.verify_own_cards(seat, cards, zones)
+
+
+def check_cost(game: Game, seat: int, cards: list[int], skill: str, count: tuple[int, int],
+               zones: tuple[str, ...], verb: str = "discards") -> list[Violation]:
+    """The cards a skill costs (制衡, 结姻, 青囊, 离间, 流离 discard them, 仁德 gives them). A card the seat does not
+    hold, or one named twice, makes the skill impossible (hard). The wrong number of cards, or a held card
+    of the wrong kind (an equipped card where hand cards are due), is SKILL_COST: the skill is still carried
+    out, with the cards named (FreeKill's server let 制衡 and 结姻 with no card through)."""
+    held = game.verify_own_cards(seat, cards, ("hand", "equip"))
+    if held:
+        return held
+    out = []
+    lo, hi = count
+    if not lo <= len(cards) <= hi:
+        want = f"{lo}" if lo == hi else f"{lo} or more"
+        out.append(Violation("SKILL_COST", f"{skill} {verb} {want} card(s); seat {seat} {verb} {len(cards)} "
+                             "(carried out all the same)", seat))
+    if "equip" not in zones:
+        for cid in cards:
+            if cid not in game.players[seat].hand:
+                out.append(Violation("SKILL_COST", f"{skill} {verb} hand cards only; {game.label(cid)} is an "
+                                     f"equipped card of seat {seat} (carried out all the same)", seat, cid))
+    return out
 
 
 class ViewAs(Skill):

@@ -11,7 +11,7 @@ from verifier.packages.generals_standard.package import (
     Skill,
     ViewAs,
     bad,
-    check_cards,
+    check_cost,
     check_targets,
     offer,
 )
@@ -28,16 +28,14 @@ class Qingnang(Skill):
 
     def activate(self, game: Game, seat: int, invoke: pb.InvokeSkill) -> Settle[None]:
         cards, targets = list(invoke.cards), list(invoke.targets)
-        problems = check_cards(game, seat, cards, self.name, (1, 1), ("hand",))
+        problems = check_cost(game, seat, cards, self.name, (1, 1), ("hand",))
         problems += check_targets(game, seat, targets, self.name, (1, 1),
                                   lambda t: "" if game.players[t].wounded else "is not wounded")
         if game.report(problems):
             return
         game.players[seat].skill_uses[self.name] = 1
-        game.to_discard(cards)
+        yield from game.to_discard(cards)
         game.recover(targets[0], 1)
-        return
-        yield  # pragma: no cover
 
 
 @PACKAGE.effect
@@ -77,18 +75,18 @@ class Lijian(Skill):
 
     def activate(self, game: Game, seat: int, invoke: pb.InvokeSkill) -> Settle[None]:
         cards, targets = list(invoke.cards), list(invoke.targets)
-        problems = check_cards(game, seat, cards, self.name, (1, 1), ("hand", "equip"))
+        problems = check_cost(game, seat, cards, self.name, (1, 1), ("hand", "equip"))
         problems += check_targets(game, seat, targets, self.name, (2, 2),
                                   lambda t: "is yourself" if t == seat else
                                   ("" if game.players[t].gender == pb.GENDER_MALE else "is not male"))
-        if not problems:
+        if not any(v.hard for v in problems):
             first, second = targets
             if game.prohibited(second, first, "duel") is not None:
-                problems = bad("TARGET_PROHIBITED", f"seat {first} cannot be the target of a 决斗 now", seat)
+                problems += bad("TARGET_PROHIBITED", f"seat {first} cannot be the target of a 决斗 now", seat)
         if game.report(problems):
             return
         game.players[seat].skill_uses[self.name] = 1
-        game.to_discard(cards)
+        yield from game.to_discard(cards)
         first, second = targets
         duel = UsedCard("duel", (), Suit.NONE, Color.NONE, 0, skill=self.name)
         yield from duel_effect(game, Use(second, duel, (first,)), first)

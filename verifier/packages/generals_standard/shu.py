@@ -13,7 +13,7 @@ from verifier.packages.generals_standard.package import (
     Skill,
     ViewAs,
     bad,
-    check_cards,
+    check_cost,
     check_targets,
     offer,
 )
@@ -29,7 +29,7 @@ class Rende(Skill):
 
     def activate(self, game: Game, seat: int, invoke: pb.InvokeSkill) -> Settle[None]:
         cards, targets = list(invoke.cards), list(invoke.targets)
-        problems = check_cards(game, seat, cards, self.name, (1, 999), ("hand",))
+        problems = check_cost(game, seat, cards, self.name, (1, 999), ("hand",), verb="gives")
         problems += check_targets(game, seat, targets, self.name, (1, 1),
                                   lambda t: "is yourself" if t == seat else "")
         if game.report(problems):
@@ -37,11 +37,9 @@ class Rende(Skill):
         uses = game.players[seat].skill_uses
         before = uses.get(self.name, 0)
         uses[self.name] = before + len(cards)
-        game.to_hand(targets[0], cards)
+        yield from game.to_hand(targets[0], cards)
         if before < 2 <= before + len(cards):
             game.recover(seat, 1)
-        return
-        yield  # pragma: no cover
 
 
 @PACKAGE.effect

@@ -20,7 +20,9 @@ from verifier.packages.generals_standard.package import (
 
 @PACKAGE.effect
 class Jianxiong(Skill):
-    """奸雄: after you take damage, you may gain the card that caused it (if it is still on the table)."""
+    """奸雄: after you take damage, you may gain the card that caused it (if it is still on the table). Not
+    offered for 闪电's damage (discarded as it strikes) nor for damage passed on by 铁锁连环 (the chain's,
+    not the card's): both reach Game.damage with no card (docs/generals.md; FreeKill offers both)."""
 
     name, zh = "jianxiong", "奸雄"
     timings = frozenset({"damaged"})
@@ -32,7 +34,7 @@ class Jianxiong(Skill):
         ids = [c for c in card.ids if c in game.processing]
         if not ids or (yield from offer(game, owner, self.name)) is None:
             return
-        game.to_hand(owner, ids)
+        yield from game.to_hand(owner, ids)
 
 
 @PACKAGE.effect
@@ -68,7 +70,7 @@ class Guicai(Skill):
             if game.report(check_cards(game, owner, cards, self.name, (1, 1), ("hand",))):
                 continue
             old: CardDef = ctx.card
-            game.to_processing(cards)
+            yield from game.to_processing(cards)
             game.processing_to_discard([old.id])
             ctx.card = game.cards[cards[0]]
             return
@@ -96,34 +98,34 @@ class Fankui(Skill):
             cards = list(inv.cards)
             if game.report(check_cards(game, src, cards, self.name, (1, 1), zones)):
                 continue
-            game.to_hand(owner, cards)
+            yield from game.to_hand(owner, cards)
             return
 
 
 @PACKAGE.effect
 class Ganglie(Skill):
     """刚烈: after you take damage, you may judge; unless ♥, the source discards 2 hand cards or takes
-    1 damage from you (a source with fewer than 2 hand cards must take the damage)."""
+    1 damage from you (a source with fewer than 2 hand cards must take the damage). After damage with no
+    source, or whose source is dead, it may still be invoked: the judgment is made (鬼才 may replace it),
+    with no further effect (docs/rules.md#ganglie-no-source, as FreeKill: fk_rand_p6_11 seq 2137-2157)."""
 
     name, zh = "ganglie", "刚烈"
     timings = frozenset({"damaged"})
 
     def on_trigger(self, game: Game, owner: int, timing: str, ctx: Trigger) -> Settle[None]:
         src = ctx.source
-        if src is None or not game.players[src].alive:
-            return
         if (yield from offer(game, owner, self.name, target=src)) is None:
             return
         judged = yield from game.judge(owner, self.name)
         hit = judged.suit != Suit.HEART
         yield from game.finish_judgment(owner, judged, self.name)
-        if not hit or not game.players[src].alive:
+        if not hit or src is None or not game.players[src].alive:
             return
         hand = game.players[src].hand
         if len(hand) >= 2:
             chosen = yield from game.choose(src, list(hand), 2, self.name, optional=True)
             if chosen:
-                game.to_discard(chosen)
+                yield from game.to_discard(chosen)
                 return
         yield from game.damage(owner, src, 1)
 
@@ -156,7 +158,7 @@ class Tuxi(Skill):
                 continue
             ctx.skip = True
             for c in cards:
-                game.to_hand(owner, [c])
+                yield from game.to_hand(owner, [c])
             return
 
 
@@ -193,7 +195,7 @@ class Tiandu(Skill):
         if ctx.seat != owner or card.id not in game.processing:
             return
         if (yield from offer(game, owner, self.name)) is not None:
-            game.to_hand(owner, [card.id])
+            yield from game.to_hand(owner, [card.id])
 
 
 @PACKAGE.effect
@@ -235,7 +237,7 @@ class Yiji(Skill):
                     problems = bad("INVALID_CHOICE", "遗计 gives only cards it just drew", owner)
                 if game.report(problems):
                     continue
-                game.to_hand(targets[0], cards)
+                yield from game.to_hand(targets[0], cards)
                 left = [c for c in left if c not in cards]
 
 
@@ -254,7 +256,7 @@ class Luoshen(Skill):
                 return
             judged = yield from game.judge(owner, self.name)
             if judged.color == Color.BLACK:
-                game.to_hand(owner, [judged.id])
+                yield from game.to_hand(owner, [judged.id])
                 continue
             yield from game.finish_judgment(owner, judged, self.name)
             return

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from sgsverify.v1 import game_log_pb2 as pb
-from verifier.cards import OFFENSIVE_HORSE, WEAPON, CardDef, Color, Suit
-from verifier.engine.effects import UsedCard
+from verifier.cards import CardDef, Color, Suit
+from verifier.engine.effects import Use, UsedCard
 from verifier.engine.game import Game, Settle, Trigger, Violation
 from verifier.engine.requests import UNANSWERED, suit_request
 from verifier.packages.generals_standard.package import (
@@ -12,7 +12,7 @@ from verifier.packages.generals_standard.package import (
     Skill,
     ViewAs,
     bad,
-    check_cards,
+    check_cost,
     check_targets,
     offer,
 )
@@ -20,7 +20,8 @@ from verifier.packages.generals_standard.package import (
 
 @PACKAGE.effect
 class Zhiheng(Skill):
-    """制衡 [1/phase]: discard 1 or more cards (hand and/or equipped), then draw as many."""
+    """制衡 [1/phase]: discard 1 or more cards (hand and/or equipped), then draw as many. With no card
+    discarded (SKILL_COST; FreeKill let it through) it is still the phase's use, and draws none."""
 
     name, zh = "zhiheng", "制衡"
     active = True
@@ -28,11 +29,11 @@ class Zhiheng(Skill):
 
     def activate(self, game: Game, seat: int, invoke: pb.InvokeSkill) -> Settle[None]:
         cards = list(invoke.cards)
-        if game.report(check_cards(game, seat, cards, self.name, (1, 999), ("hand", "equip"))
-                       or bad_targets(game, seat, invoke, self.name)):
+        if game.report(bad_targets(game, seat, invoke, self.name)
+                       or check_cost(game, seat, cards, self.name, (1, 999), ("hand", "equip"))):
             return
         game.players[seat].skill_uses[self.name] = 1
-        game.to_discard(cards)
+        yield from game.to_discard(cards)
         yield from game.draw(seat, len(cards), pb.DRAW_REASON_SKILL)
 
 
@@ -110,7 +111,8 @@ class Yingzi(Skill):
 @PACKAGE.effect
 class Fanjian(Skill):
     """反间 [1/phase]: another character names a suit, then takes one of your hand cards blind; if its suit
-    differs, you deal them 1 damage. They keep the card."""
+    differs, you deal them 1 damage. They keep the card. With no hand card (SKILL_PRECONDITION; FreeKill let
+    it through) the target still names a suit, and there is nothing to take."""
 
     name, zh = "fanjian", "反间"
     active = True
@@ -120,10 +122,11 @@ class Fanjian(Skill):
         targets = list(invoke.targets)
         problems = check_targets(game, seat, targets, self.name, (1, 1),
                                  lambda t: "is yourself" if t == seat else "")
-        if not problems and not game.players[seat].hand:
-            problems = bad("SKILL_TIMING", "反间 needs a hand card of yours", seat)
         if not problems and invoke.cards:
             problems = bad("INVALID_CHOICE", "反间 names no cards: the target takes one blind", seat)
+        if not problems and not game.players[seat].hand:
+            problems = [Violation("SKILL_PRECONDITION", f"反间 gives the target one of your hand cards: seat {seat} "
+                                  "has none (carried out all the same: a suit is named, nothing is taken)", seat)]
         if game.report(problems):
             return
         game.players[seat].skill_uses[self.name] = 1
@@ -140,10 +143,11 @@ class Fanjian(Skill):
                 continue
             named = Suit(answer.choose_suit.suit)
             break
-        chosen = yield from game.choose(target, list(game.players[seat].hand), 1, self.name)
+        hand = game.players[seat].hand
+        chosen = (yield from game.choose(target, list(hand), 1, self.name)) if hand else None
         if not chosen:
             return
-        game.to_hand(target, chosen)
+        yield from game.to_hand(target, chosen)
         if game.cards[chosen[0]].suit != named:
             yield from game.damage(seat, target, 1)
 
@@ -164,7 +168,9 @@ class Guose(ViewAs):
 @PACKAGE.effect
 class Liuli(Skill):
     """流离: when you become the target of a 杀, you may discard a card and pass the 杀 to another
-    character in your attack range (not its user; a legal target for it)."""
+    character in your attack range (not its user; a legal target for it). The range is judged without
+    the discarded card; a target out of range is reported (INVALID_TARGET) and the 杀 passed on all the
+    same (FreeKill let a range that needed the discarded weapon or −1 horse through)."""
 
     name, zh = "liuli", "流离"
     timings = frozenset({"slash_targeted"})
@@ -181,29 +187,40 @@ class Liuli(Skill):
             if inv is None:
                 return
             cards, targets = list(inv.cards), list(inv.targets)
-            problems = check_cards(game, owner, cards, self.name, (1, 1), ("hand", "equip"))
-            if not problems:
-                card = cards[0]
-                problems = check_targets(game, owner, targets, self.name, (1, 1),
-                                         lambda t: self.why_not(game, owner, user, t, card, ctx))  # noqa: B023
+            problems = check_cost(game, owner, cards, self.name, (1, 1), ("hand", "equip"))
+            if not any(v.hard for v in problems):
+                card = cards[0] if cards else None
+                problems += check_targets(game, owner, targets, self.name, (1, 1),
+                                          lambda t: self.why_not(game, owner, user, t, ctx.use),
+                                          lambda t: self.out_of_range(game, owner, t, card))  # noqa: B023
             if game.report(problems):
                 continue
-            game.to_discard(cards)
+            yield from game.to_discard(cards)
             ctx.target = targets[0]
             return
 
-    def why_not(self, game: Game, owner: int, user: int, t: int, card: int, ctx: Trigger) -> str:
+    def why_not(self, game: Game, owner: int, user: int, t: int, use: Use | None) -> str:
+        """Why ``t`` can never take the 杀 ``use`` (rejected); "" if they can."""
         if t == owner:
             return "is yourself"
         if t == user:
             return "is the 杀's user"
-        if game.prohibited(user, t, ctx.use.card.name if ctx.use else "slash") is not None:
+        if game.prohibited(user, t, use.card.name if use else "slash") is not None:
             return "cannot be the target of this 杀 (空城)"
-        p = game.players[owner]
+        if use is not None and t in use.targets:
+            return "is already a target of this 杀"
+        return ""
+
+    def why_not_legal(self, game: Game, owner: int, user: int, t: int, card: int | None, use: Use | None) -> str:
+        """Why passing the 杀 to ``t`` for ``card`` breaks a rule, range included ("" if it is legal; for bots)."""
+        return self.why_not(game, owner, user, t, use) or self.out_of_range(game, owner, t, card)
+
+    @staticmethod
+    def out_of_range(game: Game, owner: int, t: int, card: int | None) -> str:
         # Attack range and distance as they are once the discarded card is gone.
-        rng = 1 if p.equips.get(WEAPON) == card else game.attack_range(owner)
-        dist = game.distance(owner, t) + (1 if p.equips.get(OFFENSIVE_HORSE) == card else 0)
-        return "" if dist <= rng else f"is at distance {dist}, beyond your attack range {rng}"
+        rng, dist = game.attack_range(owner, without=card), game.distance(owner, t, without=card)
+        return "" if dist <= rng else (f"is at distance {dist}, beyond your attack range {rng} once the discarded "
+                                       "card is gone")
 
 
 @PACKAGE.effect
@@ -242,7 +259,9 @@ class Xiaoji(Skill):
 
 @PACKAGE.effect
 class Jieyin(Skill):
-    """结姻 [1/phase]: discard 2 hand cards; you and a wounded male character each recover 1."""
+    """结姻 [1/phase]: discard 2 hand cards; you and a wounded male character each recover 1. Without the
+    two hand cards (SKILL_COST), or on a character who is not a wounded male (INVALID_TARGET), it is
+    carried out all the same, as FreeKill did: the cards named are discarded, each recovers if wounded."""
 
     name, zh = "jieyin", "结姻"
     active = True
@@ -250,22 +269,19 @@ class Jieyin(Skill):
 
     def activate(self, game: Game, seat: int, invoke: pb.InvokeSkill) -> Settle[None]:
         cards, targets = list(invoke.cards), list(invoke.targets)
-        problems = check_cards(game, seat, cards, self.name, (2, 2), ("hand",))
-        problems += check_targets(game, seat, targets, self.name, (1, 1), lambda t: self.why_not(game, seat, t))
+        problems = check_cost(game, seat, cards, self.name, (2, 2), ("hand",))
+        problems += check_targets(game, seat, targets, self.name, (1, 1), lambda t: "is yourself" if t == seat else "",
+                                  lambda t: self.why_not(game, t))
         if game.report(problems):
             return
         game.players[seat].skill_uses[self.name] = 1
-        game.to_discard(cards)
+        yield from game.to_discard(cards)
         game.recover(targets[0], 1)  # the target first, then you (FreeKill's order)
         game.recover(seat, 1)
-        return
-        yield  # pragma: no cover
 
     @staticmethod
-    def why_not(game: Game, seat: int, t: int) -> str:
+    def why_not(game: Game, t: int) -> str:
         p = game.players[t]
-        if t == seat:
-            return "is yourself"
         if p.gender != pb.GENDER_MALE:
             return "is not male"
         return "" if p.wounded else "is not wounded"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sgsverify.v1 import game_log_pb2 as pb
-from verifier.engine.effects import Effect, Use
+from verifier.engine.effects import Effect, Use, missing_skill
 from verifier.engine.game import DamageInfo, Game, Violation
 from verifier.packages.maneuvering.package import PACKAGE
 from verifier.packages.standard.equipment import DefensiveHorse, EquipSpec, Weapon
@@ -30,17 +30,41 @@ class GudingBlade(Weapon):
 
 @PACKAGE.effect
 class Fan(Weapon):
-    """朱雀羽扇: you may use an ordinary 杀 as a 火杀 (a virtual fire_slash made from it)."""
+    """朱雀羽扇: you may use an ordinary 杀 as a 火杀 (a virtual fire_slash made from it), a 杀 made by a skill
+    included (docs/rules.md#fan-skill-slash, as FreeKill: 龙胆, 武圣): ``VirtualCard.base_skill`` names that skill, which must
+    be able to make a 杀 from the subcards."""
 
     name = "fan"
     converts_to = frozenset({"fire_slash"})
 
     def verify_conversion(self, game: Game, seat: int, virtual: pb.VirtualCard) -> list[Violation]:
         cards = list(virtual.subcards)
+        if virtual.base_skill:
+            return self.verify_base(game, seat, virtual)
         if len(cards) != 1 or cards[0] not in game.cards or game.cards[cards[0]].name != "slash":
             return [Violation("INVALID_CONVERSION", "朱雀羽扇 makes a 火杀 from exactly one ordinary 杀 (not a 火杀 "
                               "or 雷杀)", seat, cards[0] if len(cards) == 1 else None, hard=True)]
         return game.verify_own_cards(seat, cards, ("hand",))
+
+    @staticmethod
+    def verify_base(game: Game, seat: int, virtual: pb.VirtualCard) -> list[Violation]:
+        """The 杀 the base skill makes from the subcards, checked as that skill checks its own 杀."""
+        name = virtual.base_skill
+        base = next((e for e in game.effects_of(seat) if e.name == name), None)
+        if base is None:
+            missing = missing_skill(game, seat, name)
+            return [missing or Violation("INVALID_CONVERSION", f"seat {seat} has no {name} to make the 杀 朱雀羽扇 "
+                                         "turns into a 火杀", seat, hard=True)]
+        if "slash" not in base.converts_to:
+            return [Violation("INVALID_CONVERSION", f"{name} makes no 杀 for 朱雀羽扇 to turn into a 火杀", seat,
+                              hard=True)]
+        fan = game.players[seat].equips.get("weapon")
+        if fan in virtual.subcards:
+            # (武圣 on the ♦ 朱雀羽扇 itself: its effect cannot work on a 杀 made of it.)
+            return [Violation("INVALID_CONVERSION", "朱雀羽扇 cannot turn a 杀 made of itself into a 火杀", seat, fan,
+                              hard=True)]
+        return base.verify_conversion(game, seat, pb.VirtualCard(name="slash", subcards=virtual.subcards,
+                                                                  skill=name))
 
 
 @PACKAGE.effect

@@ -24,7 +24,8 @@ def is_chained(game: Game, seat: int) -> bool:
 @PACKAGE.card
 class FireAttack(CardSpec):
     """火攻: a character with hand cards (you too) shows one; if you discard a hand card of the same
-    suit, they take 1 fire damage from you."""
+    suit, they take 1 fire damage from you. On a character with no hand card (the 火攻 itself not counted)
+    it is reported and carried out without effect."""
 
     name = "fire_attack"
 
@@ -34,7 +35,10 @@ class FireAttack(CardSpec):
             return
         t = use.targets[0]
         if not any(c not in use.card.ids for c in game.players[t].hand):
-            yield Violation("INVALID_TARGET", f"seat {t} has no hand card to show for 火攻", use.user, hard=True)
+            # Soft: the 火攻 is used and resolves without effect (FreeKill let 火攻 on oneself with no other
+            # hand card through, and the game went on).
+            yield Violation("INVALID_TARGET", f"seat {t} has no hand card to show for 火攻 (once it is used); it "
+                            "is carried out without effect", use.user, use.card.ids[0] if use.card.ids else None)
 
     def resolve(self, game: Game, use: Use) -> Settle[None]:
         target, user = use.targets[0], use.user
@@ -52,7 +56,7 @@ class FireAttack(CardSpec):
             return
         paid = yield from game.choose(user, same, 1, f"火攻 (a {suit.symbol} hand card to discard)", optional=True)
         if paid:
-            game.to_discard(paid)
+            yield from game.to_discard(paid)
             yield from game.damage(user, target, 1, pb.DAMAGE_NATURE_FIRE, card=use.card)
 
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
@@ -86,8 +90,9 @@ class IronChain(CardSpec):
 def pass_on(game: Game, info: DamageInfo) -> Settle[None]:
     """docs/rules.md#chained-damage: fire or thunder damage to a chained character unchains them; unless it was
     itself passed on, it is then passed on to every other chained character, in seat order from the
-    current player, with the same source, nature and amount (as the source dealt it: the first
-    target's own armor does not change what is passed on; each recipient's armor applies to theirs)."""
+    current player, with the same source and nature and the amount the first target took (after its own
+    armor: 藤甲 +1, 白银狮子's cap; 酒 and 古锭刀 included); each recipient's own armor then applies to its
+    share (the ruling on the amount, as QSanguosha and FreeKill)."""
     if info.nature == pb.DAMAGE_NATURE_NORMAL or not is_chained(game, info.target):
         return
     game.set_mark(info.target, CHAINED, 0)
@@ -95,7 +100,8 @@ def pass_on(game: Game, info: DamageInfo) -> Settle[None]:
         return
     for seat in game.alive_seats(game.current):
         if seat != info.target and game.players[seat].alive and is_chained(game, seat):
-            yield from game.damage(info.source, seat, info.dealt, info.nature, chained=True)
+            # No card: passed-on damage is the chain's (奸雄 takes nothing for it; 裸衣 and 古锭刀 are in the amount).
+            yield from game.damage(info.source, seat, info.amount, info.nature, chained=True)
 
 
 PACKAGE.after_damage.append(pass_on)

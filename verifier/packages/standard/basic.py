@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import Color
@@ -56,42 +57,62 @@ class Slash(CardSpec):
 
     def use(self, game: Game, use: Use) -> Settle[None]:
         game.players[use.user].slash_count += 1
-        game.to_processing(use.card.ids)
-        for target in use.targets:
-            yield from slash_effect(game, use, target)
+        yield from game.to_processing(use.card.ids)
+        yield from slash_effect(game, use, *use.targets)
         game.processing_to_discard(use.card.ids)
 
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
         return [(t,) for t in game.alive_seats() if game.in_attack_range(user, t)]
 
 
-def slash_effect(game: Game, use: Use, target: int) -> Settle[None]:
-    """One 杀 against one target: triggers, armor, 闪, then damage (equipment hooks decide)."""
+@dataclass(slots=True)
+class Aim:
+    """One target of a 杀 once it is aimed: who it is now (流离 may have passed it on) and how many 闪 they
+    need (0 after 铁骑, 2 against 无双)."""
+
+    target: int
+    jinks: int = 1
+
+
+def slash_effect(game: Game, use: Use, *targets: int) -> Settle[None]:
+    """A 杀 against its targets (docs/rules.md#multi-target-slash): it is aimed at every target first, in seat
+    order from the user — each target's "become the target" skills (流离), then the user's "after
+    targeting" skills and weapon (铁骑, 无双, 雌雄双股剑) —, and only then does each target's effect resolve
+    (armor, 闪, damage), in the same order."""
     user = use.user
-    if not game.players[target].alive:
-        return
-    jinks = 1
+    order = sorted(targets, key=lambda t: (t - user) % game.n)
+    aims = [Aim(t) for t in order if game.players[t].alive]
+    contexts: list[Trigger | None] = [None] * len(aims)
     if game.has_skills:
-        # Becoming the target (流离 may pass it on), then the user's skills after targeting (铁骑, 无双).
-        ctx = Trigger(target, source=user, use=use, target=target)
-        yield from game.trigger("slash_targeted", ctx)
-        target = ctx.target if ctx.target is not None else target
-        yield from game.trigger_one(user, "slash_target_chosen", ctx)
-        if ctx.no_jink:
-            jinks = 0
-        else:
-            jinks += sum(e.extra_responses(game, user, "slash") for e in game.players[user].skills)
-    ignores_armor = any(e.ignores_armor for e in game.effects_of(user))
-    for eff in game.effects_of(user):
-        yield from eff.on_slash_target(game, use, target)
+        for i, aim in enumerate(aims):
+            targeted = contexts[i] = Trigger(aim.target, source=user, use=use, target=aim.target)
+            yield from game.trigger("slash_targeted", targeted)
+            aim.target = targeted.target if targeted.target is not None else aim.target
+    for aim, ctx in zip(aims, contexts, strict=True):
+        if not game.players[aim.target].alive:
+            continue
+        if ctx is not None:
+            yield from game.trigger_one(user, "slash_target_chosen", ctx)
+            aim.jinks = 0 if ctx.no_jink else 1 + sum(e.extra_responses(game, user, "slash")
+                                                       for e in game.players[user].skills)
+        for eff in game.effects_of(user):
+            yield from eff.on_slash_target(game, use, aim.target)
+    for aim in aims:
+        yield from slash_hits(game, use, aim)
+
+
+def slash_hits(game: Game, use: Use, aim: Aim) -> Settle[None]:
+    """One aimed target's effect: armor, 闪, then damage (equipment hooks decide), all on the current target."""
+    user, target = use.user, aim.target
     if not game.players[target].alive:
         return
+    ignores_armor = any(e.ignores_armor for e in game.effects_of(user))
     armor = [] if ignores_armor else [e for e in game.effects_of(target) if e.is_armor]
     if any(e.slash_has_no_effect(game, use) or e.card_has_no_effect(game, use, target) for e in armor):
         return
     armor_off = frozenset(e.name for e in game.effects_of(target) if e.is_armor and ignores_armor)
     jink = None
-    for _ in range(jinks):
+    for _ in range(aim.jinks):
         jink = yield from game.ruleset.ask_for_card(game, target, JINK, "杀", skills_off=armor_off)
         if jink is None:
             break

@@ -44,12 +44,11 @@ class PhaseSkipTrick(DelayedSpec):
         return True
 
     def use(self, game: Game, use: Use) -> Settle[None]:
-        game.to_judgment(use.targets[0], use.card.ids[0], as_name=self.name if use.card.is_virtual else "")
-        return
-        yield  # pragma: no cover
+        as_name = self.name if use.card.is_virtual else ""
+        yield from game.to_judgment(use.targets[0], use.card.ids[0], as_name=as_name)
 
     def judge_phase(self, game: Game, seat: int, card_id: int) -> Settle[set[int]]:
-        game.to_processing([card_id])
+        yield from game.to_processing([card_id])
         skip: set[int] = set()
         if not (yield from game.nullified(self.name, seat, card_id)):
             judged = yield from game.judge(seat, self.name)
@@ -91,30 +90,29 @@ class Lightning(DelayedSpec):
         yield from verify_no_duplicate(game, use, self.name, use.user)
 
     def use(self, game: Game, use: Use) -> Settle[None]:
-        game.to_judgment(use.user, use.card.ids[0])
-        return
-        yield  # pragma: no cover
+        yield from game.to_judgment(use.user, use.card.ids[0])
 
     def judge_phase(self, game: Game, seat: int, card_id: int) -> Settle[set[int]]:
-        game.to_processing([card_id])
+        yield from game.to_processing([card_id])
         if not (yield from game.nullified(self.name, seat, card_id)):
             judged = yield from game.judge(seat, self.name)
             struck = judged.suit == Suit.SPADE and 2 <= judged.number <= 9
             yield from game.finish_judgment(seat, judged, self.name)
             if struck:
+                # Discarded as it strikes: its damage has no source and no card (奸雄 takes nothing).
                 game.processing_to_discard([card_id])
                 yield from game.damage(None, seat, 3, pb.DAMAGE_NATURE_THUNDER)
                 return set()
-        self.move_on(game, seat, card_id)
+        yield from self.move_on(game, seat, card_id)
         return set()
 
-    def move_on(self, game: Game, seat: int, card_id: int) -> None:
+    def move_on(self, game: Game, seat: int, card_id: int) -> Settle[None]:
         """To the next living character without a 闪电 (it stays if there is none)."""
         for nxt in [*game.alive_seats(seat)[1:], seat]:
             if not any(game.judgment_name(c) == self.name for c in game.players[nxt].judgment):
                 break
         if nxt == seat:
-            game.to_judgment(seat, card_id)  # it stays: no move to record
+            yield from game.to_judgment(seat, card_id)  # it stays: no move to record
         else:
-            game.move_out(seat, [card_id], pb.ZONE_JUDGMENT, pb.MOVE_REASON_LIGHTNING_MOVES, "MOVE_MISMATCH",
-                          to_seat=nxt, to_zone=pb.ZONE_JUDGMENT)
+            yield from game.move_out(seat, [card_id], pb.ZONE_JUDGMENT, pb.MOVE_REASON_LIGHTNING_MOVES,
+                                     "MOVE_MISMATCH", to_seat=nxt, to_zone=pb.ZONE_JUDGMENT)

@@ -36,9 +36,7 @@ class EquipSpec(CardSpec):
                             "only on themself", use.user, hard=True)
 
     def use(self, game: Game, use: Use) -> Settle[None]:
-        game.equip(use.user, use.card.ids[0])
-        return
-        yield  # pragma: no cover
+        yield from game.equip(use.user, use.card.ids[0])
 
 
 for _name in EQUIPMENT_NAMES:
@@ -93,7 +91,7 @@ class DoubleSword(Weapon):
         hand = game.players[target].hand
         chosen = (yield from game.choose(target, list(hand), 1, self.name, optional=True)) if hand else None
         if chosen:
-            game.to_discard(chosen)
+            yield from game.to_discard(chosen)
         else:
             yield from game.draw(use.user, 1, pb.DRAW_REASON_CARD_EFFECT)
 
@@ -124,7 +122,7 @@ class IceSword(Weapon):
                 break
             chosen = yield from game.choose(use.user, options, 1, self.name)
             if chosen:
-                game.to_discard(chosen)
+                yield from game.to_discard(chosen)
         return True
 
 
@@ -153,7 +151,7 @@ class Blade(Weapon):
                 continue
             # No distance limit, and it does not count toward the play phase's 杀 limit.
             follow_up = Use(use.user, card, (target,))
-            game.to_processing(card.ids)
+            yield from game.to_processing(card.ids)
             yield from slash_effect(game, follow_up, target)
             game.processing_to_discard(card.ids)
             return False
@@ -197,7 +195,7 @@ class Axe(Weapon):
                                           use.user, hard=True))
             if game.report(problems):
                 continue
-            game.to_discard(cost)
+            yield from game.to_discard(cost)
             return True
 
 
@@ -233,7 +231,7 @@ class KylinBow(Weapon):
                 game.report([Violation("INVALID_CHOICE", f"麒麟弓 discards exactly one of seat {target}'s horses",
                                        use.user, hard=True)])
                 continue
-            game.to_discard(chosen)
+            yield from game.to_discard(chosen)
             return False
 
 

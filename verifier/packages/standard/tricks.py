@@ -93,7 +93,7 @@ class Dismantlement(CardSpec):
         if options:
             chosen = yield from game.choose(use.user, options, 1, self.name)
             if chosen:
-                game.to_discard(chosen)
+                yield from game.to_discard(chosen)
 
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
         return [(t,) for t in game.alive_seats() if t != user and game.players[t].has_cards()]
@@ -122,7 +122,7 @@ class Snatch(CardSpec):
         if options:
             chosen = yield from game.choose(use.user, options, 1, self.name)
             if chosen:
-                game.to_hand(use.user, chosen)
+                yield from game.to_hand(use.user, chosen)
 
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
         return [(t,) for t in game.alive_seats()
@@ -249,8 +249,8 @@ class AmazingGrace(AreaTrick):
             chosen = yield from game.choose(t, list(revealed), 1, self.name)
             if chosen:
                 revealed.remove(chosen[0])
-                game.to_hand(t, chosen)
-        game.move_out(None, revealed, pb.ZONE_PROCESSING, pb.MOVE_REASON_LEFTOVER, "MOVE_MISMATCH")
+                yield from game.to_hand(t, chosen)
+        yield from game.move_out(None, revealed, pb.ZONE_PROCESSING, pb.MOVE_REASON_LEFTOVER, "MOVE_MISMATCH")
 
 
 @PACKAGE.card
@@ -288,7 +288,7 @@ class Collateral(CardSpec):
             return
         weapon = game.players[a].equips.get("weapon")
         if weapon is not None and game.players[use.user].alive:
-            game.move_out(a, [weapon], pb.ZONE_EQUIPMENT, pb.MOVE_REASON_WEAPON_GIVEN, "MOVE_MISMATCH",
+            yield from game.move_out(a, [weapon], pb.ZONE_EQUIPMENT, pb.MOVE_REASON_WEAPON_GIVEN, "MOVE_MISMATCH",
                           to_seat=use.user)
 
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
