@@ -274,6 +274,14 @@ class Ruleset:
             type(e).damage_caused is not Effect.damage_caused or type(e).damage_inflicted is not Effect.damage_inflicted
             for e in self.effects.values())
 
+    def real_card(self, card: CardDef) -> UsedCard:
+        """A real card as used: one cached UsedCard per card (it is frozen)."""
+        used = self._real_used.get(card.id)
+        if used is None or used.real is not card:
+            used = self._real_used[card.id] = UsedCard(card.name, (card.id,), card.suit, card.color, card.number,
+                                                       real=card)
+        return used
+
     def delayed(self, name: str) -> DelayedSpec:
         spec = self.cards[name]
         assert isinstance(spec, DelayedSpec)
@@ -294,11 +302,7 @@ class Ruleset:
                 return None
             if game.report(game.verify_own_cards(seat, [cid], zones)):
                 return None
-            used = self._real_used.get(cid)
-            if used is None or used.real is not card:
-                used = self._real_used[cid] = UsedCard(card.name, (cid,), card.suit, card.color, card.number,
-                                                       real=card)
-            return used
+            return self.real_card(card)
         if which == "virtual":
             v = ref.virtual
             if v.name not in self.cards:

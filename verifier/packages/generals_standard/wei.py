@@ -20,9 +20,9 @@ from verifier.packages.generals_standard.package import (
 
 @PACKAGE.effect
 class Jianxiong(Skill):
-    """奸雄: after you take damage, you may gain the card that caused it (if it is still on the table). Not
-    offered for 闪电's damage (discarded as it strikes) nor for damage passed on by 铁锁连环 (the chain's,
-    not the card's): both reach Game.damage with no card (docs/generals.md; FreeKill offers both)."""
+    """奸雄: after you take damage, you may gain the card that caused it, if it is still in the processing
+    area: also 闪电 (discarded only once its damage is settled) and, for damage passed on by 铁锁连环, the
+    card that caused the first damage (docs/generals.md#jianxiong; FreeKill and QSanguosha offer both)."""
 
     name, zh = "jianxiong", "奸雄"
     timings = frozenset({"damaged"})
@@ -177,8 +177,9 @@ class Luoyi(Skill):
 
     def damage_caused(self, game: Game, info: DamageInfo) -> None:
         seat, card = info.source, info.card
-        if card is None or seat is None or game.current != seat or not game.players[seat].turn_flags.get(self.name):
-            return
+        if card is None or seat is None or info.chained or game.current != seat \
+                or not game.players[seat].turn_flags.get(self.name):
+            return  # (passed-on damage carries the first damage's amount, 裸衣's +1 included)
         if card.name in SLASHES or card.name == "duel":
             info.amount += 1
 

@@ -100,8 +100,9 @@ def pass_on(game: Game, info: DamageInfo) -> Settle[None]:
         return
     for seat in game.alive_seats(game.current):
         if seat != info.target and game.players[seat].alive and is_chained(game, seat):
-            # No card: passed-on damage is the chain's (奸雄 takes nothing for it; 裸衣 and 古锭刀 are in the amount).
-            yield from game.damage(info.source, seat, info.amount, info.nature, chained=True)
+            # The card that caused the first damage caused this one too (奸雄 may take it while it is still in
+            # the processing area); what it added (裸衣, 古锭刀, 酒) is in the amount already.
+            yield from game.damage(info.source, seat, info.amount, info.nature, card=info.card, chained=True)
 
 
 PACKAGE.after_damage.append(pass_on)

@@ -99,9 +99,11 @@ class Lightning(DelayedSpec):
             struck = judged.suit == Suit.SPADE and 2 <= judged.number <= 9
             yield from game.finish_judgment(seat, judged, self.name)
             if struck:
-                # Discarded as it strikes: its damage has no source and no card (奸雄 takes nothing).
+                # Its damage has no source, but the 闪电 caused it and stays in the processing area until the
+                # damage is settled (奸雄 may take it: docs/generals.md#jianxiong); then it is discarded.
+                yield from game.damage(None, seat, 3, pb.DAMAGE_NATURE_THUNDER,
+                                       card=game.ruleset.real_card(game.cards[card_id]))
                 game.processing_to_discard([card_id])
-                yield from game.damage(None, seat, 3, pb.DAMAGE_NATURE_THUNDER)
                 return set()
         yield from self.move_on(game, seat, card_id)
         return set()
