@@ -99,7 +99,7 @@ def test_the_game_is_the_honest_one_up_to_the_cheat_and_goes_on_from_it() -> Non
 
 
 def test_a_skipped_discard_is_reported_where_the_log_goes_on_without_it() -> None:
-    game = play_cheating_game(18, 8, KIND["skipped_discard"])
+    game = play_cheating_game(16, 8, KIND["skipped_discard"])
     assert game.index is not None and game.derived
     before = game.log.events[game.index - 1]
     assert before.HasField("phase_start") and before.phase_start.phase == pb.PHASE_DISCARD
