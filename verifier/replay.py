@@ -43,6 +43,11 @@ from verifier.version import engine_version
 # The state digest: BLAKE2b-128 (docs/log-format.md).
 DIGEST_SIZE = 16
 
+# Probes per game (Verifier._decline_explains): each replays the log so far; honest logs need none.
+MAX_PROBES = 16
+# An outcome the game has no place for however its open requests are answered.
+UNEXPLAINED = frozenset({"UNEXPECTED_OUTCOME", "AFTER_GAME_OVER"})
+
 # After this many decisions in a row that fit nothing, the log is taken to be unfollowable.
 MAX_CONSECUTIVE_REJECTS = 32
 
@@ -90,6 +95,7 @@ class Verifier:
 
     def __init__(self, header: pb.GameHeader, ruleset: Ruleset | None = None) -> None:
         self.header = header
+        self.ruleset = ruleset
         # One record per annotation: (index, status, applied, digest, violations, derived event).
         # Protobuf messages are built only when asked for (feed) or once at the end (finish).
         self.records: list[Record] = []
@@ -107,6 +113,13 @@ class Verifier:
         self.rejects_in_row = 0
         self.pending: Request | None = None
         self.game: Game | None = None
+        # A recorded outcome waiting for the event after it (follow), and that event while it is judged.
+        self.held: pb.Event | None = None
+        self.lookahead: pb.Event | None = None
+        # Every event fed so far (a probe replays them: _decline_explains), and the probes left to run.
+        self.fed: list[pb.Event] = []
+        self.probes_left = MAX_PROBES
+        self._explained: bool | None = None  # the probe's answer for the event being judged
         try:
             self.game = new_game(header, ruleset or default_ruleset(header))
         except HeaderError as err:
@@ -214,10 +227,19 @@ class Verifier:
         return [annotation_message(r) for r in self.records[start:]]
 
     def follow(self, events: Iterable[pb.Event]) -> None:
-        """Judge more events without returning their annotations (the whole-log fast path)."""
+        """Judge more events without returning their annotations (the whole-log fast path).
+
+        A recorded outcome that is not simply the next derived one is judged once the event after it is
+        known: if that event answers the request the game is waiting on, the outcome came early or is
+        extra, and the request is not taken as declined (one event of lookahead; at the end of a batch
+        the outcome waits for the next batch or ``finish``)."""
         expected = self.expected
         records = self.records
+        fed = self.fed
         for ev in events:
+            fed.append(ev)
+            if self.held is not None:
+                self._feed_held(ev)
             if expected and self.stopped_at is None and expected[0].event == ev:
                 # The common case, inlined: the recorded outcome is exactly the next derived one
                 # (derived outcomes are never decisions, and the engine runs no further for it).
@@ -225,9 +247,57 @@ class Verifier:
                 game = self.game
                 digest = self._digest() if game is not None and game.journal else self.digest
                 records.append((self.index, apb.STATUS_OK, True, digest, (), None))
+            elif self.stopped_at is None and ev.WhichOneof("kind") not in DECISION_KINDS:
+                self.held = ev
+                continue
             else:
                 self._feed_one(ev)
             self.index += 1
+
+    def _feed_held(self, lookahead: pb.Event | None) -> None:
+        held, self.held = self.held, None
+        assert held is not None
+        self.lookahead = lookahead
+        try:
+            self._feed_one(held)
+        finally:
+            self.lookahead = None
+            self._explained = None
+        self.index += 1
+
+    def _next_answers(self, req: Request) -> bool:
+        """Is ``req`` still open although a recorded outcome came: the event after it answers ``req``, and
+        taking ``req`` as declined would not explain the outcome (then it is early or extra, not the sign of
+        a decline)?"""
+        nxt = self.lookahead
+        if nxt is None:
+            return False
+        kind = nxt.WhichOneof("kind")
+        if kind not in DECISION_KINDS or not req.fits(nxt, kind, getattr(nxt, kind).seat, self._card_name(nxt, kind)):
+            return False
+        if self._explained is None:
+            self._explained = self._decline_explains()
+        return not self._explained
+
+    def _decline_explains(self) -> bool:
+        """Would the outcome being judged fit the game if the open requests were declined? Judged by a probe:
+        a second verifier replays the log up to here and judges the outcome with no lookahead (it cannot be
+        tried on this one: a declined request cannot be taken back). At most MAX_PROBES per game; past that,
+        and when it cannot tell, the outcome is taken as a decline."""
+        if self.probes_left <= 0:
+            return True
+        self.probes_left -= 1
+        i = self.index
+        probe = Verifier(self.header, self.ruleset)
+        probe.probes_left = 0  # (its own lookahead: no nested probes)
+        probe.follow(self.fed[:i])
+        if probe.held is not None:
+            probe._feed_held(self.fed[i])  # the event before, judged as it was here
+        if probe.index != i or probe.stopped_at is not None:
+            return True
+        start = len(probe.records)
+        probe._feed_one(self.fed[i])
+        return not any(v.code in UNEXPLAINED for rec in probe.records[start:] if rec[0] == i for v in rec[4])
 
     def _feed_one(self, ev: pb.Event) -> None:
         if self.stopped_at is not None:
@@ -285,7 +355,7 @@ class Verifier:
         expected = self.expected
         while not expected:
             req = self.pending
-            if req is None or not req.optional or isinstance(req, ShuffleRequest):
+            if req is None or not req.optional or isinstance(req, ShuffleRequest) or self._next_answers(req):
                 return False
             self._step(None)
         return self._same(expected[0].event, ev)
@@ -339,7 +409,7 @@ class Verifier:
                 self._answer_recorded_shuffle(ev)
             k = self._match(ev, kind)
             req = self.pending
-            if k is not None or req is None or isinstance(req, ShuffleRequest):
+            if k is not None or req is None or isinstance(req, ShuffleRequest) or self._next_answers(req):
                 break
             # The log records what happened next: the pending request went unanswered.
             if req.optional:
@@ -560,6 +630,8 @@ class Verifier:
 
     def finish(self, log_sha256: str = "") -> apb.AnnotatedReplay:
         """Close the log: add outcomes derived after its last event and build the replay."""
+        if self.held is not None:
+            self._feed_held(None)
         if self.stopped_at is None and self.game is not None:
             # The log has ended: every optional request left is declined, as it would be
             # by a following decision, so the game runs on to its next real decision or end.

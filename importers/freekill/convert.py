@@ -137,12 +137,15 @@ class Converter:
         # The card 激将/护驾 just obtained for the lord (seat, its real cards): FreeKill then shows the lord
         # using or playing it, which in our log is the invocation and the other character's answer.
         self.supplied: tuple[int, tuple[int, ...]] | None = None
+        self.supplied_use: Any = None  # the lord who just used a 杀 激将 obtained (朱雀羽扇 may follow)
         self.current: int | None = None
         self.phase = 0
         self.turns = 0
         self.dead: set[int] = set()
         self.over = False
-        self.invoke: tuple[pb.InvokeSkill, str] | None = None  # an invocation still collecting its cards
+        self.invoke: tuple[pb.InvokeSkill, str] | None = None  # the last invocation
+        self.open_invokes: dict[str, pb.InvokeSkill] = {}  # each skill's last invocation, collecting its cards
+        self.timed_out = False  # FreeKill ended the game by its time-out rule
         self.last_use: pb.UseCard | None = None  # the last card used (借刀杀人's second target)
         self.last_card: pb.CardRef | None = None  # the last card used or played (朱雀羽扇 turns it into a 火杀)
         self.damage: dict[int, pb.Damage] = {}  # damage waiting for the victim's HP (shown after it)
@@ -349,7 +352,17 @@ class Converter:
         if self.guanxing is not None:
             self.pending_guanxing = list(data)
 
+    def log_TimeOutDraw(self, data: dict[str, Any]) -> None:
+        self.timed_out = True
+
     def on_GameOver(self, data: Any) -> None:
+        if self.timed_out:
+            # A room rule of FreeKill's (a game that goes on too long is called a draw), not a rule of the
+            # game: the record ends here, unfinished.
+            self.notes.append(f"FreeKill ended the game as a draw by its time-out rule after {self.turns} turns "
+                              "(no rule of the game does): the log ends there")
+            self.over = True
+            return
         winners = str(data or "")
         roles = set(winners.split("+")) if winners else set()
         ev = pb.Event()
@@ -405,12 +418,11 @@ class Converter:
         if reason == R_RECAST and to_area == DISCARD_PILE:
             self.decision_use(frm, ids, [], recast=True)
             return
-        if self.invoke is not None and skill_name(skill) == self.invoke[1] and self.invoke[1] in SKILL_CARDS \
-                and not from_pile:
-            inv = self.invoke[0]
+        inv = self.open_invokes.get(skill_name(skill))
+        if inv is not None and skill_name(skill) in SKILL_CARDS and not from_pile:
             # (Cards the effect moves on from the processing area — 鬼才's replaced judgment — are no cost.)
             inv.cards.extend(self.card(i["cardId"]) for i in infos if i.get("fromArea") != PROCESSING)
-            if self.invoke[1] == "rende" and not inv.targets and to in self.seat_of:
+            if skill_name(skill) == "rende" and not inv.targets and to in self.seat_of:
                 inv.targets.append(self.seat(to))
             return
         if skill == "yiji" and reason == R_GIVE and self.yiji is not None:
@@ -564,8 +576,11 @@ class Converter:
 
     def log_UseCardToTargets(self, data: dict[str, Any]) -> None:
         who, card, to = data.get("from"), data.get("card"), list(data.get("to") or [])
-        if self.made_by_skill(card) or self.was_supplied(who, card):
-            return  # 离间's 决斗 / the 杀 激将 obtained: the skill's invocation is the decision
+        if self.made_by_skill(card):
+            return  # 离间's 决斗: the skill's invocation is the decision
+        if self.was_supplied(who, card):
+            self.supplied_use = who  # the 杀 激将 obtained, used by the lord: the invocation named its target
+            return
         name = self.card_name(self.card_ref(card))
         if self.dying and name in ("peach", "analeptic"):
             self.respond(who, card)  # a rescue (FreeKill "uses" it on the dying character)
@@ -687,12 +702,15 @@ class Converter:
         if name in NOT_DECISIONS:
             return
         if name == "fan":
-            self.fan()
+            self.fan(who)
             return
         seat = self.seat(who)
         inv = self.emit(pb.Event(invoke_skill=pb.InvokeSkill(seat=seat, skill=name,
                                                              targets=[self.seat(t) for t in to]))).invoke_skill
         self.invoke = (inv, name)
+        # Its cards come in the moves that follow, maybe after another skill's (突袭 taking 陆逊's last card:
+        # 连营 draws before the second card is taken).
+        self.open_invokes[name] = inv
         if name == "yiji":
             self.yiji = _Yiji(seat, self.draw_pile[:2])
             self.take_from_pile(2)
@@ -721,12 +739,22 @@ class Converter:
         self.suits_inferred += 1
         self.fanjian_pending = (target, ev.choose_suit)
 
-    def fan(self) -> None:
-        """朱雀羽扇 turns the 杀 just used into a 火杀: ours names it as a virtual card made by "fan"."""
+    def fan(self, who: Any) -> None:
+        """朱雀羽扇 turns the 杀 just used into a 火杀: ours names it as a virtual card made by "fan" — but the
+        lord's fan on the 杀 激将 obtained is the lord's invocation after the other character's answer."""
+        if self.supplied_use is not None and self.supplied_use == who:
+            self.supplied_use = None
+            self.emit(pb.Event(invoke_skill=pb.InvokeSkill(seat=self.seat(who), skill="fan")))
+            return
         card = self.last_card
-        if card is None or card.WhichOneof("kind") != "id":
+        if card is None:
             raise self.fail("朱雀羽扇 without a 杀 to turn into a 火杀")
-        card.virtual.CopyFrom(pb.VirtualCard(name="fire_slash", subcards=[card.id], skill="fan"))
+        if card.WhichOneof("kind") == "id":
+            card.virtual.CopyFrom(pb.VirtualCard(name="fire_slash", subcards=[card.id], skill="fan"))
+        else:  # a 杀 made by a skill (武圣, 龙胆, 丈八蛇矛): that skill first, then the fan
+            v = card.virtual
+            card.virtual.CopyFrom(pb.VirtualCard(name="fire_slash", subcards=list(v.subcards), skill="fan",
+                                                 base_skill=v.skill))
 
     def yiji_give(self, fk_ids: list[int], to: Any) -> None:
         assert self.yiji is not None

@@ -72,6 +72,11 @@ class Effect:
     def unlimited_slash(self, game: Game, seat: int) -> bool:
         return False
 
+    def turns_slash(self, game: Game, seat: int, card: UsedCard) -> str:
+        """The card this effect may turn ``card``, a 杀 its owner uses but did not make, into (朱雀羽扇: a
+        normal 杀 into a 火杀); offered by whatever hands the owner that 杀 (激将). "" when it cannot."""
+        return ""
+
     def extra_slash_targets(self, game: Game, use: Use) -> int:
         return 0
 

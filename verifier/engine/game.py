@@ -492,12 +492,19 @@ class Game:
         return self.judgment_as.get(card_id) or self.cards[card_id].name
 
     def equip(self, seat: int, card_id: int) -> Settle[None]:
-        """Put an equipment card into its slot; an occupied slot's card is discarded first (one move: the
-        skills reacting to either loss resolve once the new card is in place)."""
+        """Put an equipment card into its slot; an occupied slot's card is discarded first. The card leaving
+        the hand is a loss of its own, as any card used (连营 resolves before it is put in place: FreeKill
+        fk_rand_p9_7 seq 1909-1940); the displaced card's loss resolves once the new card is in place (枭姬)."""
         slot = self.cards[card_id].subtype
         p = self.players[seat]
-        old = p.equips.get(slot)
         self._remove_from_owner(card_id)
+        if self.lost:
+            # Meanwhile the card is on the table (FreeKill shows it in the processing area).
+            self.processing.append(card_id)
+            self.journal.append(f"('proc', {card_id})")
+            yield from self.fire_losses()
+            self.processing.remove(card_id)
+        old = p.equips.get(slot)
         if old is not None:
             self._move_out(seat, [old], pb.ZONE_EQUIPMENT, pb.MOVE_REASON_EQUIP_REPLACED, "EQUIP_SLOT")
         p.equips[slot] = card_id

@@ -82,8 +82,19 @@ class Jijiang(Skill):
         card = yield from self.supply(game, seat, targets[0] if targets else None)
         if card is None:
             return
+        card = yield from self.turned(game, seat, card)
         game.players[seat].turn_flags["slash_in_play"] = 1
         yield from spec.use(game, Use(seat, card, targets))
+
+    @staticmethod
+    def turned(game: Game, seat: int, card: UsedCard) -> Settle[UsedCard]:
+        """The lord uses the 杀 another character gave: their own effects may turn it as they would a 杀 of
+        their own (朱雀羽扇, invoked after the answer: InvokeSkill fan)."""
+        for eff in game.effects_of(seat):
+            name = eff.turns_slash(game, seat, card)
+            if name and (yield from offer(game, seat, eff.name)) is not None:
+                return UsedCard(name, card.ids, card.suit, card.color, card.number, skill=eff.name)
+        return card
 
 
 @PACKAGE.effect

@@ -112,7 +112,8 @@ class Yingzi(Skill):
 class Fanjian(Skill):
     """反间 [1/phase]: another character names a suit, then takes one of your hand cards blind; if its suit
     differs, you deal them 1 damage. They keep the card. With no hand card (SKILL_PRECONDITION; FreeKill let
-    it through) the target still names a suit, and there is nothing to take."""
+    it through) it is the phase's use and nothing more happens: with no card to take there is nothing to name
+    a suit for (FreeKill asks for none either: fk_rand_p10_23 seq 3367-3380)."""
 
     name, zh = "fanjian", "反间"
     active = True
@@ -126,10 +127,12 @@ class Fanjian(Skill):
             problems = bad("INVALID_CHOICE", "反间 names no cards: the target takes one blind", seat)
         if not problems and not game.players[seat].hand:
             problems = [Violation("SKILL_PRECONDITION", f"反间 gives the target one of your hand cards: seat {seat} "
-                                  "has none (carried out all the same: a suit is named, nothing is taken)", seat)]
+                                  "has none (it counts as the phase's 反间; nothing follows)", seat)]
         if game.report(problems):
             return
         game.players[seat].skill_uses[self.name] = 1
+        if not game.players[seat].hand:
+            return
         target = targets[0]
         named = Suit.SPADE
         while True:

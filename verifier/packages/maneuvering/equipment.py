@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sgsverify.v1 import game_log_pb2 as pb
-from verifier.engine.effects import Effect, Use, missing_skill
+from verifier.engine.effects import Effect, Use, UsedCard, missing_skill
 from verifier.engine.game import DamageInfo, Game, Violation
 from verifier.packages.maneuvering.package import PACKAGE
 from verifier.packages.standard.equipment import DefensiveHorse, EquipSpec, Weapon
@@ -36,6 +36,9 @@ class Fan(Weapon):
 
     name = "fan"
     converts_to = frozenset({"fire_slash"})
+
+    def turns_slash(self, game: Game, seat: int, card: UsedCard) -> str:
+        return "fire_slash" if card.name == "slash" else ""
 
     def verify_conversion(self, game: Game, seat: int, virtual: pb.VirtualCard) -> list[Violation]:
         cards = list(virtual.subcards)
