@@ -34,6 +34,7 @@ from importers.freekill import ImportFailure, import_freekill  # noqa: E402
 from verifier import verify  # noqa: E402
 from verifier.engine.requests import DECISION_KINDS  # noqa: E402
 
+
 @dataclass
 class GameReport:
     game: str
@@ -136,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({
             "games": len(reports), "imported": len(reports) - len(failed),
             "clean": sum(1 for r in reports if not r.error and not r.others and not r.missed and not r.flagged),
-            "deviations": {k: {"listed": listed_kind[k], "flagged_with": dict(per_kind[k])} for k in sorted(listed_kind)},
+            "deviations": {k: {"listed": listed_kind[k], "flagged_with": dict(per_kind[k])}
+                           for k in sorted(listed_kind)},
             "missed": [{"game": g, **d, "why": w} for g, d, w in missed],
             "other_violations": [{"game": g, "event": e, "seq": s, "code": c, "message": m}
                                  for g, e, s, c, m in others],
@@ -147,8 +149,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{sum(1 for r in reports if not r.error and r.followed)} followed to the end")
         print("\ndeviations FreeKill let through, by kind: listed, and the codes that flagged them")
         for kind in sorted(listed_kind):
-            codes = ", ".join(f"{code} {n}" for code, n in per_kind[kind].most_common())
-            print(f"  {kind:24} {listed_kind[kind]:5}   {codes}")
+            flagged = ", ".join(f"{code} {n}" for code, n in per_kind[kind].most_common())
+            print(f"  {kind:24} {listed_kind[kind]:5}   {flagged}")
         print(f"\nnot flagged: {len(missed)}")
         for game, dev, why in missed:
             print(f"  {game} seq {dev['seq']} {dev['kind']}: {dev['what']}: {why}")

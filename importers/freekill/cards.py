@@ -94,15 +94,15 @@ def card_table(version: str, packages: tuple[str, ...] = ("standard", "maneuveri
         raise CardTableError(f"FreeKill {version}'s table has no package {', '.join(sorted(missing))}")
     ours: list[CardDef] = [c for p in packages for c in load_package(p)]
     pool: dict[tuple[str, str, int], list[int]] = defaultdict(list)
-    for c in sorted(ours, key=lambda c: c.id):
-        pool[(c.name, c.suit.name.lower(), c.number)].append(c.id)
+    for card in sorted(ours, key=lambda c: c.id):
+        pool[(card.name, card.suit.name.lower(), card.number)].append(card.id)
     to_ours: dict[int, int] = {}
-    for c in sorted(fk_cards, key=lambda c: c.fk_id):
-        ids = pool.get((c.name, c.suit, c.number))
+    for fk in sorted(fk_cards, key=lambda c: c.fk_id):
+        ids = pool.get((fk.name, fk.suit, fk.number))
         if not ids:
-            raise CardTableError(f"FreeKill card {c.fk_id} ({c.name} {c.suit} {c.number}) has no counterpart in "
-                                 "our deck tables")
-        to_ours[c.fk_id] = ids.pop(0)
+            raise CardTableError(f"FreeKill card {fk.fk_id} ({fk.name} {fk.suit} {fk.number}) has no counterpart "
+                                 "in our deck tables")
+        to_ours[fk.fk_id] = ids.pop(0)
     left = [i for ids in pool.values() for i in ids]
     if left:
         raise CardTableError(f"our cards {sorted(left)} have no counterpart in FreeKill {version}'s table")

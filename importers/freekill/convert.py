@@ -2,11 +2,13 @@
 
 The conversion reads what the server *showed*: the set-up (seats, roles, generals, the draw
 pile, the starting hands), every card used or played (``GameLog`` lines), every card moved with
-its real id (``MoveCards``), phases, HP, deaths and the end. Requests say which decision a card
-answered (a 闪 asked for, a 桃 for a dying character); replies are not needed, so a client replay
-(``.fk.rep``, no replies) converts like a transcript. Decisions become our decisions; what the
-server showed happening becomes recorded outcomes, which the verifier checks (partial recording:
-what we do not record, it derives). Declines are left implicit (docs/log-format.md).
+its real id (``MoveCards``), phases, HP, deaths and the end. Which decision a card was (a use in
+one's play phase, an answer to a 杀, a rescue, a 无懈可击 and for whose effect) is read from the
+game's own course, never from other players' requests or from replies: a client replay
+(``.fk.rep``: one player's requests, no replies) converts exactly like a transcript. Decisions
+become our decisions; what the server showed happening becomes recorded outcomes, which the
+verifier checks (partial recording: what we do not record, it derives). Declines are left
+implicit (docs/log-format.md#implicit-declines).
 
 What cannot be known is left out or inferred from what followed, and the inference is named in
 the log's origin notes (e.g. the suit named for 反间 when the record holds no reply).
@@ -18,9 +20,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from importers.freekill.cards import SUITS, CardTable, CardTableError, card_table
+from importers.freekill.cards import NAMES, CardTable, CardTableError, card_table
 from importers.freekill.messages import NOTIFY, REPLY, REQUEST, Message
 from sgsverify.v1 import game_log_pb2 as pb
+from verifier.cards import all_cards
 
 ENGINE = "freekill"
 DEFAULT_VERSION = "88a912f1"
@@ -33,8 +36,9 @@ PHASES = {2: pb.PHASE_START, 3: pb.PHASE_JUDGMENT, 4: pb.PHASE_DRAW, 5: pb.PHASE
 FK_PLAY = 5
 # Card areas (Card.Area).
 HAND, EQUIP, JUDGE, PROCESSING, DRAW_PILE, DISCARD_PILE, VOID = 1, 2, 3, 5, 6, 7, 8
-# Move reasons (fk.ReasonXxx).
-R_DRAW, R_DISCARD, R_GIVE, R_PREY, R_USE, R_RESPONSE, R_JUDGE, R_RECAST = 2, 3, 4, 7, 9, 10, 11, 12
+# Move reasons (fk.ReasonXxx) read here.
+R_DRAW, R_GIVE, R_JUDGE, R_RECAST = 2, 4, 11, 12
+SUIT_CHOICES = {"spade": pb.SUIT_SPADE, "club": pb.SUIT_CLUB, "heart": pb.SUIT_HEART, "diamond": pb.SUIT_DIAMOND}
 
 NATURES = {"normal_damage": pb.DAMAGE_NATURE_NORMAL, "fire_damage": pb.DAMAGE_NATURE_FIRE,
            "thunder_damage": pb.DAMAGE_NATURE_THUNDER}
@@ -110,8 +114,7 @@ class _Trick:
 
 @dataclass(slots=True)
 class _Yiji:
-    seat: int
-    drawn: list[int]  # FreeKill ids, still to be given or kept
+    seat: int  # whose 遗计 is giving its two cards
 
 
 class Converter:
@@ -132,7 +135,7 @@ class Converter:
         self.draw_pile: list[int] = []  # FreeKill ids, top first
         self.hands: dict[int, list[int]] = {}
         self.judgment: dict[int, list[int]] = {}
-        self.requests: dict[int, Message] = {}  # each player's latest request
+        self.requests: dict[int, Message] = {}  # each player's latest request (cross_check only)
         self.replies: dict[tuple[int, str], Message] = {}  # each player's latest reply, per request kind
         # The card 激将/护驾 just obtained for the lord (seat, its real cards): FreeKill then shows the lord
         # using or playing it, which in our log is the invocation and the other character's answer.
@@ -156,8 +159,8 @@ class Converter:
         self.kept = 0  # cards left on top when FreeKill reshuffled, still to be drawn before ours
         self.yiji: _Yiji | None = None
         self.guanxing: int | None = None  # the seat whose 观星 waits for the pile's new order
-        self.fire_attack_target: int | None = None
         self.suits_inferred = 0
+        self.fanjian_pending: tuple[Any, pb.ChooseSuit] | None = None  # an inferred suit damage may correct
         self.trick: _Trick | None = None
         self.nullifications: set[int] = set()  # 无懈可击 cards played against the resolving trick
         self.dying: list[int] = []  # FreeKill ids of the characters dying now (the last one is being saved)
@@ -186,6 +189,13 @@ class Converter:
         except CardTableError as err:
             raise self.fail(str(err)) from None
 
+    def actor(self, data: dict[str, Any]) -> int:
+        """The player a GameLog line is about (its ``from``)."""
+        who = data.get("from")
+        if not isinstance(who, int) or who not in self.seat_of:
+            raise self.fail(f"a {data.get('type')} line names no player of this table: {who!r}")
+        return who
+
     def emit(self, ev: pb.Event) -> pb.Event:
         self.events.append(ev)
         self.sources.append(self.seq)
@@ -201,8 +211,6 @@ class Converter:
             name = card.get("2")
             if not isinstance(name, str):
                 raise self.fail(f"a virtual card without a name: {card!r}")
-            from importers.freekill.cards import NAMES
-
             skills = card.get("7") or []
             skill = skill_name(skills[0]) if skills else ""
             subcards = [self.card(c) for c in card.get("6") or []]
@@ -265,7 +273,7 @@ class Converter:
         o.outcomes = pb.OUTCOME_RECORDING_PARTIAL
         o.recorded_reshuffles = True
         counts = [0, 0, 0, 0]
-        for fk, s in sorted(self.seat_of.items(), key=lambda kv: kv[1]):
+        for fk in self.fk_player:
             role = ROLES.get(self.roles.get(fk, ""))
             if role is None:
                 raise ImportFailure(f"player {fk} has no identity-mode role ({self.roles.get(fk)!r})")
@@ -349,8 +357,6 @@ class Converter:
 
     def on_SyncDrawPile(self, data: Any) -> None:
         self.draw_pile = list(data)
-        if self.guanxing is not None:
-            self.pending_guanxing = list(data)
 
     def log_TimeOutDraw(self, data: dict[str, Any]) -> None:
         self.timed_out = True
@@ -490,7 +496,7 @@ class Converter:
             why = DRAW_REASONS.get(skill, pb.DRAW_REASON_SKILL if skill else pb.DRAW_REASON_CARD_EFFECT)
             self.take_from_pile(len(fk_ids))
             self.emit(pb.Event(draw_cards=pb.DrawCards(seat=self.seat(to), cards=[self.card(c) for c in fk_ids],
-                                                       reason=why)))  # type: ignore[arg-type]
+                                                       reason=why)))
 
     # --- phases and turns
 
@@ -504,9 +510,7 @@ class Converter:
         seat = self.seat(self.current)
         if ours == pb.PHASE_JUDGMENT and not self.judgment.get(self.current):
             return  # our engine has a judgment phase only when the area holds cards
-        self.emit(pb.Event(phase_start=pb.PhaseStart(seat=seat, phase=ours)))  # type: ignore[arg-type]
-        if fk_phase == FK_PLAY:
-            self.in_play = True
+        self.emit(pb.Event(phase_start=pb.PhaseStart(seat=seat, phase=ours)))
 
     def close_play_phase(self) -> None:
         """The current player's play phase ends (they did not die in it)."""
@@ -516,7 +520,7 @@ class Converter:
             self.phase = 0
 
     def log_TurnStart(self, data: dict[str, Any]) -> None:
-        who = data.get("from")
+        who = self.actor(data)
         self.close_play_phase()
         self.current = who
         self.phase = 0
@@ -545,7 +549,7 @@ class Converter:
             if name in ("savage_assault", "archery_attack"):
                 targets = [t for t in targets if not self.wears(t, "vine")]
             elif name == "god_salvation":
-                targets = [t for t in targets if self.hp.get(self.fk_player[t], 0) < self.max_hp.get(self.fk_player[t], 0)]
+                targets = [t for t in targets if self.wounded(t)]
             fk_cards = physical(fk_cards)
             self.trick = _Trick(fk_cards[0] if fk_cards else 0, targets)
             self.nullifications = set()
@@ -560,22 +564,16 @@ class Converter:
             return []
         return targets
 
-    def card_name(self, ref: pb.CardRef) -> str:
-        if ref.WhichOneof("kind") == "virtual":
-            return ref.virtual.name
-        from verifier.cards import all_cards
+    @staticmethod
+    def card_name(ref: pb.CardRef) -> str:
+        return ref.virtual.name if ref.WhichOneof("kind") == "virtual" else all_cards()[ref.id].name
 
-        return all_cards()[ref.id].name
-
-    def is_equipment(self, ref: pb.CardRef) -> bool:
-        if ref.WhichOneof("kind") != "id":
-            return False
-        from verifier.cards import all_cards
-
-        return all_cards()[ref.id].type == "equip"
+    @staticmethod
+    def is_equipment(ref: pb.CardRef) -> bool:
+        return ref.WhichOneof("kind") == "id" and all_cards()[ref.id].type == "equip"
 
     def log_UseCardToTargets(self, data: dict[str, Any]) -> None:
-        who, card, to = data.get("from"), data.get("card"), list(data.get("to") or [])
+        who, card, to = self.actor(data), data.get("card"), list(data.get("to") or [])
         if self.made_by_skill(card):
             return  # 离间's 决斗: the skill's invocation is the decision
         if self.was_supplied(who, card):
@@ -609,10 +607,10 @@ class Converter:
 
     def log_UseCardToCard(self, data: dict[str, Any]) -> None:
         # ``arg``: the card answered (the 杀 a 闪 cancels, the trick or 无懈可击 a 无懈可击 nullifies).
-        self.respond(data.get("from"), data.get("card"), answered=data.get("arg"))
+        self.respond(self.actor(data), data.get("card"), answered=data.get("arg"))
 
     def log_ResponsePlayCard(self, data: dict[str, Any]) -> None:
-        self.respond(data.get("from"), data.get("card"))
+        self.respond(self.actor(data), data.get("card"))
 
     def respond(self, who: Any, card: Any, answered: Any = None) -> None:
         seat = self.seat(who)
@@ -672,6 +670,10 @@ class Converter:
         ours = [ref.id] if ref.WhichOneof("kind") == "id" else list(ref.virtual.subcards)
         return [self.fk_of_card[c] for c in ours]
 
+    def wounded(self, seat: int) -> bool:
+        fk = self.fk_player[seat]
+        return self.hp.get(fk, 0) < self.max_hp.get(fk, 0)
+
     def wears(self, seat: int, name: str) -> bool:
         return any(self.table.cards[c].name == name for c in self.equips.get(self.fk_player[seat], []))
 
@@ -688,10 +690,10 @@ class Converter:
     # --- skills
 
     def log_InvokeSkill(self, data: dict[str, Any]) -> None:
-        self.invoked(data.get("from"), str(data.get("arg", "")), [])
+        self.invoked(self.actor(data), str(data.get("arg", "")), [])
 
     def log_InvokeSkillTo(self, data: dict[str, Any]) -> None:
-        self.invoked(data.get("from"), str(data.get("arg", "")), list(data.get("to") or []))
+        self.invoked(self.actor(data), str(data.get("arg", "")), list(data.get("to") or []))
 
     def invoked(self, who: Any, fk_skill: str, to: list[Any]) -> None:
         if fk_skill in EFFECT_LINES:
@@ -712,14 +714,12 @@ class Converter:
         # 连营 draws before the second card is taken).
         self.open_invokes[name] = inv
         if name == "yiji":
-            self.yiji = _Yiji(seat, self.draw_pile[:2])
+            self.yiji = _Yiji(seat)
             self.take_from_pile(2)
             self.emit(pb.Event(draw_cards=pb.DrawCards(seat=seat, cards=[self.card(c) for c in self.draw_pile[:2]],
                                                        reason=pb.DRAW_REASON_SKILL)))
         elif name == "guanxing":
             self.guanxing = seat
-        elif name == "fanjian":
-            self.fanjian = (seat, inv.targets[0] if inv.targets else None)
 
     def fanjian_suit(self, target: Any, fk_ids: list[int]) -> None:
         """反间: the suit the target named, from their reply; without one (a client replay, SmartAI), it is
@@ -727,15 +727,12 @@ class Converter:
         reply = self.replies.pop((target, "AskForChoice"), None)
         named = None
         if reply is not None and isinstance(reply.data, str) and reply.data.startswith("log_"):
-            named = {"spade": pb.SUIT_SPADE, "club": pb.SUIT_CLUB, "heart": pb.SUIT_HEART,
-                     "diamond": pb.SUIT_DIAMOND}.get(reply.data[4:])
+            named = SUIT_CHOICES.get(reply.data[4:])
         ev = self.emit(pb.Event(choose_suit=pb.ChooseSuit(seat=self.seat(target))))
         if named is not None:
-            ev.choose_suit.suit = named  # type: ignore[assignment]
+            ev.choose_suit.suit = named
             return
-        own = {"spade": pb.SUIT_SPADE, "club": pb.SUIT_CLUB, "heart": pb.SUIT_HEART,
-               "diamond": pb.SUIT_DIAMOND}[self.table.cards[fk_ids[0]].suit]
-        ev.choose_suit.suit = own  # type: ignore[assignment]
+        ev.choose_suit.suit = SUIT_CHOICES[self.table.cards[fk_ids[0]].suit]
         self.suits_inferred += 1
         self.fanjian_pending = (target, ev.choose_suit)
 
@@ -777,7 +774,7 @@ class Converter:
         self.emit(pb.Event(choose_cards=cc))
 
     def log_ShowCard(self, data: dict[str, Any]) -> None:
-        who, cards = data.get("from"), data.get("card") or []
+        who, cards = self.actor(data), data.get("card") or []
         if who in self.seat_of and cards:
             self.emit(pb.Event(choose_cards=pb.ChooseCards(seat=self.seat(who), cards=[self.card(c) for c in cards])))
 
@@ -785,17 +782,16 @@ class Converter:
 
     def log_StartJudgeReason(self, data: dict[str, Any]) -> None:
         reason = str(data.get("arg", ""))
-        who = data.get("from")
-        if reason == "luoshen":
-            # 洛神 goes on judging while its owner wants: FreeKill logs the first invocation only.
-            if not (self.invoke is not None and self.invoke[1] == "luoshen" and self.events
-                    and self.events[-1].HasField("invoke_skill")):
-                self.emit(pb.Event(invoke_skill=pb.InvokeSkill(seat=self.seat(who), skill="luoshen")))
-        self.judge_reason[who] = reason  # type: ignore[index]
+        who = self.actor(data)
+        # 洛神 goes on judging while its owner wants: FreeKill logs the first invocation only.
+        if reason == "luoshen" and not (self.invoke is not None and self.invoke[1] == "luoshen" and self.events
+                                        and self.events[-1].HasField("invoke_skill")):
+            self.emit(pb.Event(invoke_skill=pb.InvokeSkill(seat=self.seat(who), skill="luoshen")))
+        self.judge_reason[who] = reason
 
     def log_InitialJudge(self, data: dict[str, Any]) -> None:
-        who = data.get("from")
-        reason = self.judge_reason.pop(who, "")  # type: ignore[arg-type]
+        who = self.actor(data)
+        reason = self.judge_reason.pop(who, "")
         self.take_from_pile(1)
         self.emit(pb.Event(judgment=pb.Judgment(seat=self.seat(who), card=self.card(data.get("arg")),
                                                 reason=JUDGE_REASONS.get(reason, reason))))
@@ -803,7 +799,7 @@ class Converter:
     # --- HP, dying, death
 
     def log_Damage(self, data: dict[str, Any]) -> None:
-        victim = self.seat(data.get("from"))
+        victim = self.seat(self.actor(data))
         src = data.get("to") or []
         ev = pb.Event()
         d = ev.damage
@@ -811,15 +807,15 @@ class Converter:
             d.source = self.seat(src[0])
         d.target = victim
         d.amount = int(data.get("arg", 0))
-        d.nature = NATURES.get(str(data.get("arg2")), pb.DAMAGE_NATURE_NORMAL)  # type: ignore[assignment]
-        pending = getattr(self, "fanjian_pending", None)
+        d.nature = NATURES.get(str(data.get("arg2")), pb.DAMAGE_NATURE_NORMAL)
+        pending = self.fanjian_pending
         if pending is not None:
             self.fanjian_pending = None
-            if pending[0] == data.get("from"):
+            if pending[0] == self.actor(data):
                 # Damage followed: the suit named was another than the card's.
                 pending[1].suit = pb.SUIT_SPADE if pending[1].suit != pb.SUIT_SPADE else pb.SUIT_HEART
-        if data.get("from") in self.chained:
-            self.chained.discard(data.get("from"))  # type: ignore[arg-type]
+        if self.actor(data) in self.chained:
+            self.chained.discard(self.actor(data))
             d.chained = True
         self.effect_on(victim)
         self.emit(ev)
@@ -829,41 +825,40 @@ class Converter:
         self.log_Damage({**data, "to": []})
 
     def log_ChainDamage(self, data: dict[str, Any]) -> None:
-        self.chained.add(data.get("from"))  # type: ignore[arg-type]
+        self.chained.add(self.actor(data))
 
     def log_LoseHP(self, data: dict[str, Any]) -> None:
-        seat = self.seat(data.get("from"))
+        seat = self.seat(self.actor(data))
         self.emit(pb.Event(lose_hp=pb.LoseHp(seat=seat, amount=int(data.get("arg", 0)),
-                                             hp_after=self.hp.get(data.get("from"), 0))))  # type: ignore[arg-type]
+                                             hp_after=self.hp.get(self.actor(data), 0))))
 
     def log_HealHP(self, data: dict[str, Any]) -> None:
-        who = data.get("from")
+        who = self.actor(data)
         seat = self.seat(who)
         self.effect_on(seat)
-        if who in self.dying and self.hp.get(who, 0) > 0:  # type: ignore[arg-type]
-            self.dying.remove(who)  # type: ignore[arg-type]
+        if who in self.dying and self.hp.get(who, 0) > 0:
+            self.dying.remove(who)
         self.emit(pb.Event(recover=pb.Recover(seat=seat, amount=int(data.get("arg", 0)),
-                                              hp_after=self.hp.get(data.get("from"), 0))))  # type: ignore[arg-type]
+                                              hp_after=self.hp.get(self.actor(data), 0))))
 
     def log_EnterDying(self, data: dict[str, Any]) -> None:
-        self.dying.append(data.get("from"))  # type: ignore[arg-type]
-        self.emit(pb.Event(dying=pb.Dying(seat=self.seat(data.get("from")))))
+        self.dying.append(self.actor(data))
+        self.emit(pb.Event(dying=pb.Dying(seat=self.seat(self.actor(data)))))
 
     def log_ChainStateChange(self, data: dict[str, Any]) -> None:
-        if data.get("from") in self.seat_of:
-            self.effect_on(self.seat(data.get("from")))
+        self.effect_on(self.seat(self.actor(data)))
 
     def log_KillPlayer(self, data: dict[str, Any]) -> None:
-        who = data.get("from")
+        who = self.actor(data)
         ev = pb.Event()
         ev.death.seat = self.seat(who)
         killers = data.get("to") or []
         if killers:
             ev.death.killer = self.seat(killers[0])
-        ev.death.role = ROLES.get(self.roles.get(who, ""), pb.ROLE_UNSPECIFIED)  # type: ignore[arg-type]
-        self.dead.add(who)  # type: ignore[arg-type]
+        ev.death.role = ROLES.get(self.roles.get(who, ""), pb.ROLE_UNSPECIFIED)
+        self.dead.add(who)
         if who in self.dying:
-            self.dying.remove(who)  # type: ignore[arg-type]
+            self.dying.remove(who)
         self.emit(ev)
 
     def log_KillPlayerWithNoKiller(self, data: dict[str, Any]) -> None:
@@ -904,5 +899,4 @@ def convert(messages: list[Message], *, version: str = DEFAULT_VERSION,
     return Conversion(log, conv.sources, conv.notes)
 
 
-# Silence "imported but unused" for names kept for readers of this module.
-__all__ = ["SUITS", "Conversion", "ImportFailure", "convert"]
+__all__ = ["Conversion", "ImportFailure", "convert"]
