@@ -2,9 +2,9 @@
 
     python tools/freekill_report.py TRANSCRIPTS... --deviations deviations.jsonl [--json]
 
-TRANSCRIPTS are FreeKill server transcripts (``*.jsonl``), folders of them, or ``.tar.xz`` archives
-of them. The deviations file lists, one JSON object per line, every action of those games that breaks
-the rules (``game``, transcript ``seq``, ``kind``, ``what``).
+TRANSCRIPTS are FreeKill server transcripts (``*.jsonl``, or compressed ``*.jsonl.xz``), folders of
+them, or ``.tar.xz`` archives of them. The deviations file lists, one JSON object per line, every
+action of those games that breaks the rules (``game``, transcript ``seq``, ``kind``, ``what``).
 
 Each game is imported and verified. A deviation is *flagged* when the decision it sits on (the last
 decision at or before its ``seq``) carries a violation; the report prints, per kind of
@@ -31,6 +31,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from importers.freekill import ImportFailure, import_freekill  # noqa: E402
+from sgsverify.v1 import game_log_pb2 as pb  # noqa: E402
 from verifier import verify  # noqa: E402
 from verifier.engine.requests import DECISION_KINDS  # noqa: E402
 
@@ -38,6 +39,7 @@ from verifier.engine.requests import DECISION_KINDS  # noqa: E402
 @dataclass
 class GameReport:
     game: str
+    verdict: dict[str, Any] = field(default_factory=dict)  # the exact verdict (--expected)
     events: int = 0
     followed: bool = True
     stopped_at: int | None = None
@@ -53,7 +55,7 @@ def transcripts(paths: list[Path]) -> Iterator[tuple[str, bytes]]:
     found: list[tuple[str, bytes]] = []
     for path in paths:
         if path.is_dir():
-            found += [(p.name, p.read_bytes()) for p in path.glob("*.jsonl")]
+            found += [(game_name(p.name), p.read_bytes()) for p in path.iterdir() if is_transcript(p.name)]
         elif path.name.endswith((".tar.xz", ".tar.gz", ".tar")):
             with tarfile.open(path) as tar:
                 for member in tar.getmembers():
@@ -62,8 +64,19 @@ def transcripts(paths: list[Path]) -> Iterator[tuple[str, bytes]]:
                         if data is not None:
                             found.append((Path(member.name).name, data.read()))
         else:
-            found.append((path.name, path.read_bytes()))
+            found.append((game_name(path.name), path.read_bytes()))
     yield from sorted(found)
+
+
+def is_transcript(name: str) -> bool:
+    return name.endswith((".jsonl", ".jsonl.xz", ".jsonl.gz"))
+
+
+def game_name(name: str) -> str:
+    """The game a file holds, as the deviations name it (``fk_p4_r1.jsonl``; compression left out)."""
+    for suffix in (".xz", ".gz"):
+        name = name.removesuffix(suffix)
+    return name
 
 
 def judge_game(name: str, data: bytes, deviations: list[dict[str, Any]]) -> GameReport:
@@ -75,6 +88,11 @@ def judge_game(name: str, data: bytes, deviations: list[dict[str, Any]]) -> Game
         return report
     log, sources = imported.log, imported.sources
     replay = verify(log)
+    report.verdict = {
+        "events": len(log.events), "followed": replay.followed, "finished": replay.result.finished,
+        "side": pb.Side.Name(replay.result.side), "winners": list(replay.result.winners),
+        "header_notices": [n.code for n in replay.header_notices],
+        "violations": [[a.index, v.code] for a in replay.annotations for v in a.violations]}
     report.events = len(log.events)
     report.followed = replay.followed
     if not replay.followed:
@@ -114,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("inputs", nargs="+", type=Path, metavar="TRANSCRIPTS")
     parser.add_argument("--deviations", type=Path, required=True)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--expected", type=Path, metavar="FILE",
+                        help="also write each game's exact verdict (events, result, violations by event) to FILE "
+                        "as JSON: tests/data/freekill/expected.json is made so")
     args = parser.parse_args(argv)
     listed: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
     for line in args.deviations.read_text(encoding="utf-8").splitlines():
@@ -131,6 +152,10 @@ def main(argv: list[str] | None = None) -> int:
             listed_kind[dev["kind"]] += 1
             per_kind[dev["kind"]]["(not flagged)"] += 1
     failed = [r for r in reports if r.error]
+    if args.expected is not None:
+        body = {r.game: r.verdict for r in reports if not r.error}
+        args.expected.write_text(json.dumps(body, ensure_ascii=False, indent=1, sort_keys=True) + "\n",
+                                 encoding="utf-8")
     others = [(r.game, *o) for r in reports for o in r.others]
     missed = [(r.game, dev, why) for r in reports for dev, why in r.missed]
     if args.json:

@@ -63,8 +63,8 @@ def role_counts(roles: Sequence[int]) -> str:
 
 
 def rule_book_tables(players: int) -> list[tuple[int, int, int]]:
-    """The role tables of the rule book (docs/rules.md#role-table) for ``players`` as (loyalists, rebels, spies): the standard
-    one, and the two-spy variant for 6 and 8 players."""
+    """The role tables of the rule book (docs/rules.md#role-table) for ``players`` as (loyalists, rebels,
+    spies): the standard one, and the two-spy variant for 6 and 8 players."""
     tables = [ROLE_TABLE[players]]
     if players in TWO_SPIES_VARIANT:
         tables.append(TWO_SPIES_VARIANT[players])
@@ -110,8 +110,8 @@ def declared_table(header: pb.GameHeader) -> tuple[tuple[int, int, int], list[No
         if n in TWO_SPIES_VARIANT:
             book += f" (or {counts_text(*TWO_SPIES_VARIANT[n])} with the two-spy variant)"
         notices.append(Notice("HOUSE_ROLE_TABLE", f"the header declares the house role table {counts_text(*table)} "
-                              f"for {n} players, where the rule book's (docs/rules.md#role-table) is {book}; the game is "
-                              "judged by the declared table"))
+                              f"for {n} players, where the rule book's (docs/rules.md#role-table) is {book}; "
+                              "the game is judged by the declared table"))
     return table, notices
 
 

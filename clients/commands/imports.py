@@ -47,6 +47,8 @@ def import_error_types() -> tuple[type[Exception], ...]:
 
 def out_name(path: Path, as_json: bool) -> str:
     name = path.name
+    for suffix in (".xz", ".gz"):
+        name = name.removesuffix(suffix)
     for suffix in (".jsonl", ".fk.rep", ".rep", ".json", ".txt"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]

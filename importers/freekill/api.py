@@ -10,7 +10,9 @@ Every failure is an ``ImportFailure`` whose message says what could not be read 
 
 from __future__ import annotations
 
+import gzip
 import io
+import lzma
 from dataclasses import dataclass, field
 
 from importers.freekill.cards import KNOWN_VERSIONS
@@ -85,10 +87,30 @@ def version_of(fk_version: str) -> str:
                         f"{', '.join(KNOWN_VERSIONS)}): its card ids cannot be mapped")
 
 
+def uncompressed(data: bytes) -> bytes:
+    """An xz- or gzip-compressed record, uncompressed (at most MAX_INPUT_BYTES of it); others as they are."""
+    if data[:6] == b"\xfd7zXZ\x00":
+        stream: lzma.LZMAFile | gzip.GzipFile = lzma.LZMAFile(io.BytesIO(data))
+    elif data[:2] == b"\x1f\x8b":
+        stream = gzip.GzipFile(fileobj=io.BytesIO(data))
+    else:
+        return data
+    try:
+        with stream:
+            out = stream.read(MAX_INPUT_BYTES + 1)
+    except (lzma.LZMAError, OSError, EOFError) as err:
+        raise ImportFailure(f"the compressed input cannot be read: {err}") from None
+    if len(out) > MAX_INPUT_BYTES:
+        raise ImportFailure(f"the input is over {MAX_INPUT_BYTES} bytes uncompressed; that is the limit")
+    return out
+
+
 def import_freekill(data: bytes, name: str = "", fmt: str = "auto") -> Imported:
-    """Convert one FreeKill record (``fmt``: TRANSCRIPT, FKREP or "auto")."""
+    """Convert one FreeKill record (``fmt``: TRANSCRIPT, FKREP or "auto"); xz or gzip compression is
+    taken off first."""
     if len(data) > MAX_INPUT_BYTES:
         raise ImportFailure(f"the input is {len(data)} bytes; the limit is {MAX_INPUT_BYTES}")
+    data = uncompressed(data)
     if fmt == "auto":
         fmt = detect(data)
     messages, version, notes = messages_of(data, fmt)

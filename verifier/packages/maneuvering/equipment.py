@@ -31,8 +31,8 @@ class GudingBlade(Weapon):
 @PACKAGE.effect
 class Fan(Weapon):
     """朱雀羽扇: you may use an ordinary 杀 as a 火杀 (a virtual fire_slash made from it), a 杀 made by a skill
-    included (docs/rules.md#fan-skill-slash, as FreeKill: 龙胆, 武圣): ``VirtualCard.base_skill`` names that skill, which must
-    be able to make a 杀 from the subcards."""
+    included (docs/rules.md#fan-skill-slash, as FreeKill: 龙胆, 武圣): ``VirtualCard.base_skill`` names that
+    skill, which must be able to make a 杀 from the subcards."""
 
     name = "fan"
     converts_to = frozenset({"fire_slash"})
