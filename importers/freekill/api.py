@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import io
 import lzma
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from importers.freekill.cards import KNOWN_VERSIONS
@@ -90,13 +91,13 @@ def version_of(fk_version: str) -> str:
 def uncompressed(data: bytes) -> bytes:
     """An xz- or gzip-compressed record, uncompressed (at most MAX_INPUT_BYTES of it); others as they are."""
     if data[:6] == b"\xfd7zXZ\x00":
-        stream: lzma.LZMAFile | gzip.GzipFile = lzma.LZMAFile(io.BytesIO(data))
+        decompressor: Callable[[io.BytesIO], lzma.LZMAFile | gzip.GzipFile] = lzma.LZMAFile
     elif data[:2] == b"\x1f\x8b":
-        stream = gzip.GzipFile(fileobj=io.BytesIO(data))
+        decompressor = lambda raw: gzip.GzipFile(fileobj=raw)  # noqa: E731
     else:
         return data
     try:
-        with stream:
+        with decompressor(io.BytesIO(data)) as stream:
             out = stream.read(MAX_INPUT_BYTES + 1)
     except (lzma.LZMAError, OSError, EOFError) as err:
         raise ImportFailure(f"the compressed input cannot be read: {err}") from None
