@@ -236,6 +236,27 @@ class VerifierClient:
             raise service_error(err) from None
         return Submission(res.info, res.created, res.replay)
 
+    def submit_record(self, engine: str, data: bytes, name: str = "", metadata: Metadata | None = None, *,
+                      chunk_size: int = 1 << 20, summary_only: bool = False, timeout: float | None = None
+                      ) -> Submission:
+        """Verify another engine's record (a FreeKill transcript or .fk.rep), imported by the server and
+        streamed in chunks of ``chunk_size`` bytes (UploadLog with ForeignLog)."""
+
+        def requests() -> Iterator[spb.UploadLogRequest]:
+            first = spb.UploadLogRequest(summary_only=summary_only,
+                                         foreign=spb.ForeignLog(engine=engine, name=name, data=data[:chunk_size]))
+            if metadata is not None:
+                first.metadata.CopyFrom(metadata)
+            yield first
+            for start in range(chunk_size, len(data), chunk_size):
+                yield spb.UploadLogRequest(foreign=spb.ForeignLog(data=data[start:start + chunk_size]))
+
+        try:
+            res = self.stub.UploadLog(requests(), timeout=self._timeout(timeout))
+        except grpc.RpcError as err:
+            raise service_error(err) from None
+        return Submission(res.info, res.created, res.replay)
+
     def live(self, header: pb.GameHeader, events: Iterable[pb.Event] | Iterable[Sequence[pb.Event]],
              metadata: Metadata | None = None, *, batch_size: int = DEFAULT_BATCH_SIZE, discard: bool = False,
              timeout: float | None = None) -> Iterator[LiveUpdate]:

@@ -21,6 +21,7 @@ ENV_MAX_EVENTS = "SGS_VERIFY_MAX_EVENTS"
 ENV_MAX_MESSAGE_BYTES = "SGS_VERIFY_MAX_MESSAGE_BYTES"
 ENV_MAX_STREAM_MESSAGES = "SGS_VERIFY_MAX_STREAM_MESSAGES"
 ENV_DEADLINE = "SGS_VERIFY_DEADLINE"
+ENV_MAX_RECORD_BYTES = "SGS_VERIFY_MAX_RECORD_BYTES"
 ENV_GRACE = "SGS_VERIFY_GRACE"
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
@@ -78,6 +79,9 @@ class Limits:
     max_stream_messages: int = 10_000
     # The longest one verification may take, in seconds (a caller's shorter deadline wins).
     deadline_seconds: float = 60.0
+    # The largest record of another engine (ForeignLog) taken, in one message or all the chunks of an
+    # upload together: a FreeKill transcript of a long game is ~15 MB.
+    max_record_bytes: int = 64 * 1024 * 1024
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -85,10 +89,12 @@ class Limits:
         return cls(max_events_per_game=_env_int(ENV_MAX_EVENTS, d.max_events_per_game),
                    max_message_bytes=_env_int(ENV_MAX_MESSAGE_BYTES, d.max_message_bytes),
                    max_stream_messages=_env_int(ENV_MAX_STREAM_MESSAGES, d.max_stream_messages),
-                   deadline_seconds=_env_float(ENV_DEADLINE, d.deadline_seconds))
+                   deadline_seconds=_env_float(ENV_DEADLINE, d.deadline_seconds),
+                   max_record_bytes=_env_int(ENV_MAX_RECORD_BYTES, d.max_record_bytes))
 
     def check(self) -> None:
-        for name in ("max_events_per_game", "max_message_bytes", "max_stream_messages", "deadline_seconds"):
+        for name in ("max_events_per_game", "max_message_bytes", "max_stream_messages", "deadline_seconds",
+                     "max_record_bytes"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive, not {getattr(self, name)}")
 

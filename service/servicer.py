@@ -142,6 +142,23 @@ class VerifierServicer:
         if count > self.limits.max_events_per_game:
             raise TooManyEvents(count, self.limits.max_events_per_game)
 
+    def _check_record_size(self, size: int) -> None:
+        if size > self.limits.max_record_bytes:
+            raise RpcFailure(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                             f"the foreign record is over {self.limits.max_record_bytes} bytes, this server's limit "
+                             "(--max-record-bytes); compress it (xz, gzip) or import it offline (sgs-verify import)")
+
+    def _foreign_job(self, foreign: spb.ForeignLog, data: bytes, meta: SubmissionMetadata, where: str) -> VerifyJob:
+        from importers import ENGINES
+
+        if foreign.engine not in ENGINES:
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: engine {foreign.engine!r} has no importer "
+                             f"here (known: {', '.join(ENGINES)})")
+        if not data:
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: the record is empty")
+        self._check_record_size(len(data))
+        return VerifyJob(data, meta, self.limits.max_events_per_game, foreign=foreign.engine, name=foreign.name)
+
     def _check_stream_length(self, count: int) -> None:
         if count > self.limits.max_stream_messages:
             raise RpcFailure(grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -202,6 +219,9 @@ class VerifierServicer:
             data = canonical_bytes(log)
             job = VerifyJob(data, meta, self.limits.max_events_per_game, canonical=True)
             return await self._submit(job, log_sha256(data), request.summary_only, "VerifyLogRequest.log", context)
+        if source == "foreign_log":
+            job = self._foreign_job(request.foreign_log, request.foreign_log.data, meta, "VerifyLogRequest.foreign_log")
+            return await self._submit(job, None, request.summary_only, "VerifyLogRequest.foreign_log", context)
         if not request.encoded_log:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, "VerifyLogRequest.encoded_log is empty")
         job = VerifyJob(request.encoded_log, meta, self.limits.max_events_per_game)
@@ -214,6 +234,9 @@ class VerifierServicer:
         meta = SubmissionMetadata()
         want_summary_only = False
         count = 0
+        foreign: spb.ForeignLog | None = None
+        chunks: list[bytes] = []
+        size = 0
         async for msg in request_iterator:
             where = f"UploadLogRequest message {count}"
             count += 1
@@ -221,20 +244,45 @@ class VerifierServicer:
             if isinstance(msg, MalformedRequest):
                 raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where} is {msg.reason}")
             if count == 1:
-                if not msg.HasField("header"):
+                if msg.HasField("foreign"):
+                    if msg.HasField("header") or msg.events:
+                        raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where} carries both a foreign "
+                                         "record and a header or events: an upload is one or the other")
+                    foreign = msg.foreign
+                    chunks = [msg.foreign.data]
+                    size = len(msg.foreign.data)
+                    self._check_record_size(size)
+                elif not msg.HasField("header"):
                     raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
-                                     f"{where} has no header: the first message must carry the GameHeader")
+                                     f"{where} has no header: the first message must carry the GameHeader (or a "
+                                     "foreign record)")
                 meta = self._metadata(msg.metadata, f"{where}: ")
                 log.header.CopyFrom(msg.header)
                 want_summary_only = msg.summary_only
             elif msg.HasField("header") or msg.HasField("metadata"):
                 raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                                  f"{where} carries a header or metadata: only the first message may")
+            elif foreign is not None:
+                if msg.events or msg.foreign.engine or msg.foreign.name:
+                    raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: after a foreign record's first "
+                                     "message, each message carries only the next chunk (foreign.data)")
+                size += len(msg.foreign.data)
+                self._check_record_size(size)
+                chunks.append(msg.foreign.data)
+                continue
+            elif msg.HasField("foreign"):
+                raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
+                                 f"{where} carries a foreign record chunk, but the upload began with a header")
+            if foreign is not None:
+                continue
             self._check_event_count(len(log.events) + len(msg.events))
             log.events.extend(msg.events)
         if count == 0:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                              "the upload stream is empty: its first message must carry the GameHeader")
+        if foreign is not None:
+            job = self._foreign_job(foreign, b"".join(chunks), meta, "UploadLog (foreign record)")
+            return await self._submit(job, None, want_summary_only, "UploadLog (foreign record)", context)
         data = canonical_bytes(log)
         job = VerifyJob(data, meta, self.limits.max_events_per_game, canonical=True)
         return await self._submit(job, log_sha256(data), want_summary_only, "UploadLog", context)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from storage.store import NewReplay, SeatFacts, SubmissionMetadata, VerdictFacts, ViolationFacts
-from verifier import Verifier, load_log
+from verifier import LogFormatError, Verifier, load_log
 
 
 class TooManyEvents(Exception):
@@ -35,6 +35,9 @@ class VerifyJob:
     max_events: int
     # True when ``data`` is the canonical encoding the service made itself (not submitted bytes).
     canonical: bool = False
+    # Another engine's record (ForeignLog): ``data`` is imported first, and the converted log is stored.
+    foreign: str = ""
+    name: str = ""
 
 
 def log_sha256(canonical: bytes) -> str:
@@ -50,8 +53,17 @@ def detect_format(data: bytes) -> str:
 
 
 def run_job(job: VerifyJob) -> NewReplay:
-    """Parse, verify and turn into a storage record. Raises LogFormatError or TooManyEvents."""
-    log = load_log(job.data)
+    """Parse (or import), verify and turn into a storage record. Raises LogFormatError or TooManyEvents."""
+    if job.foreign:
+        from importers import RecordError, importer
+
+        try:
+            log = importer(job.foreign)(job.data, job.name)
+        except RecordError as err:
+            raise LogFormatError(f"cannot import the {job.foreign} record: {err}") from None
+        job = VerifyJob(canonical_bytes(log), job.metadata, job.max_events, canonical=True)
+    else:
+        log = load_log(job.data)
     if len(log.events) > job.max_events:
         raise TooManyEvents(len(log.events), job.max_events)
     canonical = job.data if job.canonical else canonical_bytes(log)

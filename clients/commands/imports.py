@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format
 
 from clients.progress import ProgressBar
-from sgsverify.v1 import game_log_pb2 as pb
+from importers import ENGINES, RecordError, importer
 
 EXIT_OK, EXIT_FAILED = 0, 2
-ENGINES = ("freekill",)
 
 
 def register(sub: Any) -> None:
@@ -30,21 +28,6 @@ def register(sub: Any) -> None:
     imp.set_defaults(run=run_import)
 
 
-def importer(engine: str) -> Callable[[bytes, str], pb.GameLog]:
-    """The conversion for ``engine``: record bytes and a name -> our log (raises ValueError subclasses)."""
-    if engine == "freekill":
-        from importers.freekill import import_freekill
-
-        return lambda data, name: import_freekill(data, name).log
-    raise ValueError(f"no importer for {engine!r} (known: {', '.join(ENGINES)})")
-
-
-def import_error_types() -> tuple[type[Exception], ...]:
-    from importers.freekill import ImportFailure
-
-    return (ImportFailure,)
-
-
 def out_name(path: Path, as_json: bool) -> str:
     name = path.name
     for suffix in (".xz", ".gz"):
@@ -58,7 +41,6 @@ def out_name(path: Path, as_json: bool) -> str:
 
 def run_import(args: argparse.Namespace) -> int:
     convert = importer(args.engine)
-    errors = import_error_types()
     try:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -78,7 +60,7 @@ def run_import(args: argparse.Namespace) -> int:
             failed += 1
             bar.clear()
             print(f"{path}: cannot import: {err.strerror}", file=sys.stderr)
-        except errors as err:
+        except RecordError as err:
             failed += 1
             bar.clear()
             print(f"{path}: cannot import: {err}", file=sys.stderr)

@@ -11,8 +11,8 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from clients.commands.imports import ENGINES, import_error_types, importer
 from clients.commands.options import card_packages, positive_int
+from importers import ENGINES, RecordError, importer
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import LogFormatError, load_log, verify
@@ -68,7 +68,7 @@ def read_log(path: Path, max_events: int, source: str = "sgs-verify") -> pb.Game
     else:
         try:
             log = importer(source)(path.read_bytes(), path.name)
-        except import_error_types() as err:
+        except RecordError as err:
             raise LogFormatError(f"cannot import it from {source}: {err}") from None
     if len(log.events) > max_events:
         raise LogFormatError(f"the log has {len(log.events)} events; the limit is {max_events} per log "

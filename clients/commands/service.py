@@ -25,6 +25,7 @@ from clients.client import (
     default_server,
 )
 from clients.progress import ProgressBar
+from importers import ENGINES
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
@@ -53,6 +54,8 @@ def register(sub: Any) -> None:
                        "($SGS_VERIFY_MAX_MESSAGE_BYTES)")
     serve.add_argument("--max-stream-messages", type=int, help="most messages in one client stream "
                        "($SGS_VERIFY_MAX_STREAM_MESSAGES)")
+    serve.add_argument("--max-record-bytes", type=int, help="largest record of another engine taken (submit "
+                       "--from; $SGS_VERIFY_MAX_RECORD_BYTES)")
     serve.add_argument("--deadline", type=float, help="longest verification, in seconds ($SGS_VERIFY_DEADLINE)")
     serve.add_argument("--grace", type=float, help="seconds in-flight requests get to finish on SIGTERM "
                        "($SGS_VERIFY_GRACE)")
@@ -84,6 +87,9 @@ def register(sub: Any) -> None:
     submit.add_argument("--table", default="")
     submit.add_argument("--submitter", default="")
     submit.add_argument("--stream", action="store_true", help="upload each log as a stream of event batches")
+    submit.add_argument("--from", dest="source", choices=["sgs-verify", *ENGINES], default="sgs-verify",
+                        help="the files are another engine's records (FreeKill transcripts or .fk.rep), imported by "
+                        "the server; the converted log is stored")
     submit.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="events per message with --stream")
     submit.add_argument("--jobs", "-j", type=int, default=4, help="files submitted at once (default 4)")
     submit.add_argument("--quiet", "-q", action="store_true", help="only the summary line")
@@ -162,7 +168,8 @@ def _service_config(args: argparse.Namespace) -> Any:
         ("max_events_per_game", getattr(args, "max_events", None)),
         ("max_message_bytes", getattr(args, "max_message_bytes", None)),
         ("max_stream_messages", getattr(args, "max_stream_messages", None)),
-        ("deadline_seconds", getattr(args, "deadline", None))) if value is not None}
+        ("deadline_seconds", getattr(args, "deadline", None)),
+        ("max_record_bytes", getattr(args, "max_record_bytes", None))) if value is not None}
     changes: dict[str, Any] = {name: value for name, value in (
         ("address", getattr(args, "address", None)), ("db_url", getattr(args, "db", None)),
         ("data_dir", getattr(args, "data_dir", None)), ("workers", getattr(args, "workers", None)),
@@ -259,6 +266,8 @@ def _metadata(args: argparse.Namespace) -> Metadata:
 
 def _submit_one(client: VerifierClient, path: Path, args: argparse.Namespace) -> Submission:
     meta = _metadata(args)
+    if args.source != "sgs-verify":
+        return client.submit_record(args.source, path.read_bytes(), path.name, meta, summary_only=True)
     if args.stream:
         from verifier import load_log
 

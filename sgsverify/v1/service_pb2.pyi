@@ -59,17 +59,29 @@ class ReplayInfo(_message.Message):
     result: _annotation_pb2.GameResult
     def __init__(self, id: _Optional[str] = ..., log_sha256: _Optional[str] = ..., metadata: _Optional[_Union[SubmissionMetadata, _Mapping]] = ..., submitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ruleset: _Optional[str] = ..., mode: _Optional[_Union[_game_log_pb2.Mode, str]] = ..., seed: _Optional[int] = ..., recorder: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[_game_log_pb2.Seat, _Mapping]]] = ..., event_count: _Optional[int] = ..., log_size: _Optional[int] = ..., engine_version: _Optional[str] = ..., violation_count: _Optional[int] = ..., violation_codes: _Optional[_Iterable[str]] = ..., followed: _Optional[bool] = ..., result: _Optional[_Union[_annotation_pb2.GameResult, _Mapping]] = ...) -> None: ...
 
+class ForeignLog(_message.Message):
+    __slots__ = ("engine", "data", "name")
+    ENGINE_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    engine: str
+    data: bytes
+    name: str
+    def __init__(self, engine: _Optional[str] = ..., data: _Optional[bytes] = ..., name: _Optional[str] = ...) -> None: ...
+
 class VerifyLogRequest(_message.Message):
-    __slots__ = ("log", "encoded_log", "metadata", "summary_only")
+    __slots__ = ("log", "encoded_log", "foreign_log", "metadata", "summary_only")
     LOG_FIELD_NUMBER: _ClassVar[int]
     ENCODED_LOG_FIELD_NUMBER: _ClassVar[int]
+    FOREIGN_LOG_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_ONLY_FIELD_NUMBER: _ClassVar[int]
     log: _game_log_pb2.GameLog
     encoded_log: bytes
+    foreign_log: ForeignLog
     metadata: SubmissionMetadata
     summary_only: bool
-    def __init__(self, log: _Optional[_Union[_game_log_pb2.GameLog, _Mapping]] = ..., encoded_log: _Optional[bytes] = ..., metadata: _Optional[_Union[SubmissionMetadata, _Mapping]] = ..., summary_only: _Optional[bool] = ...) -> None: ...
+    def __init__(self, log: _Optional[_Union[_game_log_pb2.GameLog, _Mapping]] = ..., encoded_log: _Optional[bytes] = ..., foreign_log: _Optional[_Union[ForeignLog, _Mapping]] = ..., metadata: _Optional[_Union[SubmissionMetadata, _Mapping]] = ..., summary_only: _Optional[bool] = ...) -> None: ...
 
 class VerifyLogResponse(_message.Message):
     __slots__ = ("info", "created", "replay")
@@ -82,16 +94,18 @@ class VerifyLogResponse(_message.Message):
     def __init__(self, info: _Optional[_Union[ReplayInfo, _Mapping]] = ..., created: _Optional[bool] = ..., replay: _Optional[_Union[_annotation_pb2.AnnotatedReplay, _Mapping]] = ...) -> None: ...
 
 class UploadLogRequest(_message.Message):
-    __slots__ = ("header", "metadata", "events", "summary_only")
+    __slots__ = ("header", "metadata", "events", "summary_only", "foreign")
     HEADER_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_ONLY_FIELD_NUMBER: _ClassVar[int]
+    FOREIGN_FIELD_NUMBER: _ClassVar[int]
     header: _game_log_pb2.GameHeader
     metadata: SubmissionMetadata
     events: _containers.RepeatedCompositeFieldContainer[_game_log_pb2.Event]
     summary_only: bool
-    def __init__(self, header: _Optional[_Union[_game_log_pb2.GameHeader, _Mapping]] = ..., metadata: _Optional[_Union[SubmissionMetadata, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_game_log_pb2.Event, _Mapping]]] = ..., summary_only: _Optional[bool] = ...) -> None: ...
+    foreign: ForeignLog
+    def __init__(self, header: _Optional[_Union[_game_log_pb2.GameHeader, _Mapping]] = ..., metadata: _Optional[_Union[SubmissionMetadata, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_game_log_pb2.Event, _Mapping]]] = ..., summary_only: _Optional[bool] = ..., foreign: _Optional[_Union[ForeignLog, _Mapping]] = ...) -> None: ...
 
 class VerifyLiveRequest(_message.Message):
     __slots__ = ("header", "metadata", "events", "discard")
