@@ -67,7 +67,7 @@ PUBLISHED: dict[str, frozenset[str]] = {
     """),
     "docs/log-format.md": ids("""
         header setup events implicit-declines respond-target outcomes complete-outcomes canonical-outcomes
-        maneuvering annotated-replay example-game
+        maneuvering annotated-replay following example-game
     """),
     "docs/cards.md": ids("card-ids standard-equipment maneuvering standard-deck maneuvering-deck"),
 }

@@ -29,6 +29,9 @@ from verifier.engine.requests import (
     UNANSWERED,
     Answer,
     CardRequest,
+    ChanceRequest,
+    DrawChance,
+    JudgeChance,
     NullifyRequest,
     OfferRequest,
     PeachRequest,
@@ -131,6 +134,8 @@ class Verifier:
             self.notice(n.code, n.message)
         for ev in starting_hand_outcomes(self.game):
             self.expected.append(Outcome(ev, "DRAW_NOT_TOP"))
+        # Draws and judgments wait for the driver, which hands them the recorded ones (adoption).
+        self.game.adopting = True
         self.gen = self.game.run()
         self._step(None, first=True)
 
@@ -142,8 +147,6 @@ class Verifier:
         assert game is not None
         try:
             req = next(self.gen) if first else self.gen.send(answer)
-            while isinstance(req, ShuffleRequest) and not self.recorded_reshuffles:
-                req = self.gen.send(self._seeded_order(req))
         except StopIteration:
             req = None
         self.pending = req
@@ -240,7 +243,9 @@ class Verifier:
             fed.append(ev)
             if self.held is not None:
                 self._feed_held(ev)
-            if expected and self.stopped_at is None and expected[0].event == ev:
+            if not expected and self.stopped_at is None and self._is_default_chance(ev):
+                self._step(None)  # (the recorded draw or judgment is the rules' own: nothing to adopt)
+            if expected and self.stopped_at is None and expected[0].event == ev and expected[0].rule is None:
                 # The common case, inlined: the recorded outcome is exactly the next derived one
                 # (derived outcomes are never decisions, and the engine runs no further for it).
                 expected.popleft()
@@ -253,6 +258,27 @@ class Verifier:
             else:
                 self._feed_one(ev)
             self.index += 1
+
+    def _is_default_chance(self, ev: pb.Event) -> bool:
+        """Is the engine waiting on a draw or a judgment, and ``ev`` records the very cards the rules give?"""
+        req = self.pending
+        game = self.game
+        if game is None:
+            return False
+        pile = game.draw_pile
+        if type(req) is DrawChance:
+            if not ev.HasField("draw_cards"):
+                return False
+            d = ev.draw_cards
+            count = req.count
+            return (d.seat == req.seat and d.reason == req.reason and count <= len(pile)
+                    and list(d.cards) == pile[:-count - 1:-1])
+        if type(req) is JudgeChance:
+            if not ev.HasField("judgment"):
+                return False
+            j = ev.judgment
+            return j.seat == req.seat and j.reason == req.reason and bool(pile) and j.card == pile[-1]
+        return False
 
     def _feed_held(self, lookahead: pb.Event | None) -> None:
         held, self.held = self.held, None
@@ -355,10 +381,11 @@ class Verifier:
         expected = self.expected
         while not expected:
             req = self.pending
-            if req is None or not req.optional or isinstance(req, ShuffleRequest) or self._next_answers(req):
+            if req is None or not req.optional or isinstance(req, ChanceRequest) or self._next_answers(req):
                 return False
             self._step(None)
-        return self._same(expected[0].event, ev)
+        head = expected[0]
+        return head.rule is None and self._same(head.event, ev)
 
     def _malformed_decision(self, ev: pb.Event, kind: str, msg: Any) -> list[Violation]:
         """``_malformed`` for decisions, reading only the fields each kind has (``msg``: the decision's
@@ -402,14 +429,17 @@ class Verifier:
                          "table")
 
     def _feed_outcome(self, ev: pb.Event, kind: str) -> None:
+        used = False  # has this outcome answered the engine's chance (a draw, a judgment, a reshuffle)?
         while True:
-            if kind == "reshuffle" and isinstance(self.pending, ShuffleRequest) and \
-                    not any(o.event.HasField("reshuffle") for o in self.expected):
-                # (Also when the engine only got here by the declines this outcome implied.)
-                self._answer_recorded_shuffle(ev)
             k = self._match(ev, kind)
             req = self.pending
-            if k is not None or req is None or isinstance(req, ShuffleRequest) or self._next_answers(req):
+            if k is not None or req is None:
+                break
+            if isinstance(req, ChanceRequest):
+                # The engine waits on chance: this outcome is what happened, or the rules' default goes.
+                used = self._settle_chance(req, None if used else ev) or used
+                continue
+            if self._next_answers(req):
                 break
             # The log records what happened next: the pending request went unanswered.
             if req.optional:
@@ -423,14 +453,92 @@ class Verifier:
             # kind here (about another seat, phase, ...), say which; it stays to be recorded or derived.
             other = self._of_kind(ev, kind)
             violation = mismatch(self.expected[other], ev, kind) if other is not None else self._unexpected(ev, kind)
-            self._annotate(apb.STATUS_MISMATCH, [violation], applied=False)
+            self._annotate(apb.STATUS_MISMATCH, [with_handling(violation, apb.HANDLING_IGNORED)], applied=False)
             return
         self._flush_expected(k)
         out = self.expected.popleft()
-        if self._same(out.event, ev):
+        if out.rule is not None and self._same(out.event, ev):
+            # A recorded outcome the rules do not give, taken into the game as it was played.
+            v = mismatch(Outcome(out.rule, out.code), ev, kind)
+            self._annotate(apb.STATUS_MISMATCH, [with_handling(v, apb.HANDLING_ADOPTED, "; adopted: the game goes "
+                                                               "on with the recorded outcome")], applied=False)
+        elif self._same(out.event, ev):
             self._annotate(apb.STATUS_OK)
         else:
-            self._annotate(apb.STATUS_MISMATCH, [mismatch(out, ev, kind)], applied=False)
+            v = mismatch(out, ev, kind)
+            why = out.not_adopted or self._adopt_hp(out.event, ev, kind)
+            if why == ADOPTED:
+                v = with_handling(v, apb.HANDLING_ADOPTED, "; adopted: the game goes on with the recorded HP")
+            else:
+                v = with_handling(v, apb.HANDLING_KEPT_DERIVED, f"; not adopted: {why}" if why else "")
+            self._annotate(apb.STATUS_MISMATCH, [v], applied=False)
+
+    def _settle_chance(self, req: ChanceRequest, ev: pb.Event | None) -> bool:
+        """Answer the engine's chance request: with what the recorded outcome ``ev`` says happened, when it
+        stands for this chance (True: ``ev`` was used), else the rules' default."""
+        game = self.game
+        assert game is not None
+        kind = ev.WhichOneof("kind") if ev is not None else None
+        if isinstance(req, ShuffleRequest):
+            seeded = self._seeded_order(req)
+            if ev is None or kind != "reshuffle" or any(o.event.HasField("reshuffle") for o in self.expected):
+                self._step(seeded)
+                return False
+            order = list(ev.reshuffle.order)
+            if sorted(order) != sorted(req.cards):
+                # Not a permutation of the discard pile: it cannot be; the seeded order goes on.
+                self._step(seeded)
+                self._mark_last("reshuffle", code="RESHUFFLE_MISMATCH",
+                                not_adopted="it is not a permutation of the discard pile")
+                return True
+            self._step(order)
+            if order != seeded and not self.recorded_reshuffles:
+                rule = pb.Event()
+                rule.reshuffle.order.extend(seeded)
+                self._mark_last("reshuffle", rule=rule)
+            return True
+        if isinstance(req, DrawChance) and kind == "draw_cards" and ev is not None \
+                and ev.draw_cards.seat == req.seat and ev.draw_cards.reason == req.reason:
+            self._step(list(ev.draw_cards.cards))
+            return True
+        if isinstance(req, JudgeChance) and kind == "judgment" and ev is not None \
+                and ev.judgment.seat == req.seat and ev.judgment.reason == req.reason:
+            self._step(ev.judgment.card)
+            return True
+        self._step(None)
+        return False
+
+    def _mark_last(self, kind: str, code: str = "", rule: pb.Event | None = None, not_adopted: str = "") -> None:
+        """Change the last derived outcome of ``kind`` (a reshuffle just answered)."""
+        for o in reversed(self.expected):
+            if o.event.HasField(kind):
+                if code:
+                    o.code = code
+                o.rule = rule
+                o.not_adopted = not_adopted
+                return
+
+    def _adopt_hp(self, derived: pb.Event, recorded: pb.Event, kind: str) -> str:
+        """A recorded loss or gain of HP about the same character as the derived one, with another amount or HP
+        after: take the recorded HP into the game (ADOPTED), unless it cannot be (why)."""
+        game = self.game
+        if kind not in ("damage", "lose_hp", "recover") or game is None:
+            return ""
+        d, r = getattr(derived, kind), getattr(recorded, kind)
+        seat = d.target if kind == "damage" else d.seat
+        if (r.target if kind == "damage" else r.seat) != seat:
+            return ""
+        p = game.players[seat]
+        if r.hp_after == p.hp:
+            return ""
+        if r.hp_after > p.max_hp:
+            return f"HP {r.hp_after} is above seat {seat}'s max HP {p.max_hp}"
+        if (r.hp_after <= 0) != (p.hp <= 0):
+            return (f"HP {r.hp_after} would {'end' if p.hp <= 0 else 'start'} dying, which the game already settled "
+                    "the other way")
+        p.hp = r.hp_after
+        game.journal.append(f"('hp', {seat}, {p.hp})")
+        return ADOPTED
 
     def _of_kind(self, ev: pb.Event, kind: str) -> int | None:
         """The first derived outcome of the recorded one's kind (a recorded reward or penalty: of those)."""
@@ -489,25 +597,12 @@ class Verifier:
             return Violation("GAME_RESULT", f"the log ends the game but by the rules it goes on: {what}")
         return Violation("UNEXPECTED_OUTCOME", f"the rules produce no such outcome here: {what}")
 
-    def _answer_recorded_shuffle(self, ev: pb.Event) -> None:
-        req = self.pending
-        assert isinstance(req, ShuffleRequest) and self.game is not None
-        order = list(ev.reshuffle.order)
-        if sorted(order) != sorted(req.cards):
-            # Not a permutation of the discard pile: report it and go on with the seeded order.
-            self._step(self._seeded_order(req))
-            for o in self.expected:
-                if o.event.HasField("reshuffle"):
-                    o.code = "RESHUFFLE_MISMATCH"
-            return
-        self._step(order)
-
     def _feed_decision(self, ev: pb.Event, kind: str, seat: int) -> None:
         game = self.game
         assert game is not None
-        if isinstance(self.pending, ShuffleRequest):
-            # A recorded reshuffle was due but the log goes on without it.
-            self._step(self._seeded_order(self.pending))
+        while isinstance(self.pending, ChanceRequest):
+            # The log goes on with a decision: the draw, judgment or reshuffle due is the rules' own.
+            self._settle_chance(self.pending, None)
         if self.expected:
             self._flush_expected()
         if game.over and self.pending is None:
@@ -552,6 +647,8 @@ class Verifier:
                 # the log going on without the answer.)
                 self._reject([self._wrong_timing(req, ev, kind, seat)])
                 return
+            while isinstance(self.pending, ChanceRequest):
+                self._settle_chance(self.pending, None)  # (no outcome of the log answers it: the rules' own)
             if self.expected:
                 self._flush_expected()
         # An explicit decline reaches the engine as a decline (None), like an implicit one.
@@ -636,8 +733,8 @@ class Verifier:
             # The log has ended: every optional request left is declined, as it would be
             # by a following decision, so the game runs on to its next real decision or end.
             while self.pending is not None:
-                if isinstance(self.pending, ShuffleRequest):
-                    self._step(self._seeded_order(self.pending))
+                if isinstance(self.pending, ChanceRequest):
+                    self._settle_chance(self.pending, None)
                 elif self.pending.optional:
                     self._step(None)
                 else:
@@ -681,6 +778,14 @@ class Verifier:
 Record = tuple[int, int, bool, bytes, tuple[Violation, ...], "pb.Event | None"]
 
 
+ADOPTED = "adopted"  # _adopt_hp's answer when it took the recorded HP
+
+
+def with_handling(v: Violation, handling: int, note: str = "") -> Violation:
+    """The violation, saying what became of the outcome it is about (and why, in its message)."""
+    return Violation(v.code, v.message + note, v.seat, v.card, v.hard, handling)
+
+
 def fill_annotation(ann: apb.Annotation, rec: Record) -> apb.Annotation:
     index, status, applied, digest, violations, derived = rec
     ann.index = index
@@ -691,7 +796,10 @@ def fill_annotation(ann: apb.Annotation, rec: Record) -> apb.Annotation:
         ann.derived = True
         ann.event.CopyFrom(derived)
     for v in violations:
-        out = ann.violations.add(code=v.code, message=v.message, rule=CATALOGUE[v.code].rule)
+        handling = v.handling or (apb.HANDLING_DERIVED if derived is not None and status == apb.STATUS_MISMATCH
+                                  else apb.HANDLING_APPLIED if applied else apb.HANDLING_REJECTED)
+        out = ann.violations.add(code=v.code, message=v.message, rule=CATALOGUE[v.code].rule,
+                                 handling=handling)
         if v.seat is not None:
             out.seat = v.seat
         if v.card is not None:

@@ -77,7 +77,7 @@ def read_log(path: Path, max_events: int, source: str = "sgs-verify") -> pb.Game
 
 
 def run_check(args: argparse.Namespace) -> int:
-    unreadable = violations = events = 0
+    unreadable = violations = events = stopped = 0
     started = time.perf_counter()
     reports = []
     for path in args.files:
@@ -94,6 +94,7 @@ def run_check(args: argparse.Namespace) -> int:
         replay = verify(log)
         events += len(log.events)
         violations += replay.violation_count
+        stopped += not replay.followed
         if args.json:
             body = json_format.MessageToDict(replay, preserving_proto_field_name=True)
             body.pop("annotations", None)
@@ -126,8 +127,10 @@ def run_check(args: argparse.Namespace) -> int:
         print(json.dumps(reports, ensure_ascii=False, indent=1))
     else:
         rate = f", {events / seconds:,.0f} events/s" if seconds > 0 and events else ""
-        print(f"checked {len(args.files)} file(s): {len(args.files) - unreadable} readable, {unreadable} unreadable, "
-              f"{violations} violation(s), {events} events{rate}")
+        readable = len(args.files) - unreadable
+        print(f"checked {len(args.files)} file(s): {readable} readable, {unreadable} unreadable, "
+              f"{violations} violation(s), {events} events{rate}; followed to the end: {readable - stopped}, "
+              f"stopped: {stopped}")
     if unreadable:
         return EXIT_UNREADABLE
     return EXIT_VIOLATIONS if violations else EXIT_CLEAN

@@ -82,6 +82,9 @@ def report_lines(r: Any) -> list[str]:
     if d is not None:
         lines.append(f"  first divergent event: {'derived before ' if d.derived else ''}{d.index} "
                      f"(stored digest {d.stored_digest[:16] or '-'}, now {d.new_digest[:16] or '-'})")
+    else:
+        # (A verdict can change while the game followed stays the same: recorded outcomes are adopted.)
+        lines.append("  no divergent event: the game followed is the same, event by event")
     if r.winner_changed or r.stored_result != r.new_result:
         lines.append(f"  result: {r.stored_result} -> {r.new_result}")
     return lines
@@ -136,6 +139,8 @@ def run_remote(args: argparse.Namespace) -> int:
                         if c.diverged:
                             print(f"  first divergent event: {c.first_divergent_index} (stored digest "
                                   f"{c.stored_digest.hex()[:16]}, now {c.new_digest.hex()[:16]})")
+                        elif not c.error:
+                            print("  no divergent event: the game followed is the same, event by event")
                         if c.winner_changed:
                             print(f"  result: {c.stored_result} -> {c.new_result}")
                 else:

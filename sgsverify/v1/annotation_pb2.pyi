@@ -17,6 +17,16 @@ class Status(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STATUS_MALFORMED: _ClassVar[Status]
     STATUS_DERIVED: _ClassVar[Status]
     STATUS_NOT_CHECKED: _ClassVar[Status]
+
+class Handling(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    HANDLING_UNSPECIFIED: _ClassVar[Handling]
+    HANDLING_APPLIED: _ClassVar[Handling]
+    HANDLING_REJECTED: _ClassVar[Handling]
+    HANDLING_ADOPTED: _ClassVar[Handling]
+    HANDLING_KEPT_DERIVED: _ClassVar[Handling]
+    HANDLING_IGNORED: _ClassVar[Handling]
+    HANDLING_DERIVED: _ClassVar[Handling]
 STATUS_UNSPECIFIED: Status
 STATUS_OK: Status
 STATUS_ILLEGAL: Status
@@ -24,20 +34,29 @@ STATUS_MISMATCH: Status
 STATUS_MALFORMED: Status
 STATUS_DERIVED: Status
 STATUS_NOT_CHECKED: Status
+HANDLING_UNSPECIFIED: Handling
+HANDLING_APPLIED: Handling
+HANDLING_REJECTED: Handling
+HANDLING_ADOPTED: Handling
+HANDLING_KEPT_DERIVED: Handling
+HANDLING_IGNORED: Handling
+HANDLING_DERIVED: Handling
 
 class Violation(_message.Message):
-    __slots__ = ("code", "message", "seat", "card", "rule")
+    __slots__ = ("code", "message", "seat", "card", "rule", "handling")
     CODE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     CARD_FIELD_NUMBER: _ClassVar[int]
     RULE_FIELD_NUMBER: _ClassVar[int]
+    HANDLING_FIELD_NUMBER: _ClassVar[int]
     code: str
     message: str
     seat: int
     card: int
     rule: str
-    def __init__(self, code: _Optional[str] = ..., message: _Optional[str] = ..., seat: _Optional[int] = ..., card: _Optional[int] = ..., rule: _Optional[str] = ...) -> None: ...
+    handling: Handling
+    def __init__(self, code: _Optional[str] = ..., message: _Optional[str] = ..., seat: _Optional[int] = ..., card: _Optional[int] = ..., rule: _Optional[str] = ..., handling: _Optional[_Union[Handling, str]] = ...) -> None: ...
 
 class Annotation(_message.Message):
     __slots__ = ("index", "derived", "event", "status", "violations", "applied", "digest")

@@ -21,6 +21,8 @@ from verifier.cards import EQUIP_SLOTS, CardDef, Suit
 from verifier.engine.requests import (
     UNANSWERED,
     Answer,
+    DrawChance,
+    JudgeChance,
     Request,
     ShuffleRequest,
     choice_request,
@@ -52,6 +54,8 @@ class Violation:
     card: int | None = None
     # A hard violation makes the decision impossible to apply (it is rejected).
     hard: bool = False
+    # What became of what it is about (annotation.proto Handling; 0: from the annotation, see replay).
+    handling: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +159,11 @@ class Outcome:
 
     event: pb.Event
     code: str
+    # When the outcome taken is one a log recorded (adopted: a stacked draw, another judgment card), the one
+    # the rules give: the log is reported against it, and the game goes on with the recorded one.
+    rule: pb.Event | None = None
+    # Why a recorded outcome offered for adoption could not be taken (a card not where it could come from).
+    not_adopted: str = ""
 
 
 @cache
@@ -214,6 +223,9 @@ class Game:
         self.judgment_as: dict[int, str] = {}
         # Before the first turn (with generals: the picks); run by ``run``.
         self.prelude = prelude
+        # Do draws and judgments ask the driver first (DrawChance, JudgeChance)? The replay driver sets it to
+        # take the cards a log recorded when they differ from the rules' (adoption); self-play leaves it off.
+        self.adopting = False
         # While generals are being picked: each seat's candidates (None otherwise).
         self.selection: dict[int, tuple[str, ...]] | None = None
 
@@ -575,6 +587,13 @@ class Game:
 
     def draw(self, seat: int, count: int, reason: int, code: str = "") -> Settle[list[int]]:
         """Draw ``count`` cards one at a time from the top (docs/rules.md#drawing, docs/rules.md#reshuffle)."""
+        not_adopted = ""
+        if self.adopting and count > 0:
+            recorded = yield DrawChance(seat, count=count, reason=reason)
+            if isinstance(recorded, list):
+                taken, not_adopted = self.draw_recorded(seat, count, reason, recorded, code or "DRAW_NOT_TOP")
+                if taken is not None:
+                    return taken
         drawn: list[int] = []
         pile = self.draw_pile
         try:
@@ -594,11 +613,62 @@ class Game:
                 d.seat = seat
                 d.cards.extend(drawn)
                 d.reason = reason  # type: ignore[assignment]
-                self.emit(ev, code or "DRAW_NOT_TOP")
+                self.outcomes.append(Outcome(ev, code or "DRAW_NOT_TOP", not_adopted=not_adopted))
         return drawn
+
+    def draw_recorded(self, seat: int, count: int, reason: int, recorded: list[int], code: str
+                      ) -> tuple[list[int] | None, str]:
+        """Adopt the cards a log recorded drawing where they are not the top ones (a stacked draw, another
+        count): they go to the hand, from wherever they are in the draw pile. (None, "") when they are the
+        rules' draw; (None, why) when they cannot be taken — then the rules' draw is made."""
+        pile = self.draw_pile
+        top = pile[:-count - 1:-1] if count <= len(pile) else None
+        if recorded == top:
+            return None, ""
+        if top is None:
+            return None, "a reshuffle comes first: the draw is made by the rules"
+        if len(set(recorded)) != len(recorded):
+            return None, "it names a card twice"
+        lost = next((c for c in recorded if c not in pile), None)
+        if lost is not None:
+            return None, f"{self.label(lost)} is not in the draw pile ({self.where(lost)})"
+        for cid in recorded:
+            pile.remove(cid)
+        self.players[seat].hand.extend(recorded)
+        self.journal.append(f"('draw', {seat}, {tuple(recorded)!r})")
+        ev, rule = pb.Event(), pb.Event()
+        for event, cards in ((ev, recorded), (rule, top)):
+            event.draw_cards.seat = seat
+            event.draw_cards.cards.extend(cards)
+            event.draw_cards.reason = reason  # type: ignore[assignment]
+        self.outcomes.append(Outcome(ev, code, rule=rule))
+        return list(recorded), ""
+
+    def where(self, card_id: int) -> str:
+        """Where a card is, in words."""
+        owner = self.owner_zone(card_id)
+        if owner is not None:
+            return f"in seat {owner[0]}'s {owner[1]}"
+        if card_id in self.discard_pile:
+            return "in the discard pile"
+        if card_id in self.processing:
+            return "in the processing area"
+        return "in the draw pile" if card_id in self.draw_pile else "nowhere"
 
     def judge(self, seat: int, reason: str) -> Settle[CardDef]:
         """Reveal the top card as a judgment; it is discarded once it has taken effect."""
+        rule: pb.Event | None = None
+        not_adopted = ""
+        recorded = (yield JudgeChance(seat, reason=reason)) if self.adopting else None
+        pile = self.draw_pile
+        if isinstance(recorded, int) and pile and recorded != pile[-1]:
+            # A log recorded another judgment card: it takes effect if it is in the draw pile.
+            if recorded in pile:
+                rule = pb.Event(judgment=pb.Judgment(seat=seat, card=pile[-1], reason=reason))
+                pile.remove(recorded)
+                pile.append(recorded)
+            else:
+                not_adopted = f"{self.label(recorded)} is not in the draw pile ({self.where(recorded)})"
         cid = yield from self.take_top()
         self.processing.append(cid)
         self.journal.append(f"('judge', {seat}, {cid})")
@@ -606,7 +676,7 @@ class Game:
         ev.judgment.seat = seat
         ev.judgment.card = cid
         ev.judgment.reason = reason
-        self.emit(ev, "JUDGMENT_MISMATCH")
+        self.outcomes.append(Outcome(ev, "JUDGMENT_MISMATCH", rule=rule, not_adopted=not_adopted))
         if self.has_skills:
             # Before it takes effect, a skill may replace the judgment card (鬼才).
             ctx = Trigger(seat, card=self.cards[cid], reason=reason)

@@ -24,7 +24,7 @@ class _Unanswered:
 UNANSWERED: Final = _Unanswered()
 
 # A shuffle request is answered with the new draw pile, top first.
-Answer = pb.Event | None | _Unanswered | list[int]
+Answer = pb.Event | None | _Unanswered | list[int] | int  # (int: a judgment card, answering JudgeChance)
 
 
 @dataclass(slots=True)
@@ -204,11 +204,37 @@ class SuitRequest(Request):
 
 
 @dataclass(slots=True)
-class ShuffleRequest(Request):
-    """Chance: the discard pile becomes the new draw pile. Answered by the driver."""
+class ChanceRequest(Request):
+    """Chance, not a player's decision: answered by the driver, never declined (a driver with nothing to
+    say answers None: the rules' default)."""
+
+    optional: bool = False
+
+
+@dataclass(slots=True)
+class ShuffleRequest(ChanceRequest):
+    """The discard pile becomes the new draw pile: answered with the new pile, top first."""
 
     label: str = ""
     cards: tuple[int, ...] = ()
+
+
+@dataclass(slots=True)
+class DrawChance(ChanceRequest):
+    """``seat`` is about to draw ``count`` cards (only when the game adopts recorded outcomes: Game.adopting).
+    Answered with the cards a log recorded drawing, which are taken when they can be (all in the draw
+    pile), or None: the top cards, as the rules give."""
+
+    count: int = 0
+    reason: int = 0
+
+
+@dataclass(slots=True)
+class JudgeChance(ChanceRequest):
+    """``seat`` is about to judge (Game.adopting): answered with the card a log recorded, taken when it is in
+    the draw pile, or None: the top card."""
+
+    reason: str = ""
 
 
 DECISION_KINDS: Final = frozenset(
