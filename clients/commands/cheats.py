@@ -21,9 +21,10 @@ from clients.cheating_selfplay import (
     CONSISTENT_KINDS,
     TAKE_PERCENT,
     ConsistentKind,
+    honest_turns,
+    judge_each,
     play_cheating_game,
 )
-from clients.cheating_selfplay import judge as judge_consistent
 from clients.commands.options import card_packages
 from clients.mutator import KINDS, CheatKind, Mutation, find_mutations
 from sgsverify.v1 import annotation_pb2 as apb
@@ -225,6 +226,9 @@ class ConsistentResult:
     events: int
     tallies: dict[str, ConsistentTally]
     failures: list[ConsistentFailure]
+    seed: int = 0
+    players: int = 0
+    placed: dict[str, int] = field(default_factory=dict)  # kind -> how many cheats its game of this seed got
 
 
 @dataclass(slots=True)
@@ -235,6 +239,10 @@ class ConsistentReport:
     events: int = 0
     tallies: dict[str, ConsistentTally] = field(default_factory=dict)
     failures: list[ConsistentFailure] = field(default_factory=list)
+    cheats_per_game: int = 1  # K: the cheats each game is played for
+    # kind -> games by how many of their K cheats were placed (0..K): a game may offer fewer places
+    placed: dict[str, list[int]] = field(default_factory=dict)
+    placed_per_game: list[tuple[int, int, dict[str, int]]] = field(default_factory=list)  # (seed, players, ...)
 
     def add(self, r: ConsistentResult) -> None:
         for name, t in r.tallies.items():
@@ -242,6 +250,9 @@ class ConsistentReport:
             self.tallies.setdefault(name, ConsistentTally()).add(t)
         self.events += r.events
         self.failures.extend(r.failures)
+        for name, n in r.placed.items():
+            self.placed.setdefault(name, [0] * (self.cheats_per_game + 1))[n] += 1
+        self.placed_per_game.append((r.seed, r.players, r.placed))
 
     @property
     def ok(self) -> bool:
@@ -258,51 +269,58 @@ def consistent_kinds(names: Sequence[str] | None, packages: Sequence[str]
 
 
 def check_consistent(seed: int, players: int, kind_names: Sequence[str] | None = None, packages: Sequence[str] = (),
-                     generals: bool = False, percent: int = TAKE_PERCENT) -> ConsistentResult:
-    """For every kind the games can offer a place for: the game of ``seed`` with one bot cheating that way,
-    verified and judged."""
+                     generals: bool = False, percent: int = TAKE_PERCENT, cheats: int = 1) -> ConsistentResult:
+    """For every kind the games can offer a place for: the game of ``seed`` with one bot cheating that way
+    (``cheats`` = K: up to K bots, one in each of K spans of the game's turns), verified and each cheat
+    judged."""
     kinds, unplayable = consistent_kinds(kind_names, packages)
-    tallies = {k.name: ConsistentTally() for k in kinds if k.name not in unplayable}
+    playable = [k for k in kinds if k.name not in unplayable]
+    tallies = {k.name: ConsistentTally() for k in playable}
     failures: list[ConsistentFailure] = []
+    placed: dict[str, int] = {}
     events = 0
-    for k in kinds:
-        if k.name in unplayable:
-            continue
-        game = play_cheating_game(seed, players, k, packages, generals, percent)
+    # The spans are cut from the honest game of the seed, the same for every kind.
+    turns = honest_turns(seed, players, packages, generals) if cheats > 1 and playable else None
+    for k in playable:
+        game = play_cheating_game(seed, players, k, packages, generals, percent, cheats, turns)
         t = tallies[k.name]
         t.played += 1
         events += len(game.log.events)
-        if game.index is None:
+        placed[k.name] = len(game.cheats)
+        if not game.cheats:
             continue
-        t.injected += 1
-        j = judge_consistent(game, verify(game.log))
-        if j.verdict == CAUGHT:
-            t.caught += 1
-        elif j.verdict == OTHER_CODE:
-            t.other_code += 1
-        else:
-            t.missed += 1
-        t.collateral += len(j.collateral)
-        if j.verdict != CAUGHT or j.collateral:
-            failures.append(ConsistentFailure(seed, players, k.name, k.code, game.index, game.derived, game.note,
-                                              j.verdict, j.collateral[:8]))
-    return ConsistentResult(events, tallies, failures)
+        t.injected += len(game.cheats)
+        for c, j in zip(game.cheats, judge_each(game, verify(game.log)), strict=True):
+            if j.verdict == CAUGHT:
+                t.caught += 1
+            elif j.verdict == OTHER_CODE:
+                t.other_code += 1
+            else:
+                t.missed += 1
+            t.collateral += len(j.collateral)
+            if j.verdict != CAUGHT or j.collateral:
+                failures.append(ConsistentFailure(seed, players, k.name, k.code, c.index, c.derived, c.note,
+                                                  j.verdict, j.collateral[:8]))
+    return ConsistentResult(events, tallies, failures, seed, players, placed)
 
 
-def _check_consistent(args: tuple[int, int, tuple[str, ...] | None, tuple[str, ...], bool]) -> ConsistentResult:
-    seed, players, names, packages, generals = args
-    return check_consistent(seed, players, names, packages, generals)
+def _check_consistent(args: tuple[int, int, tuple[str, ...] | None, tuple[str, ...], bool, int]) -> ConsistentResult:
+    seed, players, names, packages, generals, cheats = args
+    return check_consistent(seed, players, names, packages, generals, cheats=cheats)
 
 
 def run_consistent(games: int, players: Sequence[int], seed: int, kind_names: Sequence[str] | None = None,
-                   jobs: int = 1, packages: Sequence[str] = (), generals: bool = False) -> ConsistentReport:
+                   jobs: int = 1, packages: Sequence[str] = (), generals: bool = False, cheats: int = 1
+                   ) -> ConsistentReport:
     """Games seed, seed+1, ... for each player count, each played once per kind with a bot out to cheat
-    that way."""
+    that way (``cheats`` = K: up to K bots, far apart)."""
+    if cheats < 1:
+        raise ValueError(f"cheats per game must be at least 1, got {cheats}")
     kinds, unplayable = consistent_kinds(kind_names, packages)
     names = tuple(kind_names) if kind_names else None
-    work = [(seed + i, p, names, tuple(packages), generals) for p in players for i in range(games)]
+    work = [(seed + i, p, names, tuple(packages), generals, cheats) for p in players for i in range(games)]
     report = ConsistentReport(kinds, unplayable, tallies={k.name: ConsistentTally() for k in kinds
-                                                          if k.name not in unplayable})
+                                                          if k.name not in unplayable}, cheats_per_game=cheats)
     for r in each_game(_check_consistent, work, jobs, chunksize=2):
         report.add(r)
     return report
@@ -335,6 +353,12 @@ def register(sub: Any) -> None:
                    "too-short discard, ...) and the game going on from it; every cheat must be caught with its code "
                    "at its event and nothing else reported (collateral). Exit status 1 otherwise. --per-game does "
                    "not apply")
+    p.add_argument("--cheats-per-game", type=int, default=None, metavar="K",
+                   help="with --consistent: up to K cheats in each game (default 1), by K different bots, far apart: "
+                   "the honest game's turns are cut into K spans and each span gets at most one cheat, the first "
+                   "place in it the seed's cheat stream takes for a seat that has not cheated yet. Each must be "
+                   "caught at its own event with nothing else reported; the report also counts games by how many "
+                   "of their K cheats were placed (a game may offer fewer places)")
     p.add_argument("--json", action="store_true", help="a JSON report instead of the table")
     p.add_argument("--list", action="store_true", help="list the cheat kinds (with --consistent: the consistent "
                    "ones) and exit")
@@ -354,6 +378,10 @@ def run_cheats(args: argparse.Namespace) -> int:
     if not players or any(not 4 <= n <= 10 for n in players) or args.games < 1 or args.per_game < 1:
         print("--players must be 4 to 10, --games and --per-game at least 1", file=sys.stderr)
         return 2
+    if args.cheats_per_game is not None and (args.cheats_per_game < 1 or not args.consistent):
+        print("--cheats-per-game must be at least 1, and applies only with --consistent", file=sys.stderr)
+        return 2
+    cheats = args.cheats_per_game or 1
     names = [n.strip() for n in args.kinds.split(",") if n.strip()]
     try:
         select_consistent(names) if args.consistent else select_kinds(names)
@@ -364,7 +392,7 @@ def run_cheats(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     if args.consistent:
         consistent = run_consistent(args.games, players, args.seed, names, max(1, args.jobs), packages,
-                                    args.generals)
+                                    args.generals, cheats)
         seconds = time.perf_counter() - started
         if args.json:
             print(json.dumps(consistent_json(consistent, args, seconds), ensure_ascii=False, indent=1))
@@ -438,38 +466,75 @@ def print_table(report: Report, args: argparse.Namespace, players: list[int], se
 
 
 def consistent_json(report: ConsistentReport, args: argparse.Namespace, seconds: float) -> dict[str, Any]:
-    return {
+    # With one cheat per game the report is what it always was; with K, each kind also says how many games
+    # got 0..K cheats, and "placed_per_game" how many each game got.
+    several = report.cheats_per_game > 1
+
+    def placed(name: str) -> dict[str, Any]:
+        return {"placed": report.placed.get(name, [0] * (report.cheats_per_game + 1))} if several else {}
+
+    body: dict[str, Any] = {
         "consistent": True, "games": report.games, "players": args.players, "seed": args.seed,
+        **({"cheats_per_game": report.cheats_per_game} if several else {}),
         "generals": args.generals, "packages": list(args.packages), "events": report.events,
         "seconds": round(seconds, 2),
         "kinds": [{"kind": k.name, "code": k.code, "summary": k.summary,
                    **({"needs_packages": report.unplayable[k.name]} if k.name in report.unplayable
-                      else asdict(report.tallies[k.name]))} for k in report.kinds],
+                      else {**asdict(report.tallies[k.name]), **placed(k.name)})} for k in report.kinds],
         "failures": [asdict(f) for f in report.failures],
         "ok": report.ok,
     }
+    if several:
+        body["placed_per_game"] = [{"seed": s, "players": p, "placed": n} for s, p, n in report.placed_per_game]
+    return body
+
+
+def placed_column(counts: Sequence[int]) -> str:
+    """Games by cheats placed, 0..K, as "n0/n1/.../nK"."""
+    return "/".join(map(str, counts))
 
 
 def print_consistent(report: ConsistentReport, args: argparse.Namespace, players: list[int], seconds: float) -> None:
-    print(f"consistent cheats: {run_scope(args, players)}, each played once per kind with one bot cheating once; "
-          "the game goes on from the cheat")
+    k_cheats = report.cheats_per_game
+    several = k_cheats > 1
+    if several:
+        print(f"consistent cheats: {run_scope(args, players)}, each played once per kind with up to {k_cheats} "
+              f"bots cheating once each, one per span of the game's turns ({k_cheats} spans); the game goes on "
+              "from every cheat")
+    else:
+        print(f"consistent cheats: {run_scope(args, players)}, each played once per kind with one bot cheating "
+              "once; the game goes on from the cheat")
     print()
-    head = f"{TALLY_HEAD} {'collateral':>10}"
+    placed_head = f"placed {'/'.join(map(str, range(k_cheats + 1)))}"
+    width = max(len(placed_head), len(placed_column([report.games] * (k_cheats + 1))))
+    head = f"{TALLY_HEAD} {'collateral':>10}" + (f" {placed_head:>{width}}" if several else "")
     print(head)
     print("-" * len(head))
     total = ConsistentTally()
+    total_placed = [0] * (k_cheats + 1)
     for k in report.kinds:
         if k.name in report.unplayable:
             print(f"{k.name:26} {k.code:24} {'':>8}   (needs --packages {','.join(report.unplayable[k.name])})")
             continue
         t = report.tallies[k.name]
         total.add(t)
+        placed = report.placed.get(k.name, [0] * (k_cheats + 1))
+        total_placed = [a + b for a, b in zip(total_placed, placed, strict=True)]
+        column = f" {placed_column(placed):>{width}}" if several else ""
         note = "   (no place in these games)" if not t.injected else ""
-        print(f"{tally_row(k.name, k.code, t)} {t.collateral:>10}{note}")
+        print(f"{tally_row(k.name, k.code, t)} {t.collateral:>10}{column}{note}")
     print("-" * len(head))
-    print(f"{tally_row('all kinds', '', total)} {total.collateral:>10}")
+    print(f"{tally_row('all kinds', '', total)} {total.collateral:>10}"
+          + (f" {placed_column(total_placed):>{width}}" if several else ""))
     print()
-    print(f"games: {report.games} played ({report.events:,} events), {total.injected} with a cheat in them")
+    if several:
+        some = report.games - total_placed[-1] - total_placed[0]
+        print(f"games: {report.games} played ({report.events:,} events), {total.injected} cheats placed in them: "
+              f"{total_placed[-1]} game(s) got all {k_cheats}, {some} got 1 to {k_cheats - 1}, {total_placed[0]} "
+              f"none ({placed_head}: games by cheats placed; a game offers fewer places when a span has none its "
+              "cheat stream takes for a seat that has not cheated, or the game ends before its last span)")
+    else:
+        print(f"games: {report.games} played ({report.events:,} events), {total.injected} with a cheat in them")
     for f in report.failures[:30]:
         where = f"the event derived before event {f.index}" if f.derived else f"event {f.index}"
         print(f"  {f.verdict}: {f.kind} (seed {f.seed}, {f.players} players) at {where} — {f.note}; expected "
