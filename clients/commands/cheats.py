@@ -529,8 +529,9 @@ def print_consistent(report: ConsistentReport, args: argparse.Namespace, players
     print()
     if several:
         some = report.games - total_placed[-1] - total_placed[0]
+        fewer = "1" if k_cheats == 2 else f"1 to {k_cheats - 1}"
         print(f"games: {report.games} played ({report.events:,} events), {total.injected} cheats placed in them: "
-              f"{total_placed[-1]} game(s) got all {k_cheats}, {some} got 1 to {k_cheats - 1}, {total_placed[0]} "
+              f"{total_placed[-1]} game(s) got all {k_cheats}, {some} got {fewer}, {total_placed[0]} "
               f"none ({placed_head}: games by cheats placed; a game offers fewer places when a span has none its "
               "cheat stream takes for a seat that has not cheated, or the game ends before its last span)")
     else:
