@@ -47,6 +47,53 @@ class Tally:
 
 
 @dataclass(slots=True)
+class Collateral:
+    """What spliced cheats of one kind bring with them, on complete-recording logs: the altered log goes on
+    as the game without the cheat, so a verifier that applies the cheat may flag later events too. Measured
+    on the cheats caught right (the others are failures anyway); a figure to compare verifiers by, not a
+    failure."""
+
+    measured: int = 0  # caught cheats measured
+    total: int = 0  # violations besides the caught one in their altered logs, all together
+    most: int = 0  # the most in one altered log
+    none: int = 0  # altered logs with nothing besides the caught violation
+    stopped: int = 0  # altered logs the verifier could not follow to their end (their collateral is a floor)
+    codes: dict[str, int] = field(default_factory=dict)  # the collateral by code
+
+    def count(self, replay: apb.AnnotatedReplay, caught: Mutation) -> None:
+        """One caught cheat's altered log, verified: every violation but one with the cheat's code at its
+        annotation is collateral."""
+        self.measured += 1
+        codes = [v.code for a in replay.annotations for v in a.violations]
+        codes += [hv.code for hv in replay.header_violations]
+        codes.remove(caught.code)  # (the caught one; some violation carries it)
+        self.total += len(codes)
+        self.most = max(self.most, len(codes))
+        self.none += not codes
+        self.stopped += not replay.followed
+        for code in codes:
+            self.codes[code] = self.codes.get(code, 0) + 1
+
+    def add(self, other: Self) -> None:
+        self.measured += other.measured
+        self.total += other.total
+        self.most = max(self.most, other.most)
+        self.none += other.none
+        self.stopped += other.stopped
+        for code, n in other.codes.items():
+            self.codes[code] = self.codes.get(code, 0) + n
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.measured if self.measured else 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {"measured": self.measured, "mean": round(self.mean, 3), "max": self.most, "total": self.total,
+                "none": self.none, "not_followed": self.stopped,
+                "codes": dict(sorted(self.codes.items(), key=lambda item: (-item[1], item[0])))}
+
+
+@dataclass(slots=True)
 class Failure:
     """A mutation that was not caught right, with what verification said instead."""
 
@@ -68,6 +115,7 @@ class GameResult:
     clean_codes: list[str]  # violation codes on the unaltered game (must be empty)
     tallies: dict[str, Tally]
     failures: list[Failure]
+    collateral: dict[str, Collateral] = field(default_factory=dict)  # of the caught cheats (complete logs)
 
 
 @dataclass(slots=True)
@@ -78,6 +126,7 @@ class Report:
     tallies: dict[str, Tally] = field(default_factory=dict)
     false_positives: list[tuple[int, int, list[str]]] = field(default_factory=list)  # (seed, players, codes)
     failures: list[Failure] = field(default_factory=list)
+    collateral: dict[str, Collateral] = field(default_factory=dict)
 
     def add(self, g: GameResult) -> None:
         self.games += 1
@@ -86,6 +135,8 @@ class Report:
             self.false_positives.append((g.seed, g.players, g.clean_codes))
         for name, t in g.tallies.items():
             self.tallies.setdefault(name, Tally()).add(t)
+        for name, c in g.collateral.items():
+            self.collateral.setdefault(name, Collateral()).add(c)
         self.failures.extend(g.failures)
 
     @property
@@ -121,8 +172,12 @@ def check_game(seed: int, players: int, kind_names: Sequence[str] | None = None,
         clean_codes.append("NOT_FOLLOWED")
     tallies = {k.name: Tally() for k in kinds}
     failures: list[Failure] = []
+    # Collateral is measured on complete-recording logs only: where outcomes are left out the verifier
+    # derives them from its own game, so the rest of the log contradicts it less.
+    complete = log.header.options.outcomes == pb.OUTCOME_RECORDING_COMPLETE
+    collateral = {k.name: Collateral() for k in kinds} if complete else {}
     if clean_codes:  # a flagged game says nothing about cheats injected into it
-        return GameResult(seed, players, len(log.events), clean_codes, tallies, failures)
+        return GameResult(seed, players, len(log.events), clean_codes, tallies, failures, collateral)
     for name, mutations in find_mutations(log, kinds, per_kind).items():
         t = tallies[name]
         for m in mutations:
@@ -131,6 +186,8 @@ def check_game(seed: int, players: int, kind_names: Sequence[str] | None = None,
             t.injected += 1
             if verdict == CAUGHT:
                 t.caught += 1
+                if complete:
+                    collateral[name].count(replay, m)
                 continue
             if verdict == OTHER_CODE:
                 t.other_code += 1
@@ -139,7 +196,7 @@ def check_game(seed: int, players: int, kind_names: Sequence[str] | None = None,
             reported = [f"{a.index}{'d' if a.derived else ''}:{v.code}" for a in replay.annotations
                         for v in a.violations][:8]
             failures.append(Failure(seed, players, m.kind, m.code, m.index, m.note, verdict, reported))
-    return GameResult(seed, players, len(log.events), [], tallies, failures)
+    return GameResult(seed, players, len(log.events), [], tallies, failures, collateral)
 
 
 def _check(args: tuple[int, int, tuple[str, ...] | None, int, tuple[str, ...], bool]) -> GameResult:
@@ -413,12 +470,20 @@ def report_json(report: Report, args: argparse.Namespace, seconds: float) -> dic
     return {
         "games": report.games, "players": args.players, "seed": args.seed, "per_game": args.per_game,
         "generals": args.generals, "events": report.events, "seconds": round(seconds, 2),
-        "kinds": [{"kind": k.name, "code": k.code, "summary": k.summary, **asdict(report.tallies[k.name])}
-                  for k in report.kinds],
+        "kinds": [{"kind": k.name, "code": k.code, "summary": k.summary, **asdict(report.tallies[k.name]),
+                   "collateral": report.collateral.get(k.name, Collateral()).as_json()} for k in report.kinds],
+        "collateral": total_collateral(report).as_json(),
         "false_positives": [{"seed": s, "players": p, "codes": c} for s, p, c in report.false_positives],
         "failures": [asdict(f) for f in report.failures],
         "ok": report.ok,
     }
+
+
+def total_collateral(report: Report) -> Collateral:
+    total = Collateral()
+    for c in report.collateral.values():
+        total.add(c)
+    return total
 
 
 TALLY_HEAD = (f"{'cheat kind':26} {'must be caught as':24} {'injected':>8} {'caught':>8} {'other code':>10} "
@@ -437,10 +502,21 @@ def run_scope(args: argparse.Namespace, players: list[int]) -> str:
             f"{args.seed}..{args.seed + args.games - 1}")
 
 
+COLLATERAL_HEAD = f"{'coll. mean':>10} {'max':>5} {'none':>5} {'stopped':>7}"
+
+
+def collateral_columns(c: Collateral) -> str:
+    """Mean and most violations besides the caught one per altered log, how many had none, and how many
+    the verifier stopped following."""
+    if not c.measured:
+        return f"{'-':>10} {'-':>5} {'-':>5} {'-':>7}"
+    return f"{c.mean:>10.2f} {c.most:>5} {c.none:>5} {c.stopped:>7}"
+
+
 def print_table(report: Report, args: argparse.Namespace, players: list[int], seconds: float) -> None:
     print(f"cheat detection: {run_scope(args, players)}, up to {args.per_game} place(s) per kind per game")
     print()
-    head = TALLY_HEAD
+    head = f"{TALLY_HEAD} {COLLATERAL_HEAD}"
     print(head)
     print("-" * len(head))
     total = Tally()
@@ -448,10 +524,16 @@ def print_table(report: Report, args: argparse.Namespace, players: list[int], se
         t = report.tallies[k.name]
         total.add(t)
         note = "   (no place in these games)" if not t.injected else ""
-        print(tally_row(k.name, k.code, t) + note)
+        print(f"{tally_row(k.name, k.code, t)} {collateral_columns(report.collateral.get(k.name, Collateral()))}"
+              + note)
     print("-" * len(head))
-    print(tally_row("all kinds", "", total))
+    all_collateral = total_collateral(report)
+    print(f"{tally_row('all kinds', '', total)} {collateral_columns(all_collateral)}")
     print()
+    print(f"collateral: per caught cheat, the violations besides it in its altered log (the rest of the log is the "
+          f"game without the cheat): mean, max, altered logs with none, and logs the verifier stopped following "
+          f"(their collateral a floor); {all_collateral.total:,} violations over {all_collateral.measured} "
+          "cheat(s) in complete-recording logs. A figure, not a failure")
     print(f"clean games: {report.games} verified ({report.events:,} events), "
           f"{len(report.false_positives)} flagged (false positives)")
     for seed, n, codes in report.false_positives[:20]:
