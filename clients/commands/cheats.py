@@ -61,12 +61,12 @@ class Collateral:
     codes: dict[str, int] = field(default_factory=dict)  # the collateral by code
 
     def count(self, replay: apb.AnnotatedReplay, caught: Mutation) -> None:
-        """One caught cheat's altered log, verified: every violation but one with the cheat's code at its
-        annotation is collateral."""
+        """One caught cheat's altered log, verified: every violation but the cheat's own (its code at its
+        annotation; a removed penalty of hand and equipment is two such derived moves) is collateral."""
         self.measured += 1
-        codes = [v.code for a in replay.annotations for v in a.violations]
+        own = (caught.index, caught.edit.derived, caught.code)
+        codes = [v.code for a in replay.annotations for v in a.violations if (a.index, a.derived, v.code) != own]
         codes += [hv.code for hv in replay.header_violations]
-        codes.remove(caught.code)  # (the caught one; some violation carries it)
         self.total += len(codes)
         self.most = max(self.most, len(codes))
         self.none += not codes
