@@ -2,9 +2,14 @@
 kind of cheat where the game offers a place for it (clients/mutator.py), verifies every
 altered copy and every unaltered game, and prints the detection table.
 
+For complete-recording logs it also measures the collateral of each spliced cheat caught: the
+violations besides it in its altered log, which goes on as the game without the cheat (a figure
+for comparing verifiers, not a failure).
+
 With ``--consistent`` it measures consistent cheats instead (clients/cheating_selfplay.py): games
 in which a bot makes one illegal decision the engine still applies and the game goes on from it,
-so that the only violation verification may report is the cheat, at its event."""
+so that the only violation verification may report is the cheat, at its event; with
+``--cheats-per-game K``, up to K bots do so, one in each of K spans of the game's turns."""
 
 from __future__ import annotations
 
@@ -390,8 +395,10 @@ def register(sub: Any) -> None:
                        description="Play self-play games, inject every known kind of cheat where the game "
                        "offers a place for it, verify every altered copy and the unaltered games, and print per "
                        "kind how many were injected, caught with the right code at the right event, caught with "
-                       "another code, and missed; plus false positives on the unaltered games. Exit status 1 if "
-                       "anything was missed or a clean game was flagged.")
+                       "another code, and missed, and the collateral of the caught ones (violations besides the "
+                       "cheat in its altered complete-recording log: mean, max, none, not followed); plus false "
+                       "positives on the unaltered games. Exit status 1 if anything was missed or a clean game was "
+                       "flagged.")
     p.add_argument("--games", type=int, default=20, help="games per player count")
     p.add_argument("--players", default="8", help="player count(s), 4 to 10, comma-separated (e.g. 5,8)")
     p.add_argument("--seed", type=int, default=1, help="game i uses seed SEED+i")
