@@ -1,5 +1,5 @@
-"""Consistent cheats: self-play games in which one bot makes exactly one illegal decision that the
-rules still let the engine carry out, and the game goes on through the engine as usual.
+"""Consistent cheats: self-play games in which one bot (or each of a few) makes exactly one illegal
+decision that the rules still let the engine carry out, and the game goes on through the engine as usual.
 
 The mutator (clients/mutator.py) splices a cheat into a finished log, so everything after it is
 the game *without* the cheat: a verifier that applies the cheat (docs/log-format.md, `applied`)
@@ -15,6 +15,11 @@ is the only illegal thing about the decision. The moment is picked from the seed
 the game offers, the cheat stream ``cheat/<kind>`` decides whether to take it; before the first
 place taken, the game is the honest self-play game of that seed, decision for decision.
 
+Several cheats in one game (``cheats`` = K): the honest game's turns are cut into K spans (``Spans``)
+and each span gets at most one cheat, by a seat that has not cheated yet, taken as above from the same
+stream, so the cheats lie far apart and are different bots' decisions. Each must be reported at its
+own event with its code, and nothing else: one violation may not hide or shift the next.
+
     >>> game = play_cheating_game(3, 8, CONSISTENT_KINDS[0])   # second_slash
     >>> game.index, game.note          # verify(game.log) reports SLASH_LIMIT on event 92, and nothing else
     (92, 'seat 1 uses 杀 ♠9 (#19) on seat 2: seat 1 already used a 杀 in this play phase; ...')
@@ -22,11 +27,12 @@ place taken, the game is the honest self-play game of that seed, decision for de
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from clients.mutator import KINDS, choose_cards, use_card
-from clients.selfplay import BotError, RandomBot, make_bot, make_header, play
+from clients.selfplay import BotError, RandomBot, make_bot, make_header, play, play_game
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.engine.effects import Use, UsedCard
@@ -178,64 +184,137 @@ CONSISTENT_KINDS: list[ConsistentKind] = [
 
 # ---------------------------------------------------------------------------- playing
 
-class CheatingBot:
-    """The honest self-play bot, except at the one moment it cheats: the first place for its kind
-    that the cheat stream says to take."""
+@dataclass(frozen=True, slots=True)
+class Spans:
+    """A game's turns split into ``count`` spans, with at most one cheat in each, so that several cheats in
+    one game lie far apart: with T the turns of the honest game of the seed, span j holds turns
+    floor(j·T/count)+1 .. floor((j+1)·T/count), and the last span also whatever the game plays past T (the
+    cheats change the game, which may so last longer, or end before its last span)."""
 
-    def __init__(self, honest: RandomBot, kind: ConsistentKind, rng: Stream, percent: int = TAKE_PERCENT) -> None:
+    count: int = 1
+    turns: int = 1  # the honest game's turns
+
+    def __post_init__(self) -> None:
+        if self.count < 1 or self.turns < 1:
+            raise ValueError(f"spans need a count and turns of at least 1, got {self.count} and {self.turns}")
+
+    def of(self, turn: int) -> int:
+        """The span of ``turn`` (turn 0, the picks before the first turn, is in the first)."""
+        return min(self.count - 1, max(turn - 1, 0) * self.count // self.turns)
+
+
+@dataclass(frozen=True, slots=True)
+class Made:
+    """A cheat the bot made: by which seat, in which turn and span."""
+
+    cheat: Cheat
+    seat: int
+    turn: int
+    span: int
+
+
+class CheatingBot:
+    """The honest self-play bot, except at the moments it cheats: in each span of the game's turns (by
+    default one span, the whole game), the first place for its kind that the cheat stream says to take,
+    offered to a seat that has not cheated yet (each cheat is a different bot's)."""
+
+    def __init__(self, honest: RandomBot, kind: ConsistentKind, rng: Stream, percent: int = TAKE_PERCENT,
+                 spans: Spans | None = None) -> None:
         self.honest = honest
         self.kind = kind
         self.rng = rng
         self.percent = percent
-        self.cheat: Cheat | None = None
+        self.spans = spans or Spans()
+        self.made: list[Made] = []
 
     def decide(self, game: Game, req: Request) -> Answer:
-        if self.cheat is None:
+        span = self.spans.of(game.turn_number)
+        if self.may_cheat(span, req.seat):
             # (Proposing reads the game and draws nothing from the honest bot's stream.)
             cheat = self.kind.propose(game, req)
             if cheat is not None and self.rng.below(100) < self.percent:
-                self.cheat = cheat
+                assert req.seat is not None  # (every kind proposes only for a seat's own request)
+                self.made.append(Made(cheat, req.seat, game.turn_number, span))
                 return cheat.answer
         return self.honest.decide(game, req)
+
+    def may_cheat(self, span: int, seat: int | None) -> bool:
+        """May ``seat`` cheat now: no cheat in this span yet, and none by this seat? (Spans come in order.)"""
+        if self.made and self.made[-1].span == span:
+            return False
+        return all(m.seat != seat for m in self.made)
+
+
+@dataclass(frozen=True, slots=True)
+class PlacedCheat:
+    """A cheat in a game's log and where verification must report it."""
+
+    index: int  # the annotation that must report the cheat
+    derived: bool  # ... an annotation the verifier derives there (a skipped discard: no event)
+    note: str
+    seat: int
+    turn: int
 
 
 @dataclass(slots=True)
 class CheatingGame:
-    """A self-play game with (at most) one consistent cheat in it."""
+    """A self-play game with (at most) ``wanted`` consistent cheats in it, by different seats."""
 
     seed: int
     players: int
     kind: ConsistentKind
     log: pb.GameLog
-    index: int | None = None  # the annotation that must report the cheat (None: the game offered no place)
-    derived: bool = False  # ... an annotation the verifier derives there (a skipped discard: no event)
-    note: str = ""
+    cheats: list[PlacedCheat] = field(default_factory=list)  # in log order; fewer than wanted if the game
+    wanted: int = 1                                           # offered fewer places
+
+    # The first cheat's, for a game with one (index None: the game offered no place).
+    @property
+    def index(self) -> int | None:
+        return self.cheats[0].index if self.cheats else None
+
+    @property
+    def derived(self) -> bool:
+        return self.cheats[0].derived if self.cheats else False
+
+    @property
+    def note(self) -> str:
+        return self.cheats[0].note if self.cheats else ""
+
+
+def honest_turns(seed: int, players: int, packages: Sequence[str] = (), generals: bool = False) -> int:
+    """How many turns the honest self-play game of ``seed`` lasts (what a game's spans are cut from)."""
+    log = play_game(seed, players, packages=packages, generals=generals)
+    return max((ev.turn_start.turn for ev in log.events if ev.HasField("turn_start")), default=1)
 
 
 def play_cheating_game(seed: int, players: int, kind: ConsistentKind, packages: Sequence[str] = (),
-                       generals: bool = False, percent: int = TAKE_PERCENT) -> CheatingGame:
+                       generals: bool = False, percent: int = TAKE_PERCENT, cheats: int = 1,
+                       turns: int | None = None) -> CheatingGame:
     """The self-play game of ``seed`` in which one bot cheats once with ``kind`` (if the game offers a
-    place the cheat stream takes). The engine must flag the cheat, and only it, where it was made: anything
-    else is a BotError."""
+    place the cheat stream takes); with ``cheats`` = K > 1, up to K bots cheat once each, one in each of K
+    spans of the game's turns (``turns``: the honest game's, played here if not given). The engine must
+    flag the cheats, and only them, where they were made: anything else is a BotError."""
     header = make_header(seed, players, packages=packages, generals=generals)
-    bot = CheatingBot(make_bot(seed, generals), kind, Stream(seed, f"cheat/{kind.name}"), percent)
+    spans = Spans(cheats, turns or honest_turns(seed, players, packages, generals)) if cheats > 1 else Spans()
+    bot = CheatingBot(make_bot(seed, generals), kind, Stream(seed, f"cheat/{kind.name}"), percent, spans)
     flags: list[tuple[int, list[Violation]]] = []
     log = play(header, bot, flagged=lambda at, violations: flags.append((at, violations)))
-    game = CheatingGame(seed, players, kind, log)
-    cheat = bot.cheat
-    if cheat is None:
+    game = CheatingGame(seed, players, kind, log, wanted=cheats)
+    made = bot.made
+    if not made:
         if flags:
             raise BotError(f"seed {seed}: the engine flagged an honest decision: {flags}")
         return game
     codes = [[v.code for v in vs] for _, vs in flags]
-    if codes != [[kind.code]]:
-        raise BotError(f"seed {seed}, {players} players, {kind.name} ({cheat.note}): the engine flagged {flags}, "
-                       f"not {kind.code} on the cheat alone")
-    at = flags[0][0]
-    derived = not isinstance(cheat.answer, pb.Event)
-    if not derived and log.events[at] != cheat.answer:
-        raise BotError(f"seed {seed}: {kind.code} was flagged on event {at}, not on the cheat ({cheat.note})")
-    game.index, game.derived, game.note = at, derived, cheat.note
+    if codes != [[kind.code]] * len(made):
+        raise BotError(f"seed {seed}, {players} players, {kind.name} ({'; '.join(m.cheat.note for m in made)}): "
+                       f"the engine flagged {flags}, not {kind.code} on the cheat{'s' if len(made) > 1 else ''} "
+                       "alone")
+    for (at, _), m in zip(flags, made, strict=True):
+        derived = not isinstance(m.cheat.answer, pb.Event)
+        if not derived and log.events[at] != m.cheat.answer:
+            raise BotError(f"seed {seed}: {kind.code} was flagged on event {at}, not on the cheat ({m.cheat.note})")
+        game.cheats.append(PlacedCheat(at, derived, m.cheat.note, m.seat, m.turn))
     return game
 
 
@@ -250,18 +329,43 @@ class Judgment:
     collateral: list[str]  # "index[d]:CODE" of every other violation, and NOT_FOLLOWED if verification stopped
 
 
-def judge(game: CheatingGame, replay: apb.AnnotatedReplay) -> Judgment:
-    """How verification did on a game with a cheat in it (``game.index`` is not None)."""
-    caught = False
-    collateral: list[str] = []
+def judge_each(game: CheatingGame, replay: apb.AnnotatedReplay) -> list[Judgment]:
+    """How verification did on each cheat of a game, in log order. A cheat is caught when its annotation
+    reports its kind's code. Every other violation is collateral, charged to the latest cheat at or before
+    it (before the first: to the first), as what that cheat's part of the game left behind; a cheat not
+    caught is other_code when collateral is charged to it (flagged, but not right) and missed otherwise. With
+    one cheat, all the collateral is its own."""
+    cheats = game.cheats
+    # A derived annotation stands before the log event with its index.
+    keys = [(c.index, not c.derived) for c in cheats]
+
+    def owner(index: int, derived: bool) -> int:
+        return max(bisect_right(keys, (index, not derived)) - 1, 0)
+
+    caught = [False] * len(cheats)
+    collateral: list[list[str]] = [[] for _ in cheats]
+    code = game.kind.code
     for a in replay.annotations:
         for v in a.violations:
-            if not caught and a.index == game.index and a.derived == game.derived and v.code == game.kind.code:
-                caught = True
+            j = owner(a.index, a.derived)
+            if not caught[j] and a.index == cheats[j].index and a.derived == cheats[j].derived and v.code == code:
+                caught[j] = True
             else:
-                collateral.append(f"{a.index}{'d' if a.derived else ''}:{v.code}")
-    collateral += [f"{hv.code}" for hv in replay.header_violations]
-    if not replay.followed:
-        collateral.append(f"NOT_FOLLOWED@{replay.stopped_at}")
-    verdict = CAUGHT if caught else OTHER_CODE if collateral else MISSED
-    return Judgment(verdict, collateral)
+                collateral[j].append(f"{a.index}{'d' if a.derived else ''}:{v.code}")
+    if cheats:
+        collateral[0] += [f"{hv.code}" for hv in replay.header_violations]
+        if not replay.followed:
+            collateral[owner(replay.stopped_at, False)].append(f"NOT_FOLLOWED@{replay.stopped_at}")
+    return [Judgment(CAUGHT if c else OTHER_CODE if more else MISSED, more)
+            for c, more in zip(caught, collateral, strict=True)]
+
+
+def judge(game: CheatingGame, replay: apb.AnnotatedReplay) -> Judgment:
+    """How verification did on a game with cheats in it, as a whole: caught if every cheat was, else
+    missed if one was, else other_code; the collateral of all of them."""
+    each = judge_each(game, replay)
+    if not each:
+        raise ValueError(f"seed {game.seed}: no cheat in the game to judge")
+    verdicts = {j.verdict for j in each}
+    verdict = MISSED if MISSED in verdicts else OTHER_CODE if OTHER_CODE in verdicts else CAUGHT
+    return Judgment(verdict, [c for j in each for c in j.collateral])

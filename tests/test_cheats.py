@@ -15,7 +15,7 @@ import pytest
 from google.protobuf import json_format
 
 from clients.cli import main
-from clients.commands.cheats import Report, check_game, run_report
+from clients.commands.cheats import Collateral, Report, check_game, run_report
 from clients.mutator import KINDS, find_mutations
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import verify
@@ -141,14 +141,83 @@ def test_mutations_are_well_formed_and_not_already_reported() -> None:
                     assert body.seat < n
 
 
+@cache
+def slash_dodged() -> pb.GameLog:
+    """Four players; the lord uses 杀 on the rebel, who dodges with 闪, and ends the play phase with five cards
+    (three 杀 among them) at 4 HP. Recorded complete: the log ends in the discard phase, one card due."""
+    doc = {
+        "header": {
+            "ruleset": "identity/1", "mode": "MODE_IDENTITY", "seed": "7",
+            "options": {"generals": "GENERALS_MODE_WHITE"},
+            "seats": [{"role": "ROLE_LORD"}, {"role": "ROLE_REBEL"}, {"role": "ROLE_LOYALIST"}, {"role": "ROLE_SPY"}],
+            "setup": {"stackedTop": True, "drawPile": [30, 33], "startingHands": [
+                {"seat": 0, "cards": [14, 16, 17, 57]}, {"seat": 1, "cards": [84, 85, 86, 88]},
+                {"seat": 2, "cards": [59, 61, 65, 67]}, {"seat": 3, "cards": [18, 19, 20, 21]}]},
+        },
+        "events": [{"useCard": {"seat": 0, "card": {"id": 14}, "targets": [1]}},
+                   {"respond": {"seat": 1, "card": {"id": 84}}},
+                   {"endPlayPhase": {"seat": 0}}],
+    }
+    decisions = json_format.ParseDict(doc, pb.GameLog())
+    return completed(decisions, verify(decisions))
+
+
+def test_spliced_collateral_counted_on_a_hand_checked_log() -> None:
+    """A second 杀 spliced in before the lord ends the play phase (event 11). The verifier applies it, so
+    the rest of the log is the game without it: the rebel does not dodge it and the log leaves out the
+    damage (1), and the lord, one card down, owes no discard, so the engine runs on past the discard phase
+    the log ends waiting in: finish phase, turn 2, the rebel's start, draw phase, draw and play phase (6).
+    Seven collateral violations, all MISSING_OUTCOME. Rejected cheats (a card not owned, out of turn) and
+    recorded outcomes (a stacked draw) leave the log as it was: none."""
+    log = slash_dodged()
+    assert log.header.options.outcomes == pb.OUTCOME_RECORDING_COMPLETE and verify(log).violation_count == 0
+    assert [m.index for m in find_mutations(log, per_kind=1)["second_slash"]] == [11]
+    result = check_game(0, 4, ["second_slash", "card_not_in_hand", "out_of_turn", "stacked_draw"], per_kind=1, log=log)
+    assert result.failures == [] and all(t.caught == t.injected == 1 for t in result.tallies.values())
+    slash = result.collateral["second_slash"]
+    assert (slash.measured, slash.total, slash.most, slash.none, slash.stopped) == (1, 7, 7, 0, 0)
+    assert slash.codes == {"MISSING_OUTCOME": 7} and slash.mean == 7.0
+    for name in ("card_not_in_hand", "out_of_turn", "stacked_draw"):
+        c = result.collateral[name]
+        assert (c.measured, c.total, c.none) == (1, 0, 1), name
+    # The report: mean and max over the measured cheats of a kind; the JSON says the same.
+    report = Report([k for k in KINDS if k.name in result.tallies])
+    report.add(result)
+    report.add(check_game(0, 4, ["second_slash"], log=lord_kills_loyalist()))  # crossbow: no second 杀 to splice
+    assert report.collateral["second_slash"].as_json() == {"measured": 1, "mean": 7.0, "max": 7, "total": 7,
+                                                            "none": 0, "not_followed": 0,
+                                                            "codes": {"MISSING_OUTCOME": 7}}
+    # A removed kill penalty of hand and equipment is two derived moves, both the cheat's own.
+    penalty = check_game(0, 4, ["missing_lord_penalty"], log=lord_kills_loyalist()).collateral
+    assert (penalty["missing_lord_penalty"].measured, penalty["missing_lord_penalty"].total) == (1, 0)
+
+
+def test_spliced_collateral_only_on_complete_recordings() -> None:
+    partial = pb.GameLog()
+    partial.CopyFrom(slash_dodged())
+    partial.header.options.outcomes = pb.OUTCOME_RECORDING_PARTIAL
+    result = check_game(0, 4, ["second_slash"], log=partial)
+    assert result.tallies["second_slash"].injected == 1 and result.collateral == {}
+
+
+def test_collateral_adds_up() -> None:
+    a = Collateral(measured=2, total=10, most=8, none=0, stopped=1, codes={"X": 10})
+    a.add(Collateral(measured=3, total=5, most=4, none=1, codes={"X": 1, "Y": 4}))
+    assert (a.measured, a.total, a.most, a.none, a.stopped, a.codes) == (5, 15, 8, 1, 1, {"X": 11, "Y": 4})
+    assert a.mean == 3.0 and Collateral().mean == 0.0
+
+
 def test_cli_table_json_and_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
     small = ["cheats", "--games", "1", "--players", "4", "--seed", "3"]
     assert main([*small, "--kinds", "second_slash,stacked_draw"]) == 0
     out = capsys.readouterr().out
     assert "second_slash" in out and "OK: 0 missed, 0 false positive(s)" in out
+    assert "coll. mean" in out and "complete-recording logs" in out
     assert main([*small, "--kinds", "wrong_hp", "--json"]) == 0
     body = json.loads(capsys.readouterr().out)
     assert body["ok"] is True and [k["kind"] for k in body["kinds"]] == ["wrong_hp"]
+    assert body["kinds"][0]["collateral"]["measured"] == body["kinds"][0]["caught"]
+    assert body["collateral"]["measured"] == body["kinds"][0]["caught"]
     assert body["kinds"][0]["injected"] == body["kinds"][0]["caught"] > 0
     assert main(["cheats", "--kinds", "no_such_cheat"]) == 2
     assert main([*small, "--packages", "maneuvering", "--kinds", "chain_damage_unpaid,supply_shortage_too_far"]) == 0

@@ -2,9 +2,14 @@
 kind of cheat where the game offers a place for it (clients/mutator.py), verifies every
 altered copy and every unaltered game, and prints the detection table.
 
+For complete-recording logs it also measures the collateral of each spliced cheat caught: the
+violations besides it in its altered log, which goes on as the game without the cheat (a figure
+for comparing verifiers, not a failure).
+
 With ``--consistent`` it measures consistent cheats instead (clients/cheating_selfplay.py): games
 in which a bot makes one illegal decision the engine still applies and the game goes on from it,
-so that the only violation verification may report is the cheat, at its event."""
+so that the only violation verification may report is the cheat, at its event; with
+``--cheats-per-game K``, up to K bots do so, one in each of K spans of the game's turns."""
 
 from __future__ import annotations
 
@@ -21,9 +26,10 @@ from clients.cheating_selfplay import (
     CONSISTENT_KINDS,
     TAKE_PERCENT,
     ConsistentKind,
+    honest_turns,
+    judge_each,
     play_cheating_game,
 )
-from clients.cheating_selfplay import judge as judge_consistent
 from clients.commands.options import card_packages
 from clients.mutator import KINDS, CheatKind, Mutation, find_mutations
 from sgsverify.v1 import annotation_pb2 as apb
@@ -43,6 +49,53 @@ class Tally:
     def add(self, other: Self) -> None:
         for f in fields(self):
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+
+@dataclass(slots=True)
+class Collateral:
+    """What spliced cheats of one kind bring with them, on complete-recording logs: the altered log goes on
+    as the game without the cheat, so a verifier that applies the cheat may flag later events too. Measured
+    on the cheats caught right (the others are failures anyway); a figure to compare verifiers by, not a
+    failure."""
+
+    measured: int = 0  # caught cheats measured
+    total: int = 0  # violations besides the caught one in their altered logs, all together
+    most: int = 0  # the most in one altered log
+    none: int = 0  # altered logs with nothing besides the caught violation
+    stopped: int = 0  # altered logs the verifier could not follow to their end (their collateral is a floor)
+    codes: dict[str, int] = field(default_factory=dict)  # the collateral by code
+
+    def count(self, replay: apb.AnnotatedReplay, caught: Mutation) -> None:
+        """One caught cheat's altered log, verified: every violation but the cheat's own (its code at its
+        annotation; a removed penalty of hand and equipment is two such derived moves) is collateral."""
+        self.measured += 1
+        own = (caught.index, caught.edit.derived, caught.code)
+        codes = [v.code for a in replay.annotations for v in a.violations if (a.index, a.derived, v.code) != own]
+        codes += [hv.code for hv in replay.header_violations]
+        self.total += len(codes)
+        self.most = max(self.most, len(codes))
+        self.none += not codes
+        self.stopped += not replay.followed
+        for code in codes:
+            self.codes[code] = self.codes.get(code, 0) + 1
+
+    def add(self, other: Self) -> None:
+        self.measured += other.measured
+        self.total += other.total
+        self.most = max(self.most, other.most)
+        self.none += other.none
+        self.stopped += other.stopped
+        for code, n in other.codes.items():
+            self.codes[code] = self.codes.get(code, 0) + n
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.measured if self.measured else 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {"measured": self.measured, "mean": round(self.mean, 3), "max": self.most, "total": self.total,
+                "none": self.none, "not_followed": self.stopped,
+                "codes": dict(sorted(self.codes.items(), key=lambda item: (-item[1], item[0])))}
 
 
 @dataclass(slots=True)
@@ -67,6 +120,7 @@ class GameResult:
     clean_codes: list[str]  # violation codes on the unaltered game (must be empty)
     tallies: dict[str, Tally]
     failures: list[Failure]
+    collateral: dict[str, Collateral] = field(default_factory=dict)  # of the caught cheats (complete logs)
 
 
 @dataclass(slots=True)
@@ -77,6 +131,7 @@ class Report:
     tallies: dict[str, Tally] = field(default_factory=dict)
     false_positives: list[tuple[int, int, list[str]]] = field(default_factory=list)  # (seed, players, codes)
     failures: list[Failure] = field(default_factory=list)
+    collateral: dict[str, Collateral] = field(default_factory=dict)
 
     def add(self, g: GameResult) -> None:
         self.games += 1
@@ -85,6 +140,8 @@ class Report:
             self.false_positives.append((g.seed, g.players, g.clean_codes))
         for name, t in g.tallies.items():
             self.tallies.setdefault(name, Tally()).add(t)
+        for name, c in g.collateral.items():
+            self.collateral.setdefault(name, Collateral()).add(c)
         self.failures.extend(g.failures)
 
     @property
@@ -120,8 +177,12 @@ def check_game(seed: int, players: int, kind_names: Sequence[str] | None = None,
         clean_codes.append("NOT_FOLLOWED")
     tallies = {k.name: Tally() for k in kinds}
     failures: list[Failure] = []
+    # Collateral is measured on complete-recording logs only: where outcomes are left out the verifier
+    # derives them from its own game, so the rest of the log contradicts it less.
+    complete = log.header.options.outcomes == pb.OUTCOME_RECORDING_COMPLETE
+    collateral = {k.name: Collateral() for k in kinds} if complete else {}
     if clean_codes:  # a flagged game says nothing about cheats injected into it
-        return GameResult(seed, players, len(log.events), clean_codes, tallies, failures)
+        return GameResult(seed, players, len(log.events), clean_codes, tallies, failures, collateral)
     for name, mutations in find_mutations(log, kinds, per_kind).items():
         t = tallies[name]
         for m in mutations:
@@ -130,6 +191,8 @@ def check_game(seed: int, players: int, kind_names: Sequence[str] | None = None,
             t.injected += 1
             if verdict == CAUGHT:
                 t.caught += 1
+                if complete:
+                    collateral[name].count(replay, m)
                 continue
             if verdict == OTHER_CODE:
                 t.other_code += 1
@@ -138,7 +201,7 @@ def check_game(seed: int, players: int, kind_names: Sequence[str] | None = None,
             reported = [f"{a.index}{'d' if a.derived else ''}:{v.code}" for a in replay.annotations
                         for v in a.violations][:8]
             failures.append(Failure(seed, players, m.kind, m.code, m.index, m.note, verdict, reported))
-    return GameResult(seed, players, len(log.events), [], tallies, failures)
+    return GameResult(seed, players, len(log.events), [], tallies, failures, collateral)
 
 
 def _check(args: tuple[int, int, tuple[str, ...] | None, int, tuple[str, ...], bool]) -> GameResult:
@@ -225,6 +288,9 @@ class ConsistentResult:
     events: int
     tallies: dict[str, ConsistentTally]
     failures: list[ConsistentFailure]
+    seed: int = 0
+    players: int = 0
+    placed: dict[str, int] = field(default_factory=dict)  # kind -> how many cheats its game of this seed got
 
 
 @dataclass(slots=True)
@@ -235,6 +301,10 @@ class ConsistentReport:
     events: int = 0
     tallies: dict[str, ConsistentTally] = field(default_factory=dict)
     failures: list[ConsistentFailure] = field(default_factory=list)
+    cheats_per_game: int = 1  # K: the cheats each game is played for
+    # kind -> games by how many of their K cheats were placed (0..K): a game may offer fewer places
+    placed: dict[str, list[int]] = field(default_factory=dict)
+    placed_per_game: list[tuple[int, int, dict[str, int]]] = field(default_factory=list)  # (seed, players, ...)
 
     def add(self, r: ConsistentResult) -> None:
         for name, t in r.tallies.items():
@@ -242,6 +312,9 @@ class ConsistentReport:
             self.tallies.setdefault(name, ConsistentTally()).add(t)
         self.events += r.events
         self.failures.extend(r.failures)
+        for name, n in r.placed.items():
+            self.placed.setdefault(name, [0] * (self.cheats_per_game + 1))[n] += 1
+        self.placed_per_game.append((r.seed, r.players, r.placed))
 
     @property
     def ok(self) -> bool:
@@ -258,51 +331,58 @@ def consistent_kinds(names: Sequence[str] | None, packages: Sequence[str]
 
 
 def check_consistent(seed: int, players: int, kind_names: Sequence[str] | None = None, packages: Sequence[str] = (),
-                     generals: bool = False, percent: int = TAKE_PERCENT) -> ConsistentResult:
-    """For every kind the games can offer a place for: the game of ``seed`` with one bot cheating that way,
-    verified and judged."""
+                     generals: bool = False, percent: int = TAKE_PERCENT, cheats: int = 1) -> ConsistentResult:
+    """For every kind the games can offer a place for: the game of ``seed`` with one bot cheating that way
+    (``cheats`` = K: up to K bots, one in each of K spans of the game's turns), verified and each cheat
+    judged."""
     kinds, unplayable = consistent_kinds(kind_names, packages)
-    tallies = {k.name: ConsistentTally() for k in kinds if k.name not in unplayable}
+    playable = [k for k in kinds if k.name not in unplayable]
+    tallies = {k.name: ConsistentTally() for k in playable}
     failures: list[ConsistentFailure] = []
+    placed: dict[str, int] = {}
     events = 0
-    for k in kinds:
-        if k.name in unplayable:
-            continue
-        game = play_cheating_game(seed, players, k, packages, generals, percent)
+    # The spans are cut from the honest game of the seed, the same for every kind.
+    turns = honest_turns(seed, players, packages, generals) if cheats > 1 and playable else None
+    for k in playable:
+        game = play_cheating_game(seed, players, k, packages, generals, percent, cheats, turns)
         t = tallies[k.name]
         t.played += 1
         events += len(game.log.events)
-        if game.index is None:
+        placed[k.name] = len(game.cheats)
+        if not game.cheats:
             continue
-        t.injected += 1
-        j = judge_consistent(game, verify(game.log))
-        if j.verdict == CAUGHT:
-            t.caught += 1
-        elif j.verdict == OTHER_CODE:
-            t.other_code += 1
-        else:
-            t.missed += 1
-        t.collateral += len(j.collateral)
-        if j.verdict != CAUGHT or j.collateral:
-            failures.append(ConsistentFailure(seed, players, k.name, k.code, game.index, game.derived, game.note,
-                                              j.verdict, j.collateral[:8]))
-    return ConsistentResult(events, tallies, failures)
+        t.injected += len(game.cheats)
+        for c, j in zip(game.cheats, judge_each(game, verify(game.log)), strict=True):
+            if j.verdict == CAUGHT:
+                t.caught += 1
+            elif j.verdict == OTHER_CODE:
+                t.other_code += 1
+            else:
+                t.missed += 1
+            t.collateral += len(j.collateral)
+            if j.verdict != CAUGHT or j.collateral:
+                failures.append(ConsistentFailure(seed, players, k.name, k.code, c.index, c.derived, c.note,
+                                                  j.verdict, j.collateral[:8]))
+    return ConsistentResult(events, tallies, failures, seed, players, placed)
 
 
-def _check_consistent(args: tuple[int, int, tuple[str, ...] | None, tuple[str, ...], bool]) -> ConsistentResult:
-    seed, players, names, packages, generals = args
-    return check_consistent(seed, players, names, packages, generals)
+def _check_consistent(args: tuple[int, int, tuple[str, ...] | None, tuple[str, ...], bool, int]) -> ConsistentResult:
+    seed, players, names, packages, generals, cheats = args
+    return check_consistent(seed, players, names, packages, generals, cheats=cheats)
 
 
 def run_consistent(games: int, players: Sequence[int], seed: int, kind_names: Sequence[str] | None = None,
-                   jobs: int = 1, packages: Sequence[str] = (), generals: bool = False) -> ConsistentReport:
+                   jobs: int = 1, packages: Sequence[str] = (), generals: bool = False, cheats: int = 1
+                   ) -> ConsistentReport:
     """Games seed, seed+1, ... for each player count, each played once per kind with a bot out to cheat
-    that way."""
+    that way (``cheats`` = K: up to K bots, far apart)."""
+    if cheats < 1:
+        raise ValueError(f"cheats per game must be at least 1, got {cheats}")
     kinds, unplayable = consistent_kinds(kind_names, packages)
     names = tuple(kind_names) if kind_names else None
-    work = [(seed + i, p, names, tuple(packages), generals) for p in players for i in range(games)]
+    work = [(seed + i, p, names, tuple(packages), generals, cheats) for p in players for i in range(games)]
     report = ConsistentReport(kinds, unplayable, tallies={k.name: ConsistentTally() for k in kinds
-                                                          if k.name not in unplayable})
+                                                          if k.name not in unplayable}, cheats_per_game=cheats)
     for r in each_game(_check_consistent, work, jobs, chunksize=2):
         report.add(r)
     return report
@@ -315,8 +395,10 @@ def register(sub: Any) -> None:
                        description="Play self-play games, inject every known kind of cheat where the game "
                        "offers a place for it, verify every altered copy and the unaltered games, and print per "
                        "kind how many were injected, caught with the right code at the right event, caught with "
-                       "another code, and missed; plus false positives on the unaltered games. Exit status 1 if "
-                       "anything was missed or a clean game was flagged.")
+                       "another code, and missed, and the collateral of the caught ones (violations besides the "
+                       "cheat in its altered complete-recording log: mean, max, none, not followed); plus false "
+                       "positives on the unaltered games. Exit status 1 if anything was missed or a clean game was "
+                       "flagged.")
     p.add_argument("--games", type=int, default=20, help="games per player count")
     p.add_argument("--players", default="8", help="player count(s), 4 to 10, comma-separated (e.g. 5,8)")
     p.add_argument("--seed", type=int, default=1, help="game i uses seed SEED+i")
@@ -335,6 +417,12 @@ def register(sub: Any) -> None:
                    "too-short discard, ...) and the game going on from it; every cheat must be caught with its code "
                    "at its event and nothing else reported (collateral). Exit status 1 otherwise. --per-game does "
                    "not apply")
+    p.add_argument("--cheats-per-game", type=int, default=None, metavar="K",
+                   help="with --consistent: up to K cheats in each game (default 1), by K different bots, far apart: "
+                   "the honest game's turns are cut into K spans and each span gets at most one cheat, the first "
+                   "place in it the seed's cheat stream takes for a seat that has not cheated yet. Each must be "
+                   "caught at its own event with nothing else reported; the report also counts games by how many "
+                   "of their K cheats were placed (a game may offer fewer places)")
     p.add_argument("--json", action="store_true", help="a JSON report instead of the table")
     p.add_argument("--list", action="store_true", help="list the cheat kinds (with --consistent: the consistent "
                    "ones) and exit")
@@ -354,6 +442,10 @@ def run_cheats(args: argparse.Namespace) -> int:
     if not players or any(not 4 <= n <= 10 for n in players) or args.games < 1 or args.per_game < 1:
         print("--players must be 4 to 10, --games and --per-game at least 1", file=sys.stderr)
         return 2
+    if args.cheats_per_game is not None and (args.cheats_per_game < 1 or not args.consistent):
+        print("--cheats-per-game must be at least 1, and applies only with --consistent", file=sys.stderr)
+        return 2
+    cheats = args.cheats_per_game or 1
     names = [n.strip() for n in args.kinds.split(",") if n.strip()]
     try:
         select_consistent(names) if args.consistent else select_kinds(names)
@@ -364,7 +456,7 @@ def run_cheats(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     if args.consistent:
         consistent = run_consistent(args.games, players, args.seed, names, max(1, args.jobs), packages,
-                                    args.generals)
+                                    args.generals, cheats)
         seconds = time.perf_counter() - started
         if args.json:
             print(json.dumps(consistent_json(consistent, args, seconds), ensure_ascii=False, indent=1))
@@ -385,12 +477,20 @@ def report_json(report: Report, args: argparse.Namespace, seconds: float) -> dic
     return {
         "games": report.games, "players": args.players, "seed": args.seed, "per_game": args.per_game,
         "generals": args.generals, "events": report.events, "seconds": round(seconds, 2),
-        "kinds": [{"kind": k.name, "code": k.code, "summary": k.summary, **asdict(report.tallies[k.name])}
-                  for k in report.kinds],
+        "kinds": [{"kind": k.name, "code": k.code, "summary": k.summary, **asdict(report.tallies[k.name]),
+                   "collateral": report.collateral.get(k.name, Collateral()).as_json()} for k in report.kinds],
+        "collateral": total_collateral(report).as_json(),
         "false_positives": [{"seed": s, "players": p, "codes": c} for s, p, c in report.false_positives],
         "failures": [asdict(f) for f in report.failures],
         "ok": report.ok,
     }
+
+
+def total_collateral(report: Report) -> Collateral:
+    total = Collateral()
+    for c in report.collateral.values():
+        total.add(c)
+    return total
 
 
 TALLY_HEAD = (f"{'cheat kind':26} {'must be caught as':24} {'injected':>8} {'caught':>8} {'other code':>10} "
@@ -409,10 +509,21 @@ def run_scope(args: argparse.Namespace, players: list[int]) -> str:
             f"{args.seed}..{args.seed + args.games - 1}")
 
 
+COLLATERAL_HEAD = f"{'coll. mean':>10} {'max':>5} {'none':>5} {'stopped':>7}"
+
+
+def collateral_columns(c: Collateral) -> str:
+    """Mean and most violations besides the caught one per altered log, how many had none, and how many
+    the verifier stopped following."""
+    if not c.measured:
+        return f"{'-':>10} {'-':>5} {'-':>5} {'-':>7}"
+    return f"{c.mean:>10.2f} {c.most:>5} {c.none:>5} {c.stopped:>7}"
+
+
 def print_table(report: Report, args: argparse.Namespace, players: list[int], seconds: float) -> None:
     print(f"cheat detection: {run_scope(args, players)}, up to {args.per_game} place(s) per kind per game")
     print()
-    head = TALLY_HEAD
+    head = f"{TALLY_HEAD} {COLLATERAL_HEAD}"
     print(head)
     print("-" * len(head))
     total = Tally()
@@ -420,10 +531,16 @@ def print_table(report: Report, args: argparse.Namespace, players: list[int], se
         t = report.tallies[k.name]
         total.add(t)
         note = "   (no place in these games)" if not t.injected else ""
-        print(tally_row(k.name, k.code, t) + note)
+        print(f"{tally_row(k.name, k.code, t)} {collateral_columns(report.collateral.get(k.name, Collateral()))}"
+              + note)
     print("-" * len(head))
-    print(tally_row("all kinds", "", total))
+    all_collateral = total_collateral(report)
+    print(f"{tally_row('all kinds', '', total)} {collateral_columns(all_collateral)}")
     print()
+    print(f"collateral: per caught cheat, the violations besides it in its altered log (the rest of the log is the "
+          f"game without the cheat): mean, max, altered logs with none, and logs the verifier stopped following "
+          f"(their collateral a floor); {all_collateral.total:,} violations over {all_collateral.measured} "
+          "cheat(s) in complete-recording logs. A figure, not a failure")
     print(f"clean games: {report.games} verified ({report.events:,} events), "
           f"{len(report.false_positives)} flagged (false positives)")
     for seed, n, codes in report.false_positives[:20]:
@@ -438,38 +555,76 @@ def print_table(report: Report, args: argparse.Namespace, players: list[int], se
 
 
 def consistent_json(report: ConsistentReport, args: argparse.Namespace, seconds: float) -> dict[str, Any]:
-    return {
+    # With one cheat per game the report is what it always was; with K, each kind also says how many games
+    # got 0..K cheats, and "placed_per_game" how many each game got.
+    several = report.cheats_per_game > 1
+
+    def placed(name: str) -> dict[str, Any]:
+        return {"placed": report.placed.get(name, [0] * (report.cheats_per_game + 1))} if several else {}
+
+    body: dict[str, Any] = {
         "consistent": True, "games": report.games, "players": args.players, "seed": args.seed,
+        **({"cheats_per_game": report.cheats_per_game} if several else {}),
         "generals": args.generals, "packages": list(args.packages), "events": report.events,
         "seconds": round(seconds, 2),
         "kinds": [{"kind": k.name, "code": k.code, "summary": k.summary,
                    **({"needs_packages": report.unplayable[k.name]} if k.name in report.unplayable
-                      else asdict(report.tallies[k.name]))} for k in report.kinds],
+                      else {**asdict(report.tallies[k.name]), **placed(k.name)})} for k in report.kinds],
         "failures": [asdict(f) for f in report.failures],
         "ok": report.ok,
     }
+    if several:
+        body["placed_per_game"] = [{"seed": s, "players": p, "placed": n} for s, p, n in report.placed_per_game]
+    return body
+
+
+def placed_column(counts: Sequence[int]) -> str:
+    """Games by cheats placed, 0..K, as "n0/n1/.../nK"."""
+    return "/".join(map(str, counts))
 
 
 def print_consistent(report: ConsistentReport, args: argparse.Namespace, players: list[int], seconds: float) -> None:
-    print(f"consistent cheats: {run_scope(args, players)}, each played once per kind with one bot cheating once; "
-          "the game goes on from the cheat")
+    k_cheats = report.cheats_per_game
+    several = k_cheats > 1
+    if several:
+        print(f"consistent cheats: {run_scope(args, players)}, each played once per kind with up to {k_cheats} "
+              f"bots cheating once each, one per span of the game's turns ({k_cheats} spans); the game goes on "
+              "from every cheat")
+    else:
+        print(f"consistent cheats: {run_scope(args, players)}, each played once per kind with one bot cheating "
+              "once; the game goes on from the cheat")
     print()
-    head = f"{TALLY_HEAD} {'collateral':>10}"
+    placed_head = f"placed {'/'.join(map(str, range(k_cheats + 1)))}"
+    width = max(len(placed_head), len(placed_column([report.games] * (k_cheats + 1))))
+    head = f"{TALLY_HEAD} {'collateral':>10}" + (f" {placed_head:>{width}}" if several else "")
     print(head)
     print("-" * len(head))
     total = ConsistentTally()
+    total_placed = [0] * (k_cheats + 1)
     for k in report.kinds:
         if k.name in report.unplayable:
             print(f"{k.name:26} {k.code:24} {'':>8}   (needs --packages {','.join(report.unplayable[k.name])})")
             continue
         t = report.tallies[k.name]
         total.add(t)
+        placed = report.placed.get(k.name, [0] * (k_cheats + 1))
+        total_placed = [a + b for a, b in zip(total_placed, placed, strict=True)]
+        column = f" {placed_column(placed):>{width}}" if several else ""
         note = "   (no place in these games)" if not t.injected else ""
-        print(f"{tally_row(k.name, k.code, t)} {t.collateral:>10}{note}")
+        print(f"{tally_row(k.name, k.code, t)} {t.collateral:>10}{column}{note}")
     print("-" * len(head))
-    print(f"{tally_row('all kinds', '', total)} {total.collateral:>10}")
+    print(f"{tally_row('all kinds', '', total)} {total.collateral:>10}"
+          + (f" {placed_column(total_placed):>{width}}" if several else ""))
     print()
-    print(f"games: {report.games} played ({report.events:,} events), {total.injected} with a cheat in them")
+    if several:
+        some = report.games - total_placed[-1] - total_placed[0]
+        fewer = "1" if k_cheats == 2 else f"1 to {k_cheats - 1}"
+        print(f"games: {report.games} played ({report.events:,} events), {total.injected} cheats placed in them: "
+              f"{total_placed[-1]} game(s) got all {k_cheats}, {some} got {fewer}, {total_placed[0]} "
+              f"none ({placed_head}: games by cheats placed; a game offers fewer places when a span has none its "
+              "cheat stream takes for a seat that has not cheated, or the game ends before its last span)")
+    else:
+        print(f"games: {report.games} played ({report.events:,} events), {total.injected} with a cheat in them")
     for f in report.failures[:30]:
         where = f"the event derived before event {f.index}" if f.derived else f"event {f.index}"
         print(f"  {f.verdict}: {f.kind} (seed {f.seed}, {f.players} players) at {where} — {f.note}; expected "
