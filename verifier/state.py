@@ -206,30 +206,27 @@ class Timeline:
         return len(self.snapshots)
 
     def _turns(self, pending: Sequence[pb.Event]) -> list[dict[str, int]]:
-        """Each turn the game reached (from its turn_start outcomes, recorded or derived, each once): its
-        number, seat, round (the lord's turns so far) and first position (-1: it began and ended within
-        one event's settlement). ``pending``: outcomes derived but not yet annotated (the engine runs
-        ahead of the log)."""
-        starts: list[tuple[int, int]] = []
-        found: list[pb.Event] = []
+        """Each turn the game reached, from its turn_start outcomes (recorded or derived, each once): its
+        number, seat, round (the lord's turns so far) and first position: the recorded turn_start event, or
+        the event a derived one was annotated before (-1 for one not annotated yet: ``pending``, outcomes
+        derived ahead of the log when only part of it was followed)."""
+        starts: list[tuple[int, int, int]] = []
         for index, status, _applied, _digest, _violations, derived in self.records:
             if derived is not None:
-                found.append(derived)
+                ev = derived
             elif status == apb.STATUS_OK and index < len(self.events):
-                found.append(self.events[index])
-        for ev in (*found, *pending):
+                ev = self.events[index]
+            else:
+                continue
             if ev.HasField("turn_start"):
-                starts.append((ev.turn_start.turn, ev.turn_start.seat))
-        first: dict[int, int] = {}
-        for pos, snap in enumerate(self.snapshots):
-            if snap is not None and snap.turn not in first:
-                first[snap.turn] = pos
+                starts.append((ev.turn_start.turn, ev.turn_start.seat, min(index, len(self.events))))
+        starts += [(ev.turn_start.turn, ev.turn_start.seat, -1) for ev in pending if ev.HasField("turn_start")]
         out = []
         rounds = 0
-        for turn, seat in starts:
+        for turn, seat, position in starts:
             if seat == self.lord:
                 rounds += 1
-            out.append({"turn": turn, "seat": seat, "round": max(rounds, 1), "position": first.get(turn, -1)})
+            out.append({"turn": turn, "seat": seat, "round": max(rounds, 1), "position": position})
         return out
 
     def round_of(self, turn: int) -> int:

@@ -120,7 +120,8 @@ def rendered_doc(name: str) -> str:
     title = next((line[2:].strip() for line in source.splitlines() if line.startswith("# ")), name)
     body = _markdown().render(source)
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
-            f'content="width=device-width, initial-scale=1"><title>{_escape(title)} — sgs-verify</title>'
+            f'content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">'
+            f'<title>{_escape(title)} — sgs-verify</title>'
             f'<link rel="stylesheet" href="/static/viewer.css"></head><body class="doc"><nav class="topbar">'
             f'<a href="/">sgs-verify replays</a> <span>·</span> <a href="/docs/rules.md">rules</a> '
             f'<a href="/docs/codes.md">codes</a> <a href="/docs/viewer.md">viewer</a></nav>'
