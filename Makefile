@@ -1,4 +1,4 @@
-# The two set-up commands (README): `make run` starts the service, `make test` runs the tests.
+# The two set-up commands (README): `make run` starts the service and the viewer, `make test` runs the tests.
 # Each creates .venv and installs what it needs on first use.
 PYTHON ?= python3
 VENV := .venv
@@ -10,13 +10,15 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,web]'
 	touch $(STAMP)
 
 install: $(STAMP)
 
+# gRPC on 127.0.0.1:50051 and the replay viewer on http://127.0.0.1:8080/ (a few example games
+# are stored the first time, while the store is empty).
 run: $(STAMP)
-	$(BIN)/sgs-verify serve
+	$(BIN)/sgs-verify serve --http 127.0.0.1:8080 --examples
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -23,6 +23,7 @@ ENV_MAX_STREAM_MESSAGES = "SGS_VERIFY_MAX_STREAM_MESSAGES"
 ENV_DEADLINE = "SGS_VERIFY_DEADLINE"
 ENV_MAX_RECORD_BYTES = "SGS_VERIFY_MAX_RECORD_BYTES"
 ENV_GRACE = "SGS_VERIFY_GRACE"
+ENV_HTTP = "SGS_VERIFY_HTTP"
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 DATABASE_FILE = "replays.sqlite3"
@@ -114,6 +115,8 @@ class ServiceConfig:
     busy_timeout_ms: int = 5000
     # Apply migrations at start: None means for SQLite only (PostgreSQL: `sgs-verify db upgrade`).
     migrate: bool | None = None
+    # Where the annotated replay viewer and its JSON API listen (HTTP, host:port); None: not served.
+    http_address: str | None = None
 
     @classmethod
     def from_env(cls) -> ServiceConfig:
@@ -123,7 +126,8 @@ class ServiceConfig:
                    data_dir=default_data_dir(),
                    workers=_env_int(ENV_WORKERS, d.workers),
                    limits=Limits.from_env(),
-                   grace_seconds=_env_float(ENV_GRACE, d.grace_seconds))
+                   grace_seconds=_env_float(ENV_GRACE, d.grace_seconds),
+                   http_address=os.environ.get(ENV_HTTP) or None)
 
     @property
     def database_url(self) -> str:
@@ -143,3 +147,14 @@ class ServiceConfig:
         if self.grace_seconds < 0:
             raise ConfigError(f"grace_seconds must not be negative, not {self.grace_seconds}")
         self.limits.check()
+        if self.http_address is not None:
+            split_address(self.http_address, "the viewer's address (--http)")
+
+
+def split_address(address: str, what: str) -> tuple[str, int]:
+    """``host:port`` (``[::1]:8080`` for IPv6) as (host, port); ConfigError naming ``what`` otherwise."""
+    host, sep, port = address.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise ConfigError(f"{what} {address!r} is not HOST:PORT (e.g. 127.0.0.1:8080; port 0 picks a free one)")
+    return host, int(port)

@@ -12,8 +12,9 @@ import asyncio
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -24,6 +25,9 @@ from service.servicer import SERVICE_NAME, VerifierServicer, new_io_executor
 from service.workers import WorkerPool
 from storage import migrate
 from storage.store import SchemaOutOfDate, Store
+
+if TYPE_CHECKING:
+    from service.web.server import HttpFrontend
 
 IO_THREADS = 4
 
@@ -54,7 +58,9 @@ def open_store(config: ServiceConfig) -> Store:
 class VerificationServer:
     """One server: gRPC on grpc.aio, the worker pool, the store."""
 
-    def __init__(self, config: ServiceConfig, store: Store | None = None) -> None:
+    def __init__(self, config: ServiceConfig, store: Store | None = None, viewer_guard: Any = None) -> None:
+        """``viewer_guard``: decides which /api/ requests of the viewer may go on (service.web.app.Guard;
+        None lets all through)."""
         config.check()
         self.config = config
         self.store = store
@@ -64,6 +70,9 @@ class VerificationServer:
         self.health = health.aio.HealthServicer()
         self.pool: WorkerPool | None = None
         self.io_executor: ThreadPoolExecutor | None = None
+        self.viewer_guard = viewer_guard
+        self.servicer: VerifierServicer | None = None
+        self.http: HttpFrontend | None = None
 
     @property
     def address(self) -> str:
@@ -78,6 +87,7 @@ class VerificationServer:
         self.pool = WorkerPool(config.workers)
         self.io_executor = new_io_executor(IO_THREADS)
         servicer = VerifierServicer(self.store, limits, self.pool, self.io_executor)
+        self.servicer = servicer
         server = grpc.aio.server(options=[
             ("grpc.max_receive_message_length", limits.max_message_bytes),
             ("grpc.max_send_message_length", max(4 * limits.max_message_bytes, 64 * 1024 * 1024)),
@@ -99,16 +109,47 @@ class VerificationServer:
             await self._close_resources()
             raise ServerStartError(f"cannot listen on {config.address}: {failure or 'the address is in use'}")
         await self.pool.warm_up()
+        if config.http_address is not None:
+            try:
+                self.http = await self._start_viewer(servicer)
+            except Exception:
+                await self._close_resources()
+                raise
         await server.start()
         self.server = server
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         return self.port
 
+    async def _start_viewer(self, servicer: VerifierServicer) -> HttpFrontend:
+        """The viewer and its JSON API (service/web), on this event loop, over the same store, workers and
+        I/O threads as gRPC."""
+        config = self.config
+        assert config.http_address is not None and self.store is not None
+        assert self.pool is not None and self.io_executor is not None
+        try:
+            from service.web.app import ViewerApi, allow_all, create_app
+            from service.web.server import HttpFrontend
+        except ImportError as err:
+            raise ServerStartError(f"the viewer (--http) needs the web extra: pip install 'sgs-verify[web]' "
+                                   f"({err})") from None
+        api = ViewerApi(self.store, servicer, self.pool, self.io_executor, config.limits)
+        frontend = HttpFrontend(create_app(api, self.viewer_guard or allow_all), config.http_address,
+                                config.grace_seconds)
+        try:
+            await frontend.start()
+        except OSError as err:
+            raise ServerStartError(f"cannot listen on {config.http_address} (the viewer, --http): "
+                                   f"{err.strerror or err}") from None
+        return frontend
+
     async def stop(self, grace: float | None = None) -> None:
         """Refuse new RPCs, let in-flight ones finish (up to ``grace`` seconds), then close."""
         grace = self.config.grace_seconds if grace is None else grace
         await self.health.enter_graceful_shutdown()
+        if self.http is not None:
+            await self.http.stop(grace)
+            self.http = None
         if self.server is not None:
             await self.server.stop(grace)
             self.server = None
@@ -141,15 +182,21 @@ def describe_start(server: VerificationServer) -> str:
             f"sgs-verify: data in {where}\n"
             f"sgs-verify: {config.workers} verification worker(s); limits: {limits.max_events_per_game} events/game, "
             f"{limits.max_message_bytes} bytes/message, {limits.max_stream_messages} messages/stream, "
-            f"{limits.deadline_seconds:g} s/verification")
+            f"{limits.deadline_seconds:g} s/verification"
+            + (f"\nsgs-verify: viewer on {server.http.url} (HTTP; JSON API under {server.http.url}api/)"
+               if server.http is not None else ""))
 
 
-async def serve(config: ServiceConfig, announce: Callable[[str], None] = print) -> None:
-    """Run until SIGTERM/SIGINT, then stop gracefully."""
+async def serve(config: ServiceConfig, announce: Callable[[str], None] = print,
+                started: Callable[[VerificationServer], Awaitable[None]] | None = None) -> None:
+    """Run until SIGTERM/SIGINT, then stop gracefully. ``started`` runs once the server serves."""
     server = VerificationServer(config)
     await server.start()
     announce(describe_start(server))
     sys.stdout.flush()
+    if started is not None:
+        await started(server)
+        sys.stdout.flush()
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -164,8 +211,8 @@ async def serve(config: ServiceConfig, announce: Callable[[str], None] = print) 
 class BackgroundServer:
     """A VerificationServer on its own event loop in a daemon thread."""
 
-    def __init__(self, config: ServiceConfig, store: Store | None = None) -> None:
-        self.server = VerificationServer(config, store)
+    def __init__(self, config: ServiceConfig, store: Store | None = None, viewer_guard: Any = None) -> None:
+        self.server = VerificationServer(config, store, viewer_guard)
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="sgs-verify-server", daemon=True)
 
@@ -182,6 +229,12 @@ class BackgroundServer:
     @property
     def address(self) -> str:
         return self.server.address
+
+    @property
+    def http_url(self) -> str:
+        """The viewer's base URL (http://host:port/); the server must have been started with an HTTP address."""
+        assert self.server.http is not None, "no --http address was configured"
+        return self.server.http.url
 
     def stop(self, grace: float | None = 1.0) -> None:
         asyncio.run_coroutine_threadsafe(self.server.stop(grace), self.loop).result()

@@ -126,9 +126,9 @@ class VerifierServicer:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.io_executor, functools.partial(fn, *args, **kwargs))
 
-    def _timeout(self, context: grpc.aio.ServicerContext) -> float:
+    def _timeout(self, context: grpc.aio.ServicerContext | None) -> float:
         timeout = self.limits.deadline_seconds
-        remaining = context.time_remaining()
+        remaining = None if context is None else context.time_remaining()
         return timeout if remaining is None else max(0.0, min(timeout, remaining))
 
     def _metadata(self, msg: spb.SubmissionMetadata, where: str = "") -> SubmissionMetadata:
@@ -165,7 +165,7 @@ class VerifierServicer:
                              f"the stream has more than {self.limits.max_stream_messages} messages "
                              "(--max-stream-messages): send the events in fewer, larger batches")
 
-    async def _verify(self, job: VerifyJob, where: str, context: grpc.aio.ServicerContext) -> NewReplay:
+    async def _verify(self, job: VerifyJob, where: str, context: grpc.aio.ServicerContext | None) -> NewReplay:
         timeout = self._timeout(context)
         try:
             return await self.pool.run(job, timeout)
@@ -184,7 +184,7 @@ class VerifierServicer:
         return spb.VerifyLogResponse(info=replay_info(summary), created=False, replay=replay)
 
     async def _submit(self, job: VerifyJob, known_sha: str | None, want_summary_only: bool, where: str,
-                      context: grpc.aio.ServicerContext) -> spb.VerifyLogResponse:
+                      context: grpc.aio.ServicerContext | None) -> spb.VerifyLogResponse:
         if known_sha is not None:
             found = await self._io(self.store.find, known_sha)
             if found is not None:
@@ -197,6 +197,23 @@ class VerifierServicer:
         if want_summary_only:
             del replay.annotations[:]
         return spb.VerifyLogResponse(info=replay_info(summary), created=True, replay=replay)
+
+    async def submit_encoded(self, data: bytes, meta: SubmissionMetadata, engine: str = "", name: str = "",
+                             where: str = "the upload") -> spb.VerifyLogResponse:
+        """VerifyLog for callers in this process other than gRPC (the viewer's upload, service/web): a log's
+        bytes (binary or JSON), or with ``engine`` another engine's record, verified and stored like
+        ``encoded_log`` / ``foreign_log`` under the server's deadline; the response is summary only.
+        Raises RpcFailure, or an error ``failure_for`` maps to one."""
+        problems = meta.problems()
+        if problems:
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: " + "; ".join(problems))
+        if engine:
+            job = self._foreign_job(spb.ForeignLog(engine=engine, name=name), data, meta, where)
+        elif not data:
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where} is empty")
+        else:
+            job = VerifyJob(data, meta, self.limits.max_events_per_game)
+        return await self._submit(job, None, True, where, None)
 
     # ------------------------------------------------------------------ RPCs
 

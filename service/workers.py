@@ -130,6 +130,12 @@ class WorkerPool:
         except WorkerLost:
             return await self._call(min(self.workers, key=lambda w: (w.busy, w.games)), run_job, job)
 
+    async def call_pinned(self, key: int, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run ``fn`` on the worker ``key`` picks (always the same one for the same key while the pool
+        lasts), so what it keeps in that process between calls (the viewer's timelines) is found again.
+        WorkerLost if that worker died (it is restarted, with nothing kept)."""
+        return await self._call(self.workers[key % len(self.workers)], fn, *args, **kwargs)
+
     def open_live(self) -> LiveSession:
         worker = min(self.workers, key=lambda w: (w.games, w.busy))
         worker.games += 1

@@ -62,6 +62,12 @@ def register(sub: Any) -> None:
     serve.add_argument("--migrate", action=argparse.BooleanOptionalAction, default=None,
                        help="apply schema migrations at start (default: for SQLite only; for PostgreSQL run "
                        "`sgs-verify db upgrade`)")
+    serve.add_argument("--http", metavar="HOST:PORT", help="also serve the annotated replay viewer and its JSON API "
+                       "over HTTP there, e.g. 127.0.0.1:8080 ($SGS_VERIFY_HTTP; needs the web extra; see "
+                       "docs/viewer.md)")
+    serve.add_argument("--examples", action="store_true", help="when the store is empty, store a few example games "
+                       "(the documented examples and self-play games, two with a cheat) under the tournament "
+                       "'examples' (make run does)")
     serve.set_defaults(run=run_serve)
 
     db = sub.add_parser("db", help="database maintenance (schema migrations)")
@@ -173,7 +179,8 @@ def _service_config(args: argparse.Namespace) -> Any:
     changes: dict[str, Any] = {name: value for name, value in (
         ("address", getattr(args, "address", None)), ("db_url", getattr(args, "db", None)),
         ("data_dir", getattr(args, "data_dir", None)), ("workers", getattr(args, "workers", None)),
-        ("grace_seconds", getattr(args, "grace", None)), ("migrate", getattr(args, "migrate", None)))
+        ("grace_seconds", getattr(args, "grace", None)), ("migrate", getattr(args, "migrate", None)),
+        ("http_address", getattr(args, "http", None)))
         if value is not None}
     if limit_changes:
         changes["limits"] = replace(limits, **limit_changes)
@@ -204,13 +211,30 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         config = _service_config(args)
         config.check()
-        asyncio.run(serve(config))
+        asyncio.run(serve(config, started=_store_examples if args.examples else None))
     except Exception as err:
         failure = _startup_failure(err)
         if failure is None:
             raise
         return _fail(failure)
     return 0
+
+
+async def _store_examples(server: Any) -> None:
+    """serve --examples: the example games (clients/examples.py), stored through the service's own
+    submission path, when the store holds nothing yet."""
+    from clients.examples import TOURNAMENT, examples
+    from storage.store import SubmissionMetadata
+
+    store, servicer = server.store, server.servicer
+    if await asyncio.to_thread(store.count) > 0:
+        return
+    made = await asyncio.to_thread(lambda: list(examples()))
+    for example in made:
+        await servicer.submit_encoded(example.data, SubmissionMetadata(tournament=TOURNAMENT, table=example.table,
+                                                                       submitter="sgs-verify serve --examples"),
+                                      where=f"the example {example.name}")
+    print(f"sgs-verify: the store was empty: stored {len(made)} example games (tournament '{TOURNAMENT}')")
 
 
 def run_db_upgrade(args: argparse.Namespace) -> int:

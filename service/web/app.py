@@ -1,0 +1,356 @@
+"""The viewer's HTTP side: a Starlette app with the JSON API under /api/, the pages, their static files
+and the project's documents rendered (the `rule` of every violation links into them).
+
+It runs in the server's process, on the same event loop as gRPC (service/web/server.py), and shares
+the gRPC service's store, worker pool and I/O threads: store calls run in the I/O threads, the
+engine (a replay's state at an event) in the worker processes, nothing CPU-bound on the loop.
+
+Access control goes in one place: every /api/ request passes through ``Guard`` (the ``guard``
+argument of ``create_app``) before its handler; the default lets everything through. A bearer-token
+check is a guard that reads the Authorization header and answers 401 (see docs/viewer.md).
+
+    GET  /api/replays                        the list: ?player= &code= &tournament= &round= &table=
+                                             &submitter= &violations=true|false &since= &until=
+                                             &page_size= &page_token=
+    POST /api/replays                        upload a log (binary or JSON) as the body; ?engine=freekill
+                                             &name=FILE for another engine's record; ?tournament= ...
+    GET  /api/replays/{id}                   info, verdict and every annotation (id or unique prefix)
+    GET  /api/replays/{id}/timeline          per position: turn, round, current seat, phase; the turns
+    GET  /api/replays/{id}/state?event=N     the table after event N (N = event count: the end)
+                                             &view=SEAT|open
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import re
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import grpc
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from service import viewing
+from service.config import Limits
+from service.servicer import RpcFailure, VerifierServicer, failure_for
+from service.workers import WorkerLost, WorkerPool
+from sgsverify.v1 import annotation_pb2 as apb
+from sgsverify.v1 import game_log_pb2 as pb
+from storage.store import DEFAULT_PAGE_SIZE, InvalidQuery, ReplayFilter, ReplaySummary, Store, SubmissionMetadata
+from verifier import load_log, text
+from verifier.state import ROLE_NAMES, SIDE_NAMES, annotation_json, violation_json
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+WEB = Path(str(resources.files("service.web")))
+STATIC = WEB / "static"
+# The project's documents (docs/, shipped in the package as service/web/docs).
+DOCS = WEB / "docs"
+DOC_NAME = re.compile(r"[a-z0-9_-]+\.(md|png)")
+
+# An RPC status as an HTTP one.
+HTTP_STATUS = {grpc.StatusCode.INVALID_ARGUMENT: 400, grpc.StatusCode.NOT_FOUND: 404,
+               grpc.StatusCode.RESOURCE_EXHAUSTED: 413, grpc.StatusCode.DEADLINE_EXCEEDED: 504,
+               grpc.StatusCode.UNAVAILABLE: 503}
+
+# Decides whether an /api/ request may go on: None lets it through, a Response answers it instead.
+Guard = Callable[[Request], Awaitable[Response | None]]
+
+
+async def allow_all(request: Request) -> Response | None:
+    return None
+
+
+class GuardMiddleware:
+    """Runs the guard before every /api/ handler: the one place where access is decided."""
+
+    def __init__(self, app: ASGIApp, guard: Guard) -> None:
+        self.app = app
+        self.guard = guard
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            refusal = await self.guard(Request(scope, receive))
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def error_response(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message, "status": status}, status_code=status)
+
+
+def json_bytes(data: bytes, status: int = 200) -> Response:
+    return Response(data, status_code=status, media_type="application/json")
+
+
+# ---------------------------------------------------------------------------------------- documents
+
+@functools.cache
+def _markdown() -> Any:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).enable("table")
+
+
+@functools.cache
+def rendered_doc(name: str) -> str:
+    """A document of docs/ as a page (its explicit <a id> anchors kept, so citations land on them)."""
+    source = (DOCS / name).read_text(encoding="utf-8")
+    title = next((line[2:].strip() for line in source.splitlines() if line.startswith("# ")), name)
+    body = _markdown().render(source)
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+            f'content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">'
+            f'<title>{_escape(title)} — sgs-verify</title>'
+            f'<link rel="stylesheet" href="/static/viewer.css"></head><body class="doc"><nav class="topbar">'
+            f'<a href="/">sgs-verify replays</a> <span>·</span> <a href="/docs/rules.md">rules</a> '
+            f'<a href="/docs/codes.md">codes</a> <a href="/docs/viewer.md">viewer</a></nav>'
+            f'<main class="doc-body">{body}</main></body></html>')
+
+
+def _escape(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+# ---------------------------------------------------------------------------------------- JSON shapes
+
+def summary_json(s: ReplaySummary) -> dict[str, Any]:
+    m = s.metadata
+    return {
+        "id": s.id, "submitted_at": s.submitted_at.astimezone(UTC).isoformat(timespec="seconds"),
+        "tournament": m.tournament, "round": m.round, "table": m.table, "submitter": m.submitter,
+        "log_format": s.log_format, "log_size": s.log_size, "event_count": s.event_count, "ruleset": s.ruleset,
+        "mode": pb.Mode.Name(s.mode) if s.mode in pb.Mode.values() else str(s.mode), "seed": str(s.seed),
+        "recorder": s.recorder,
+        "seats": [{"seat": x.seat, "player": x.player, "role": ROLE_NAMES.get(x.role, ""), "general": x.general}
+                  for x in s.seats],
+        "engine_version": s.engine_version, "violation_count": s.violation_count,
+        "violation_codes": list(s.violation_codes), "followed": s.followed, "stopped_at": s.stopped_at,
+        "stopped_reason": s.stopped_reason,
+        "result": {"finished": s.finished, "side": SIDE_NAMES.get(s.side, "") if s.finished else "",
+                   "winners": list(s.winners), "reason": s.result_reason},
+        "url": f"/replays/{s.id}"}
+
+
+def replay_json(summary: ReplaySummary, replay: apb.AnnotatedReplay, log: pb.GameLog) -> dict[str, Any]:
+    events = list(log.events)
+    return {
+        "info": summary_json(summary),
+        "origin": text.origin(log.header.origin),
+        "verdict": {
+            "engine_version": replay.engine_version, "violation_count": replay.violation_count,
+            "violation_codes": list(replay.violation_codes), "followed": replay.followed,
+            "stopped_at": None if replay.followed else replay.stopped_at, "stopped_reason": replay.stopped_reason,
+            "result": summary_json(summary)["result"],
+            "header_violations": [violation_json(v) for v in replay.header_violations],
+            "header_notices": [{"code": n.code, "message": n.message, "rule": n.rule} for n in replay.header_notices]},
+        "events": [{"index": i, "kind": ev.WhichOneof("kind") or "", "text": text.describe(ev)}
+                   for i, ev in enumerate(events)],
+        "annotations": [annotation_json(a, events) for a in replay.annotations]}
+
+
+def _flag(value: str, name: str) -> bool | None:
+    v = value.strip().lower()
+    if v in ("", "any", "all"):
+        return None
+    if v in ("1", "true", "yes", "on", "only"):
+        return True
+    if v in ("0", "false", "no", "off", "clean"):
+        return False
+    raise ApiError(400, f"{name}={value!r}: say true or false")
+
+
+def _when(value: str, name: str) -> datetime | None:
+    if not value.strip():
+        return None
+    try:
+        at = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise ApiError(400, f"{name}={value!r} is not an ISO date or time (2026-03-01, 2026-03-01T12:00)") from None
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at
+
+
+def _int(value: str | None, name: str, default: int) -> int:
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ApiError(400, f"{name}={value!r} is not a whole number") from None
+
+
+# ---------------------------------------------------------------------------------------- the API
+
+class ViewerApi:
+    """The handlers, over the gRPC service's store, worker pool and I/O threads."""
+
+    def __init__(self, store: Store, servicer: VerifierServicer, pool: WorkerPool, io: Executor,
+                 limits: Limits) -> None:
+        self.store = store
+        self.servicer = servicer
+        self.pool = pool
+        self.io = io
+        self.limits = limits
+
+    async def _io(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.io, functools.partial(fn, *args, **kwargs))
+
+    async def list_replays(self, request: Request) -> Response:
+        q = request.query_params
+        filters = ReplayFilter(
+            tournament=q.get("tournament", "").strip(), round=q.get("round", "").strip(),
+            table=q.get("table", "").strip(), submitter=q.get("submitter", "").strip(),
+            player=q.get("player", "").strip(), has_violations=_flag(q.get("violations", ""), "violations"),
+            violation_code=q.get("code", "").strip().upper(), submitted_after=_when(q.get("since", ""), "since"),
+            submitted_before=_when(q.get("until", ""), "until"))
+        page = await self._io(self.store.list, filters, _int(q.get("page_size"), "page_size", DEFAULT_PAGE_SIZE),
+                              q.get("page_token", ""))
+        return JSONResponse({"replays": [summary_json(s) for s in page.replays],
+                             "next_page_token": page.next_page_token, "total_count": page.total_count})
+
+    async def get_replay(self, request: Request) -> Response:
+        stored = await self._io(self.store.get, request.path_params["id"], include_log=True)
+        assert stored.log_bytes is not None
+        log_bytes = stored.log_bytes
+
+        def build() -> dict[str, Any]:
+            return replay_json(stored.summary, apb.AnnotatedReplay.FromString(stored.replay_blob),
+                               load_log(log_bytes))
+
+        return JSONResponse(await self._io(build))
+
+    async def timeline(self, request: Request) -> Response:
+        return json_bytes(await self._engine_call(request.path_params["id"], viewing.timeline_json))
+
+    async def _engine_call(self, replay_id: str, fn: Callable[..., bytes | None], *args: Any) -> bytes:
+        """Ask the worker the replay is pinned to; when it does not hold the replay, read the log from the
+        store and ask again (once more on a fresh worker if that one died)."""
+        replay_id = replay_id.strip().lower()
+        if len(replay_id) != 64:  # a prefix: the full id pins the worker
+            replay_id = (await self._io(self.store.get, replay_id)).summary.id
+        key = viewing.pin(replay_id)
+        for attempt in (1, 2):
+            try:
+                answer = await self.pool.call_pinned(key, fn, replay_id, None, *args)
+                if answer is None:
+                    stored = await self._io(self.store.get, replay_id, include_log=True)
+                    answer = await self.pool.call_pinned(key, fn, replay_id, stored.log_bytes, *args)
+                assert answer is not None
+                return answer
+            except WorkerLost:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def state(self, request: Request) -> Response:
+        q = request.query_params
+        position = _int(q.get("event"), "event", 0)
+        raw_view = q.get("view", "open").strip().lower()
+        if raw_view in ("", "open"):
+            view: int | None = None
+        else:
+            view = _int(raw_view, "view", 0)
+        try:
+            data = await self._engine_call(request.path_params["id"], viewing.state_json, position, view)
+        except viewing.BadPosition as err:
+            raise ApiError(400, str(err)) from None
+        return json_bytes(data)
+
+    async def upload(self, request: Request) -> Response:
+        q = request.query_params
+        engine = q.get("engine", "").strip().lower()
+        if engine in ("sgs-verify", "sgsverify", "log"):
+            engine = ""
+        limit = self.limits.max_record_bytes if engine else self.limits.max_message_bytes
+        declared = request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > limit:
+            raise ApiError(413, f"the upload is {declared} bytes; this server takes at most {limit} "
+                           f"({'--max-record-bytes' if engine else '--max-message-bytes'})")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise ApiError(413, f"the upload is over {limit} bytes, this server's limit "
+                               f"({'--max-record-bytes' if engine else '--max-message-bytes'})")
+            chunks.append(chunk)
+        meta = SubmissionMetadata(tournament=q.get("tournament", "").strip(), round=q.get("round", "").strip(),
+                                  table=q.get("table", "").strip(), submitter=q.get("submitter", "").strip())
+        response = await self.servicer.submit_encoded(b"".join(chunks), meta, engine=engine,
+                                                      name=q.get("name", ""), where="the upload")
+        summary = await self._io(self.store.get, response.info.id)
+        return JSONResponse({"created": response.created, "replay": summary_json(summary.summary)},
+                            status_code=201 if response.created else 200)
+
+
+def _api_errors(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    @functools.wraps(handler)
+    async def wrapper(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except ApiError as err:
+            return error_response(err.status, err.message)
+        except Exception as err:
+            failure = failure_for(err)
+            if failure is None and isinstance(err, InvalidQuery):
+                failure = RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, str(err))
+            if failure is None:
+                raise
+            return error_response(HTTP_STATUS.get(failure.code, 500), failure.message)
+
+    return wrapper
+
+
+def create_app(api: ViewerApi, guard: Guard = allow_all) -> Starlette:
+    async def page(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html")
+
+    async def replay_page(request: Request) -> Response:
+        return FileResponse(STATIC / "replay.html")
+
+    async def doc(request: Request) -> Response:
+        name = request.path_params["name"]
+        if not DOC_NAME.fullmatch(name) or not (DOCS / name).is_file():
+            return HTMLResponse("<p>No such document.</p>", status_code=404)
+        if name.endswith(".png"):
+            return FileResponse(DOCS / name, media_type="image/png")
+        return HTMLResponse(rendered_doc(name))
+
+    async def api_not_found(request: Request) -> Response:
+        return error_response(404, f"no such API route: {request.method} {request.url.path}")
+
+    api_routes = [
+        Route("/replays", _api_errors(api.list_replays), methods=["GET"]),
+        Route("/replays", _api_errors(api.upload), methods=["POST"]),
+        Route("/replays/{id}", _api_errors(api.get_replay), methods=["GET"]),
+        Route("/replays/{id}/timeline", _api_errors(api.timeline), methods=["GET"]),
+        Route("/replays/{id}/state", _api_errors(api.state), methods=["GET"]),
+        Route("/{rest:path}", api_not_found),
+    ]
+    return Starlette(routes=[
+        Route("/", page), Route("/replays/{id}", replay_page),
+        Route("/docs/{name}", doc),
+        Mount("/static", app=StaticFiles(directory=STATIC)),
+        Mount("/api", routes=api_routes, middleware=[Middleware(GuardMiddleware, guard=guard)]),
+    ])

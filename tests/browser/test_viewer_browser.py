@@ -1,0 +1,257 @@
+"""The viewer in a real browser: Debian's Chromium (/usr/bin/chromium) driven by Playwright, against
+`sgs-verify serve --http` on loopback. The list's filters, opening a replay, N to the violation and its
+code, a seat's view hiding the other hands, a shared link restoring the position, an upload landing on its
+verdict. Screenshots of the main states go to out/viewer-screenshots/ (for a person to look at; never
+compared). Without a browser these tests are skipped, except under CI=true, where they fail."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from clients.cheating_selfplay import CONSISTENT_KINDS, play_cheating_game
+from clients.selfplay import play_game
+from service.server import BackgroundServer
+from tests.service.conftest import fresh_database, server_config
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "docs" / "examples"
+CHROMIUM = Path(os.environ.get("SGS_VERIFY_CHROMIUM", "/usr/bin/chromium"))
+SHOTS = Path(os.environ.get("SGS_VERIFY_SCREENSHOTS", ROOT / "out" / "viewer-screenshots"))
+# This machine's launch flags (no sandbox as root, no GPU, nothing fetched from the network).
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+try:
+    from playwright.sync_api import Browser, Page, expect, sync_playwright
+except ImportError:  # pragma: no cover - the dev extra installs it
+    sync_playwright = None  # type: ignore[assignment]
+
+
+def _no_browser(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason} (CI=true: the browser tests must run; .ci/run installs chromium)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if sync_playwright is None:
+        _no_browser("playwright is not installed (pip install -e '.[dev]')")
+    if not CHROMIUM.exists():
+        _no_browser(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    with sync_playwright() as pw:
+        # Playwright gives each launch a fresh, temporary --user-data-dir of its own.
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    folder = tmp_path_factory.mktemp("viewer-browser")
+    url, _ = fresh_database("sqlite", folder)
+    srv = BackgroundServer(server_config(url, folder, http_address="127.0.0.1:0")).start()
+    try:
+        base = srv.http_url.rstrip("/")
+        cheat = play_cheating_game(3, 8, CONSISTENT_KINDS[0])
+        ids = {}
+        with httpx.Client(base_url=base, timeout=120) as http:
+            for name, data, params in (
+                    ("second_slash", (EXAMPLES / "second_slash.json").read_bytes(), {"tournament": "spring-cup"}),
+                    ("cheat", cheat.log.SerializeToString(), {"tournament": "spring-cup", "round": "2"}),
+                    ("clean", play_game(2, 6, generals=True).SerializeToString(), {"tournament": "autumn-cup"})):
+                response = http.post("/api/replays", content=data, params=params)
+                assert response.status_code == 201, response.text
+                ids[name] = response.json()["replay"]["id"]
+        yield {"base": base, "ids": ids, "cheat_index": cheat.index}
+    finally:
+        srv.stop()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1360, "height": 900})
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda err: errors.append(str(err)))
+    try:
+        yield pg
+    finally:
+        context.close()
+    assert errors == [], f"the page raised: {errors}"
+
+
+def shot(page: Page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def open_replay(page: Page, base: str, replay_id: str, fragment: str = "") -> None:
+    page.goto(f"{base}/replays/{replay_id}{fragment}")
+    expect(page.locator("body[data-ready=true]")).to_be_attached()
+    expect(page.locator("#seats .seat").first).to_be_visible()
+
+
+def test_the_list_and_its_filters(page: Page, site: dict[str, Any]) -> None:
+    page.goto(site["base"] + "/")
+    rows = page.locator("#replays tbody tr")
+    expect(rows).to_have_count(3)
+    expect(page.locator("#total")).to_have_text("(3)")
+    shot(page, "01-list")
+    page.fill("#f-code", "out_of_range")
+    page.click("#f-apply")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_have_attribute("data-id", site["ids"]["second_slash"])
+    assert "code=OUT_OF_RANGE" in page.url  # the filters are in the address
+    page.click("#f-clear")
+    expect(rows).to_have_count(3)
+    page.check("#f-violations")
+    page.press("#f-violations", "Enter")
+    expect(rows).to_have_count(2)
+    expect(page.locator("#replays tbody tr.has-violations")).to_have_count(2)
+    page.uncheck("#f-violations")
+    page.fill("#f-tournament", "autumn-cup")
+    page.click("#f-apply")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_have_attribute("data-id", site["ids"]["clean"])
+    page.fill("#f-tournament", "")
+    page.fill("#f-player", "alice")
+    page.click("#f-apply")
+    expect(rows).to_have_count(1)
+    shot(page, "02-list-filtered")
+    page.fill("#f-player", "nobody")
+    page.click("#f-apply")
+    expect(rows).to_have_count(0)
+    expect(page.locator("#empty")).to_contain_text("No stored replay matches")
+
+
+def test_opening_a_replay_and_n_to_its_violation(page: Page, site: dict[str, Any]) -> None:
+    page.goto(site["base"] + "/?code=SLASH_LIMIT&tournament=spring-cup&violations=true")
+    expect(page.locator("#replays tbody tr")).to_have_count(2)
+    page.locator(f"#replays tbody tr[data-id='{site['ids']['cheat']}'] a.open").click()
+    expect(page).to_have_url(re.compile(f"/replays/{site['ids']['cheat']}"))
+    expect(page.locator("body[data-ready=true]")).to_be_attached()
+    expect(page.locator("#seats .seat")).to_have_count(8)
+    expect(page.locator("#verdict-text")).to_have_text("1 violation")
+    expect(page.locator("#event-title")).to_contain_text("Event 0 of")
+    page.keyboard.press("n")
+    at = site["cheat_index"]
+    expect(page.locator("#event-title")).to_contain_text(f"Event {at} of")
+    expect(page.locator("#annotation .violation .code")).to_have_text("SLASH_LIMIT")
+    expect(page.locator("#annotation a.rule")).to_have_attribute("href", "/docs/rules.md#slash-limit")
+    expect(page.locator(f"#timeline li.ev.current[data-pos='{at}']")).to_have_class(re.compile("bad"))
+    expect(page).to_have_url(re.compile(f"#e={at}&view=open$"))
+    expect(page.locator(f"body[data-shown='{at}|open']")).to_be_attached()
+    shot(page, "03-replay-violation")
+    page.keyboard.press("n")  # there is no later one: the position stays
+    expect(page.locator("#position")).to_have_text("no later violation")
+    expect(page).to_have_url(re.compile(f"#e={at}&"))
+    page.keyboard.press("ArrowRight")
+    expect(page).to_have_url(re.compile(f"#e={at + 1}&"))
+    page.keyboard.press("Shift+ArrowRight")
+    turn_start = int(re.search(r"#e=(\d+)", page.url)[1])  # type: ignore[index]
+    assert turn_start > at + 1
+    expect(page.locator("#timeline li.ev.current")).to_have_attribute("data-pos", str(turn_start))
+    page.keyboard.press("Shift+ArrowLeft")  # back to the start of the cheat's turn
+    expect(page.locator("#timeline li.ev.current")).not_to_have_attribute("data-pos", str(turn_start))
+    assert int(re.search(r"#e=(\d+)", page.url)[1]) <= at  # type: ignore[index]
+    page.keyboard.press("n")
+    expect(page).to_have_url(re.compile(f"#e={at}&"))
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("p")
+    expect(page).to_have_url(re.compile(f"#e={at}&"))
+    # The rule link lands on its section of the rules reference.
+    page.locator("#annotation a.rule").click()
+    expect(page).to_have_url(re.compile("/docs/rules.md#slash-limit$"))
+    expect(page.locator("#slash-limit")).to_be_attached()
+    assert page.evaluate("document.querySelector('#slash-limit').getBoundingClientRect().top") < 200
+    shot(page, "04-rule-section")
+
+
+def test_a_seats_view_hides_the_other_hands(page: Page, site: dict[str, Any]) -> None:
+    open_replay(page, site["base"], site["ids"]["second_slash"], "#e=2")
+    hands = page.locator("#seats .seat .hand")
+    expect(page.locator("#seats .seat .hand[data-hidden=false]")).to_have_count(4)
+    page.keyboard.press("2")  # seat 1's point of view
+    expect(page).to_have_url(re.compile("#e=2&view=1$"))
+    expect(page.locator("body[data-shown='2|1']")).to_be_attached()
+    expect(page.locator("#seats .seat[data-seat='1'] .hand")).to_have_attribute("data-hidden", "false")
+    expect(page.locator("#seats .seat[data-seat='1'] .hand .card").first).to_be_visible()
+    for seat in (0, 2, 3):
+        hand = page.locator(f"#seats .seat[data-seat='{seat}'] .hand")
+        expect(hand).to_have_attribute("data-hidden", "true")
+        expect(hand.locator(".card")).to_have_count(0)
+        expect(hand.locator(".count")).to_have_text(re.compile(r"^\d+ cards?$"))
+    expect(page.locator("#seats .seat[data-seat='0'] .role")).to_have_text("lord")
+    expect(page.locator("#seats .seat[data-seat='2'] .role")).to_have_text("?")
+    expect(page.locator("#view")).to_have_value("1")
+    shot(page, "05-seat-view")
+    page.keyboard.press("o")
+    expect(page.locator("body[data-shown='2|open']")).to_be_attached()
+    expect(hands.locator(".card").first).to_be_visible()
+    expect(page.locator("#seats .seat .hand[data-hidden=false]")).to_have_count(4)
+
+
+def test_a_shared_link_restores_the_position_and_view(page: Page, site: dict[str, Any], browser: Browser) -> None:
+    open_replay(page, site["base"], site["ids"]["clean"], "#e=40&view=3")
+    expect(page.locator("body[data-shown='40|3']")).to_be_attached()
+    expect(page.locator("#slider")).to_have_value("40")
+    expect(page.locator("#view")).to_have_value("3")
+    expect(page.locator("#event-title")).to_contain_text("Event 40 of")
+    expect(page.locator("#timeline li.ev.current")).to_have_attribute("data-pos", "40")
+    link = page.url
+    # A second browser context (nothing shared but the link) opens exactly there.
+    other = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    try:
+        phone = other.new_page()
+        phone.goto(link)
+        expect(phone.locator("body[data-shown='40|3']")).to_be_attached()
+        expect(phone.locator("#slider")).to_have_value("40")
+        expect(phone.locator("#seats .seat[data-seat='3'] .hand")).to_have_attribute("data-hidden", "false")
+        expect(phone.locator("#seats .seat[data-seat='0'] .hand")).to_have_attribute("data-hidden", "true")
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        phone.screenshot(path=str(SHOTS / "06-phone.png"))
+    finally:
+        other.close()
+    # Moving with the slider updates the address.
+    page.locator("#slider").fill("12")
+    expect(page).to_have_url(re.compile("#e=12&view=3$"))
+    page.keyboard.press("End")
+    expect(page.locator("#event-title")).to_contain_text("End of the log")
+    expect(page.locator("#center .result")).to_contain_text("win")
+    shot(page, "07-end-of-game")
+
+
+def test_an_upload_lands_on_its_verdict(page: Page, site: dict[str, Any], tmp_path: Path) -> None:
+    cheat = play_cheating_game(5, 6, next(k for k in CONSISTENT_KINDS if k.name == "slash_out_of_range"))
+    assert cheat.index is not None
+    path = tmp_path / "uploaded-game.pb"
+    path.write_bytes(cheat.log.SerializeToString())
+    page.goto(site["base"] + "/")
+    page.set_input_files("#u-file", str(path))
+    page.fill("#u-tournament", "uploaded")
+    page.click("#u-send")
+    expect(page).to_have_url(re.compile(r"/replays/[0-9a-f]{64}$"))
+    expect(page.locator("#verdict-text")).to_have_text("1 violation")
+    expect(page.locator("#verdict .code").first).to_have_text("OUT_OF_RANGE")
+    expect(page.locator("#title")).to_contain_text("uploaded")
+    shot(page, "08-uploaded")
+    page.keyboard.press("n")
+    expect(page.locator("#event-title")).to_contain_text(f"Event {cheat.index} of")
+    # A file that is no log is refused, and the page says why.
+    bad = tmp_path / "notes.json"
+    bad.write_text("{\"not\": \"a log\"}")
+    page.goto(site["base"] + "/")
+    page.set_input_files("#u-file", str(bad))
+    page.click("#u-send")
+    expect(page.locator("#status")).to_contain_text("notes.json: the upload")
+    expect(page.locator("#status")).to_have_class(re.compile("error"))
