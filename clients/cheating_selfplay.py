@@ -8,6 +8,12 @@ its cheat made. Here the cheat is played: the engine applies it and derives its 
 second 杀's damage, the kept card in hand), the bots keep playing, and the log is consistent apart
 from the cheat. Verifying it must report the cheat's code at the cheat's event and nothing else.
 
+A cheat may also be an outcome the cheating client made up (a stacked draw, an extra card, another
+judgment card): the engine asks for chance (``DrawChance``, ``JudgeChance``, Game.adopting) and the bot
+answers with the cards it wants; the engine takes them as the verifier adopts a recorded outcome, and
+the game goes on from them. Verifying must report the outcome's mismatch at its event, adopted, and
+nothing else.
+
 A kind (``ConsistentKind``) proposes its cheat at a moment of the game (a request and the engine's
 state), or nothing if the moment offers no place for it. A proposal is kept only when the engine's
 own check of that use gives exactly the kind's code and nothing that would reject it, so the cheat
@@ -37,7 +43,16 @@ from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.engine.effects import Use, UsedCard
 from verifier.engine.game import Game, Violation
-from verifier.engine.requests import UNANSWERED, Answer, DiscardRequest, PlayRequest, Request
+from verifier.engine.requests import (
+    UNANSWERED,
+    Answer,
+    ChanceRequest,
+    DiscardRequest,
+    DrawChance,
+    JudgeChance,
+    PlayRequest,
+    Request,
+)
 from verifier.rng import Stream
 
 # The chance (in percent) that a bot takes a place the game offers for its cheat.
@@ -149,6 +164,41 @@ def unowed_discard(game: Game, req: Request) -> Cheat | None:
     return Cheat(choose_cards(seat, game.players[seat].hand[:1]), f"seat {seat} discards a card when none is due")
 
 
+# ---------------------------------------------------------------------------- chance cheats
+
+def stacked_draw(game: Game, req: Request) -> Cheat | None:
+    """In the draw phase, the last card drawn is the bottom card of the draw pile, not the next one."""
+    pile = game.draw_pile
+    if not isinstance(req, DrawChance) or req.reason != pb.DRAW_REASON_DRAW_PHASE or req.count + 1 > len(pile):
+        return None
+    cards = [*pile[:-req.count:-1], pile[0]]  # (the top is the end of the list)
+    return Cheat(cards, f"seat {req.seat} draws {game.label(pile[0])}, the bottom card, instead of "
+                 f"{game.label(pile[-req.count])}")
+
+
+def extra_draw(game: Game, req: Request) -> Cheat | None:
+    """In the draw phase, one card more than due is drawn from the top."""
+    pile = game.draw_pile
+    if not isinstance(req, DrawChance) or req.reason != pb.DRAW_REASON_DRAW_PHASE or req.count + 1 > len(pile):
+        return None
+    return Cheat(pile[:-req.count - 2:-1], f"seat {req.seat} draws {req.count + 1} card(s) where {req.count} "
+                 "are due")
+
+
+def wrong_judgment(game: Game, req: Request) -> Cheat | None:
+    """A judgment card other than the top one: the deepest card of the draw pile of another suit than the
+    top's (so the judgment may turn out otherwise)."""
+    pile = game.draw_pile
+    if not isinstance(req, JudgeChance) or len(pile) < 2:
+        return None
+    top = game.cards[pile[-1]]
+    other = next((c for c in pile if game.cards[c].suit != top.suit), None)
+    if other is None:
+        return None
+    return Cheat(other, f"seat {req.seat}'s judgment for {req.reason} is {game.label(other)} instead of "
+                 f"{game.label(pile[-1])}")
+
+
 # ---------------------------------------------------------------------------- the kinds
 
 SLASHES = frozenset({"slash", "fire_slash", "thunder_slash"})
@@ -179,6 +229,10 @@ CONSISTENT_KINDS: list[ConsistentKind] = [
     _kind("second_analeptic", illegal_use(frozenset({"analeptic"}), "ANALEPTIC_LIMIT"), packages=("maneuvering",)),
     _kind("supply_shortage_too_far", illegal_use(frozenset({"supply_shortage"}), "DISTANCE_LIMIT"),
           packages=("maneuvering",)),
+    # Outcomes the players' client made up, which the game then went on from (the verifier adopts them).
+    _kind("stacked_draw", stacked_draw),
+    _kind("extra_draw", extra_draw),
+    _kind("wrong_judgment", wrong_judgment),
 ]
 
 
@@ -228,6 +282,16 @@ class CheatingBot:
         self.made: list[Made] = []
 
     def decide(self, game: Game, req: Request) -> Answer:
+        cheat = self.cheat(game, req)
+        return cheat.answer if cheat is not None else self.honest.decide(game, req)
+
+    def chance(self, game: Game, req: ChanceRequest) -> Answer:
+        """The engine's chance (a draw, a judgment): the rules' own (None), except where the kind cheats."""
+        cheat = self.cheat(game, req)
+        return cheat.answer if cheat is not None else None
+
+    def cheat(self, game: Game, req: Request) -> Cheat | None:
+        """The cheat made now, if the kind has a place here and the cheat stream takes it."""
         span = self.spans.of(game.turn_number)
         if self.may_cheat(span, req.seat):
             # (Proposing reads the game and draws nothing from the honest bot's stream.)
@@ -235,8 +299,8 @@ class CheatingBot:
             if cheat is not None and self.rng.below(100) < self.percent:
                 assert req.seat is not None  # (every kind proposes only for a seat's own request)
                 self.made.append(Made(cheat, req.seat, game.turn_number, span))
-                return cheat.answer
-        return self.honest.decide(game, req)
+                return cheat
+        return None
 
     def may_cheat(self, span: int, seat: int | None) -> bool:
         """May ``seat`` cheat now: no cheat in this span yet, and none by this seat? (Spans come in order.)"""
@@ -298,7 +362,7 @@ def play_cheating_game(seed: int, players: int, kind: ConsistentKind, packages: 
     spans = Spans(cheats, turns or honest_turns(seed, players, packages, generals)) if cheats > 1 else Spans()
     bot = CheatingBot(make_bot(seed, generals), kind, Stream(seed, f"cheat/{kind.name}"), percent, spans)
     flags: list[tuple[int, list[Violation]]] = []
-    log = play(header, bot, flagged=lambda at, violations: flags.append((at, violations)))
+    log = play(header, bot, flagged=lambda at, violations: flags.append((at, violations)), chance=bot.chance)
     game = CheatingGame(seed, players, kind, log, wanted=cheats)
     made = bot.made
     if not made:
@@ -311,8 +375,8 @@ def play_cheating_game(seed: int, players: int, kind: ConsistentKind, packages: 
                        f"the engine flagged {flags}, not {kind.code} on the cheat{'s' if len(made) > 1 else ''} "
                        "alone")
     for (at, _), m in zip(flags, made, strict=True):
-        derived = not isinstance(m.cheat.answer, pb.Event)
-        if not derived and log.events[at] != m.cheat.answer:
+        derived = m.cheat.answer is UNANSWERED
+        if isinstance(m.cheat.answer, pb.Event) and log.events[at] != m.cheat.answer:
             raise BotError(f"seed {seed}: {kind.code} was flagged on event {at}, not on the cheat ({m.cheat.note})")
         game.cheats.append(PlacedCheat(at, derived, m.cheat.note, m.seat, m.turn))
     return game

@@ -13,10 +13,11 @@ from typing import Protocol
 
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.engine.effects import Ruleset, Use, UsedCard
-from verifier.engine.game import Game, Violation
+from verifier.engine.game import Game, Outcome, Violation
 from verifier.engine.requests import (
     Answer,
     CardRequest,
+    ChanceRequest,
     ChoiceRequest,
     DiscardRequest,
     NullifyRequest,
@@ -27,7 +28,7 @@ from verifier.engine.requests import (
     ShuffleRequest,
     name_matches,
 )
-from verifier.replay import default_ruleset
+from verifier.replay import default_ruleset, mismatch
 from verifier.rng import Stream, shuffled
 from verifier.setup import new_game, starting_hand_outcomes
 
@@ -263,13 +264,21 @@ def play_game(seed: int, players: int, role_variant: int = pb.ROLE_VARIANT_STAND
     return play(header, make_bot(seed, generals), ruleset)
 
 
-def play(header: pb.GameHeader, bot: Bot, ruleset: Ruleset | None = None, flagged: Flagged | None = None
-         ) -> pb.GameLog:
+# Answers the engine's chance (a draw, a judgment) where a bot cheats with it: the cards to take instead of
+# the top ones, or None for the rules' own.
+Chance = Callable[[Game, ChanceRequest], Answer]
+
+
+def play(header: pb.GameHeader, bot: Bot, ruleset: Ruleset | None = None, flagged: Flagged | None = None,
+         chance: Chance | None = None) -> pb.GameLog:
     """Play the game ``header`` starts through the engine with ``bot`` deciding everything. Anything the
     engine flags is a BotError, unless ``flagged`` is given: then it is told, and the game goes on as the
-    engine carried on (what a verifier would do with the same decisions)."""
+    engine carried on (what a verifier would do with the same decisions). With ``chance``, draws and
+    judgments are asked of it (Game.adopting): an outcome it changes is taken into the game as the
+    verifier adopts a recorded one, and told to ``flagged`` at its own event with its code."""
     seed = header.seed
     game = new_game(header, ruleset or default_ruleset(header))
+    game.adopting = chance is not None
     log = pb.GameLog(header=header)
     log.events.extend(starting_hand_outcomes(game))
     gen = game.run()
@@ -277,7 +286,14 @@ def play(header: pb.GameHeader, bot: Bot, ruleset: Ruleset | None = None, flagge
     decisions = 0
     at = 0  # where the last decision's violations must be reported
     while True:
-        log.events.extend(o.event for o in game.outcomes)
+        for o in game.outcomes:
+            if o.rule is not None:  # (only a changed chance gives one here: the rules give o.rule)
+                if flagged is None:
+                    raise BotError(f"seed {seed}: an outcome differs from the rules' own: {o.event}")
+                kind = o.event.WhichOneof("kind")
+                assert kind is not None
+                flagged(len(log.events), [mismatch(Outcome(o.rule, o.code), o.event, kind)])
+            log.events.append(o.event)
         game.outcomes.clear()
         if game.violations:
             if flagged is None:
@@ -288,6 +304,8 @@ def play(header: pb.GameHeader, bot: Bot, ruleset: Ruleset | None = None, flagge
             break
         if isinstance(req, ShuffleRequest):
             answer: Answer = shuffled(game.seed, req.label, list(req.cards))
+        elif isinstance(req, ChanceRequest):
+            answer = chance(game, req) if chance is not None else None
         else:
             decisions += 1
             if decisions > MAX_DECISIONS:

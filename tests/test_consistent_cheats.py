@@ -25,6 +25,7 @@ from clients.cli import main
 from clients.commands.cheats import ConsistentReport, run_consistent
 from clients.mutator import find_mutations
 from clients.selfplay import BotError, play_game
+from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import verify
 
@@ -119,6 +120,25 @@ def test_a_mutated_copy_is_noisy_where_the_played_cheat_is_not() -> None:
     game = play_cheating_game(18, 8, KIND["second_slash"])
     replay = verify(game.log)
     assert judge(game, replay).collateral == [] and replay.violation_codes == ["SLASH_LIMIT"]
+
+
+@pytest.mark.parametrize(("name", "kind", "code"), [("stacked_draw", "draw_cards", "DRAW_NOT_TOP"),
+                                               ("extra_draw", "draw_cards", "DRAW_COUNT"),
+                                               ("wrong_judgment", "judgment", "JUDGMENT_MISMATCH")])
+def test_a_made_up_outcome_the_game_went_on_from_is_adopted(name: str, kind: str, code: str) -> None:
+    """A client that stacks its draw or changes a judgment records the game that followed from it: the
+    verifier flags the outcome once, adopts it (the hand, the judgment card the players had), and finds
+    nothing else, where the same outcome spliced into the honest game leaves the rest at odds with it."""
+    game = play_cheating_game(19, 8, KIND[name])
+    assert game.index is not None and not game.derived
+    honest = play_game(19, 8)
+    i = game.index
+    assert game.log.events[i].HasField(kind) and game.log.events[:i] == honest.events[:i]
+    replay = verify(game.log)
+    flagged = [(a.index, [(v.code, v.handling) for v in a.violations]) for a in replay.annotations if a.violations]
+    assert flagged == [(i, [(code, apb.HANDLING_ADOPTED)])]
+    (at,) = (a for a in replay.annotations if a.index == i and not a.derived)
+    assert replay.followed and "adopted" in at.violations[0].message
 
 
 def test_judge_counts_collateral_and_misses() -> None:
