@@ -28,8 +28,13 @@ SHOTS = Path(os.environ.get("SGS_VERIFY_SCREENSHOTS", ROOT / "out" / "viewer-scr
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
+# How long a page may take to show what a test waits for: generous, because CI machines run other
+# work beside the tests (a bound on waiting, not a timing assertion).
+WAIT_MS = 30_000
+
 try:
     from playwright.sync_api import Browser, Page, expect, sync_playwright
+    expect.set_options(timeout=WAIT_MS)
 except ImportError:  # pragma: no cover - the dev extra installs it
     sync_playwright = None  # type: ignore[assignment]
 
@@ -81,6 +86,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 def page(browser: Browser) -> Iterator[Page]:
     context = browser.new_context(viewport={"width": 1360, "height": 900})
     pg = context.new_page()
+    pg.set_default_timeout(WAIT_MS)
     errors: list[str] = []
     pg.on("pageerror", lambda err: errors.append(str(err)))
     try:
@@ -95,6 +101,11 @@ def shot(page: Page, name: str) -> None:
     page.screenshot(path=str(SHOTS / f"{name}.png"))
 
 
+def open_list(page: Page, base: str) -> None:
+    page.goto(f"{base}/")
+    expect(page.locator("body[data-ready=true]")).to_be_attached()
+
+
 def open_replay(page: Page, base: str, replay_id: str, fragment: str = "") -> None:
     page.goto(f"{base}/replays/{replay_id}{fragment}")
     expect(page.locator("body[data-ready=true]")).to_be_attached()
@@ -102,7 +113,7 @@ def open_replay(page: Page, base: str, replay_id: str, fragment: str = "") -> No
 
 
 def test_the_list_and_its_filters(page: Page, site: dict[str, Any]) -> None:
-    page.goto(site["base"] + "/")
+    open_list(page, site["base"])
     rows = page.locator("#replays tbody tr")
     expect(rows).to_have_count(3)
     expect(page.locator("#total")).to_have_text("(3)")
@@ -236,7 +247,7 @@ def test_an_upload_lands_on_its_verdict(page: Page, site: dict[str, Any], tmp_pa
     assert cheat.index is not None
     path = tmp_path / "uploaded-game.pb"
     path.write_bytes(cheat.log.SerializeToString())
-    page.goto(site["base"] + "/")
+    open_list(page, site["base"])
     page.set_input_files("#u-file", str(path))
     page.fill("#u-tournament", "uploaded")
     page.click("#u-send")
@@ -250,7 +261,7 @@ def test_an_upload_lands_on_its_verdict(page: Page, site: dict[str, Any], tmp_pa
     # A file that is no log is refused, and the page says why.
     bad = tmp_path / "notes.json"
     bad.write_text("{\"not\": \"a log\"}")
-    page.goto(site["base"] + "/")
+    open_list(page, site["base"])
     page.set_input_files("#u-file", str(bad))
     page.click("#u-send")
     expect(page.locator("#status")).to_contain_text("notes.json: the upload")

@@ -171,6 +171,8 @@ function start() {
     load(g);
   });
   load(f);
+  // (Tests and scripts wait for this before using the forms: until now a submit would reload the page.)
+  document.body.dataset.ready = "true";
 }
 
 start();
