@@ -118,7 +118,9 @@ class Verifier:
         self.game: Game | None = None
         # A recorded outcome waiting for the event after it (follow), and that event while it is judged.
         self.held: pb.Event | None = None
+        self.held_kind: str | None = None
         self.lookahead: pb.Event | None = None
+        self.lookahead_kind: str | None = None
         # Every event fed so far (a probe replays them: _decline_explains), and the probes left to run.
         self.fed: list[pb.Event] = []
         self.probes_left = MAX_PROBES
@@ -241,22 +243,23 @@ class Verifier:
         fed = self.fed
         for ev in events:
             fed.append(ev)
+            kind = ev.WhichOneof("kind")
             if self.held is not None:
-                self._feed_held(ev)
-            if not expected and self.stopped_at is None and self._is_default_chance(ev):
-                self._step(None)  # (the recorded draw or judgment is the rules' own: nothing to adopt)
-            if expected and self.stopped_at is None and expected[0].event == ev and expected[0].rule is None:
+                self._feed_held(ev, kind)
+            if self.stopped_at is not None or kind in DECISION_KINDS:
+                self._feed_one(ev, kind)
+            else:
+                if not expected and self._is_default_chance(ev):
+                    self._step(None)  # (the recorded draw or judgment is the rules' own: nothing to adopt)
+                if not expected or expected[0].rule is not None or expected[0].event != ev:
+                    self.held, self.held_kind = ev, kind
+                    continue
                 # The common case, inlined: the recorded outcome is exactly the next derived one
                 # (derived outcomes are never decisions, and the engine runs no further for it).
                 expected.popleft()
                 game = self.game
                 digest = self._digest() if game is not None and game.journal else self.digest
                 records.append((self.index, apb.STATUS_OK, True, digest, (), None))
-            elif self.stopped_at is None and ev.WhichOneof("kind") not in DECISION_KINDS:
-                self.held = ev
-                continue
-            else:
-                self._feed_one(ev)
             self.index += 1
 
     def _is_default_chance(self, ev: pb.Event) -> bool:
@@ -280,12 +283,12 @@ class Verifier:
             return j.seat == req.seat and j.reason == req.reason and bool(pile) and j.card == pile[-1]
         return False
 
-    def _feed_held(self, lookahead: pb.Event | None) -> None:
+    def _feed_held(self, lookahead: pb.Event | None, lookahead_kind: str | None) -> None:
         held, self.held = self.held, None
         assert held is not None
-        self.lookahead = lookahead
+        self.lookahead, self.lookahead_kind = lookahead, lookahead_kind
         try:
-            self._feed_one(held)
+            self._feed_one(held, self.held_kind)
         finally:
             self.lookahead = None
             self._explained = None
@@ -298,7 +301,7 @@ class Verifier:
         nxt = self.lookahead
         if nxt is None:
             return False
-        kind = nxt.WhichOneof("kind")
+        kind = self.lookahead_kind
         if kind not in DECISION_KINDS or not req.fits(nxt, kind, getattr(nxt, kind).seat, self._card_name(nxt, kind)):
             return False
         if self._explained is None:
@@ -317,20 +320,22 @@ class Verifier:
         probe = Verifier(self.header, self.ruleset)
         probe.probes_left = 0  # (its own lookahead: no nested probes)
         probe.follow(self.fed[:i])
+        ev = self.fed[i]
+        kind = ev.WhichOneof("kind")
         if probe.held is not None:
-            probe._feed_held(self.fed[i])  # the event before, judged as it was here
+            probe._feed_held(ev, kind)  # the event before, judged as it was here
         if probe.index != i or probe.stopped_at is not None:
             return True
         start = len(probe.records)
-        probe._feed_one(self.fed[i])
+        probe._feed_one(ev, kind)
         return not any(v.code in UNEXPLAINED for rec in probe.records[start:] if rec[0] == i for v in rec[4])
 
-    def _feed_one(self, ev: pb.Event) -> None:
+    def _feed_one(self, ev: pb.Event, kind: str | None) -> None:
+        """Judge one event (``kind``: the event's kind, ev.WhichOneof("kind"))."""
         if self.stopped_at is not None:
             self._annotate(apb.STATUS_NOT_CHECKED, applied=False)
             return
         try:
-            kind = ev.WhichOneof("kind")
             if kind is None:
                 # Counts towards the unfollowable limit: a long run of them is junk, not a game.
                 self._reject([Violation("MALFORMED_EVENT", "the event is empty (no known kind is set)")])
@@ -381,7 +386,14 @@ class Verifier:
         expected = self.expected
         while not expected:
             req = self.pending
-            if req is None or not req.optional or isinstance(req, ChanceRequest) or self._next_answers(req):
+            if req is None:
+                return False
+            if isinstance(req, ChanceRequest):
+                # The declines led to a draw or judgment: when the outcome is the rules' own card(s), it is
+                # what follow's fast path takes (nothing to adopt); anything else is settled by _feed_outcome.
+                if not self._is_default_chance(ev):
+                    return False
+            elif not req.optional or self._next_answers(req):
                 return False
             self._step(None)
         head = expected[0]
@@ -728,7 +740,7 @@ class Verifier:
     def finish(self, log_sha256: str = "") -> apb.AnnotatedReplay:
         """Close the log: add outcomes derived after its last event and build the replay."""
         if self.held is not None:
-            self._feed_held(None)
+            self._feed_held(None, None)
         if self.stopped_at is None and self.game is not None:
             # The log has ended: every optional request left is declined, as it would be
             # by a following decision, so the game runs on to its next real decision or end.
