@@ -99,8 +99,12 @@ class Verifier:
     def __init__(self, header: pb.GameHeader, ruleset: Ruleset | None = None) -> None:
         self.header = header
         self.ruleset = ruleset
-        # One record per annotation: (index, status, applied, digest, violations, derived event).
-        # Protobuf messages are built only when asked for (feed) or once at the end (finish).
+        # Every annotation so far in the wire form of AnnotatedReplay.annotations, written as it is made:
+        # most are plain (an event judged OK: index, status, applied, digest), and building a record or a
+        # message for each cost more than judging its event did. Those with violations or a derived event
+        # are also kept as records (index, status, applied, digest, violations, derived event), for the
+        # violation counts and the probes. Protobuf messages are built only when asked for (feed).
+        self.wire = bytearray()
         self.records: list[Record] = []
         self.index = 0  # index of the next log event
         self.expected: deque[Outcome] = deque()
@@ -189,13 +193,17 @@ class Verifier:
 
     def _annotate(self, status: int, violations: Iterable[Violation] = (), applied: bool = True,
                   derived: pb.Event | None = None) -> None:
-        self.records.append((self.index, status, applied, self._digest(), tuple(violations) if violations else (),
-                             derived))
+        if not violations and derived is None:
+            write_plain(self.wire, self.index, status, applied, self._digest())
+            return
+        rec = (self.index, status, applied, self._digest(), tuple(violations), derived)
+        self.records.append(rec)
+        write_annotation(self.wire, rec)
 
     @property
     def annotations(self) -> list[apb.Annotation]:
         """Every annotation so far, as protobuf messages."""
-        return [annotation_message(r) for r in self.records]
+        return parse_annotations(self.wire)
 
     def _status_for(self, violations: list[Violation]) -> int:
         if not violations:
@@ -227,9 +235,9 @@ class Verifier:
 
     def feed(self, events: Iterable[pb.Event]) -> list[apb.Annotation]:
         """Judge more events; returns the annotations they (and derived outcomes) produced."""
-        start = len(self.records)
+        start = len(self.wire)
         self.follow(events)
-        return [annotation_message(r) for r in self.records[start:]]
+        return parse_annotations(self.wire[start:])
 
     def follow(self, events: Iterable[pb.Event]) -> None:
         """Judge more events without returning their annotations (the whole-log fast path).
@@ -239,7 +247,7 @@ class Verifier:
         extra, and the request is not taken as declined (one event of lookahead; at the end of a batch
         the outcome waits for the next batch or ``finish``)."""
         expected = self.expected
-        records = self.records
+        wire = self.wire
         fed = self.fed
         for ev in events:
             fed.append(ev)
@@ -259,7 +267,7 @@ class Verifier:
                 expected.popleft()
                 game = self.game
                 digest = self._digest() if game is not None and game.journal else self.digest
-                records.append((self.index, apb.STATUS_OK, True, digest, (), None))
+                write_plain(wire, self.index, apb.STATUS_OK, True, digest)
             self.index += 1
 
     def _is_default_chance(self, ev: pb.Event) -> bool:
@@ -759,7 +767,7 @@ class Verifier:
             for v in rec[4]:
                 codes.add(v.code)
                 count += 1
-        replay.MergeFromString(bytes(encode_annotations(self.records)))
+        replay.MergeFromString(bytes(self.wire))
         for hv in self.header_violations:
             replay.header_violations.add(code=hv.code, message=hv.message, rule=CATALOGUE[hv.code].rule)
             codes.add(hv.code)
@@ -851,40 +859,56 @@ _HEAD_1 = struct.Struct("<BBBB")  # ... index tag, a one-byte index
 _HEAD_2 = struct.Struct("<BBBBB")  # ... index tag, a two-byte index
 
 
+def write_plain(out: bytearray, index: int, status: int, applied: bool, digest: bytes) -> None:
+    """Append a plain annotation (no violations, no derived event) to ``out`` in wire form, written
+    directly: it parses to the message ``annotation_message`` builds (tests/test_replay_encoding.py)."""
+    if len(digest) != DIGEST_SIZE or not 0 <= status < len(_PLAIN_TAILS) // 2:
+        write_annotation(out, (index, status, applied, digest, (), None))
+        return
+    tail = _PLAIN_TAILS[status * 2 + applied]
+    # The body is at most 6 + 6 + 18 bytes: its length takes one byte.
+    if index < 0x80:
+        if index:
+            out += _HEAD_1.pack(_ANNOTATIONS_TAG, 2 + len(tail) + DIGEST_SIZE, _INDEX_TAG, index)
+        else:
+            out += _HEAD_0.pack(_ANNOTATIONS_TAG, len(tail) + DIGEST_SIZE)
+    elif index < 0x4000:
+        out += _HEAD_2.pack(_ANNOTATIONS_TAG, 3 + len(tail) + DIGEST_SIZE, _INDEX_TAG, index & 0x7F | 0x80,
+                            index >> 7)
+    else:
+        head = bytes((_INDEX_TAG,)) + _varint(index)
+        out += bytes((_ANNOTATIONS_TAG, len(head) + len(tail) + DIGEST_SIZE))
+        out += head
+    out += tail
+    out += digest
+
+
+def write_annotation(out: bytearray, rec: Record) -> None:
+    """Append any annotation to ``out`` in wire form (one with violations or a derived event through
+    the protobuf API)."""
+    index, status, applied, digest, violations, derived = rec
+    if not violations and derived is None and len(digest) == DIGEST_SIZE and 0 <= status < len(_PLAIN_TAILS) // 2:
+        write_plain(out, index, status, applied, digest)
+        return
+    body = annotation_message(rec).SerializeToString(deterministic=True)
+    out += bytes((_ANNOTATIONS_TAG,))
+    out += _varint(len(body))
+    out += body
+
+
 def encode_annotations(records: Iterable[Record]) -> bytearray:
     """The records as the wire form of ``AnnotatedReplay.annotations`` (to merge into a replay).
-
-    Most annotations have neither violations nor a derived event: only index, status, applied and
-    digest. Those are written directly — building each through the protobuf API cost more than
-    verifying its event did; the rest go through ``fill_annotation``. Parsing the result gives
-    exactly the messages ``annotation_message`` builds (tests/test_replay_encoding.py)."""
+    Parsing the result gives exactly the messages ``annotation_message`` builds
+    (tests/test_replay_encoding.py)."""
     out = bytearray()  # grown in place: no list of small pieces to hold alongside
-    tails = _PLAIN_TAILS
-    head0, head1, head2 = _HEAD_0.pack, _HEAD_1.pack, _HEAD_2.pack
     for rec in records:
-        index, status, applied, digest, violations, derived = rec
-        if violations or derived is not None or len(digest) != DIGEST_SIZE or not 0 <= status < len(tails) // 2:
-            body = annotation_message(rec).SerializeToString(deterministic=True)
-            out += bytes((_ANNOTATIONS_TAG,))
-            out += _varint(len(body))
-            out += body
-            continue
-        tail = tails[status * 2 + applied]
-        # The body is at most 6 + 6 + 18 bytes: its length takes one byte.
-        if index < 0x80:
-            if index:
-                out += head1(_ANNOTATIONS_TAG, 2 + len(tail) + DIGEST_SIZE, _INDEX_TAG, index)
-            else:
-                out += head0(_ANNOTATIONS_TAG, len(tail) + DIGEST_SIZE)
-        elif index < 0x4000:
-            out += head2(_ANNOTATIONS_TAG, 3 + len(tail) + DIGEST_SIZE, _INDEX_TAG, index & 0x7F | 0x80, index >> 7)
-        else:
-            head = bytes((_INDEX_TAG,)) + _varint(index)
-            out += bytes((_ANNOTATIONS_TAG, len(head) + len(tail) + DIGEST_SIZE))
-            out += head
-        out += tail
-        out += digest
+        write_annotation(out, rec)
     return out
+
+
+def parse_annotations(wire: bytes | bytearray) -> list[apb.Annotation]:
+    """The annotations of a wire form written by write_plain and write_annotation, as messages."""
+    return list(apb.AnnotatedReplay.FromString(bytes(wire)).annotations)
 
 
 SEAT_FIELDS = frozenset({"seat", "target", "targets", "source", "killer", "from_seat", "to_seat", "winners"})
