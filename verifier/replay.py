@@ -9,7 +9,6 @@ out are added in their place.
 from __future__ import annotations
 
 import hashlib
-import struct
 from collections import deque
 from collections.abc import Iterable
 from functools import cache
@@ -248,6 +247,7 @@ class Verifier:
         the outcome waits for the next batch or ``finish``)."""
         expected = self.expected
         wire = self.wire
+        ok_heads = _OK_HEADS
         fed = self.fed
         for ev in events:
             fed.append(ev)
@@ -267,7 +267,9 @@ class Verifier:
                 expected.popleft()
                 game = self.game
                 digest = self._digest() if game is not None and game.journal else self.digest
-                write_plain(wire, self.index, apb.STATUS_OK, True, digest)
+                i = self.index
+                wire += ok_heads[i] if i < len(ok_heads) else ok_head(i)
+                wire += digest
             self.index += 1
 
     def _is_default_chance(self, ev: pb.Event) -> bool:
@@ -854,9 +856,31 @@ def _plain_tail(status: int, applied: bool) -> bytes:
 # By status * 2 + applied, for every status there is.
 _PLAIN_TAILS = [_plain_tail(status, bool(applied)) for status in range(max(apb.Status.values()) + 1)
                 for applied in (0, 1)]
-_HEAD_0 = struct.Struct("<BB")  # annotations tag, length (index 0 is not written)
-_HEAD_1 = struct.Struct("<BBBB")  # ... index tag, a one-byte index
-_HEAD_2 = struct.Struct("<BBBBB")  # ... index tag, a two-byte index
+
+
+def plain_head(index: int, status: int, applied: bool) -> bytes:
+    """The wire form of a plain annotation (no violations, no derived event) up to its digest: the
+    annotations tag and length, then index, status, applied and the digest's tag and length."""
+    tail = _PLAIN_TAILS[status * 2 + applied]
+    index_field = bytes((_INDEX_TAG,)) + _varint(index) if index else b""
+    # The body is at most 6 + 6 + 18 bytes: its length takes one byte.
+    return bytes((_ANNOTATIONS_TAG, len(index_field) + len(tail) + DIGEST_SIZE)) + index_field + tail
+
+
+# plain_head(index, STATUS_OK, True) by index, made as logs reach each index (most annotations are
+# these; up to 2**14 indices, about 1 MB at most).
+_OK_HEADS: list[bytes] = []
+_OK_HEADS_MAX = 1 << 14
+
+
+def ok_head(index: int) -> bytes:
+    """plain_head(index, STATUS_OK, True), from _OK_HEADS where it can be."""
+    if index < len(_OK_HEADS):
+        return _OK_HEADS[index]
+    if index >= _OK_HEADS_MAX:
+        return plain_head(index, apb.STATUS_OK, True)
+    _OK_HEADS.extend(plain_head(i, apb.STATUS_OK, True) for i in range(len(_OK_HEADS), index + 1))
+    return _OK_HEADS[index]
 
 
 def write_plain(out: bytearray, index: int, status: int, applied: bool, digest: bytes) -> None:
@@ -865,21 +889,7 @@ def write_plain(out: bytearray, index: int, status: int, applied: bool, digest: 
     if len(digest) != DIGEST_SIZE or not 0 <= status < len(_PLAIN_TAILS) // 2:
         write_annotation(out, (index, status, applied, digest, (), None))
         return
-    tail = _PLAIN_TAILS[status * 2 + applied]
-    # The body is at most 6 + 6 + 18 bytes: its length takes one byte.
-    if index < 0x80:
-        if index:
-            out += _HEAD_1.pack(_ANNOTATIONS_TAG, 2 + len(tail) + DIGEST_SIZE, _INDEX_TAG, index)
-        else:
-            out += _HEAD_0.pack(_ANNOTATIONS_TAG, len(tail) + DIGEST_SIZE)
-    elif index < 0x4000:
-        out += _HEAD_2.pack(_ANNOTATIONS_TAG, 3 + len(tail) + DIGEST_SIZE, _INDEX_TAG, index & 0x7F | 0x80,
-                            index >> 7)
-    else:
-        head = bytes((_INDEX_TAG,)) + _varint(index)
-        out += bytes((_ANNOTATIONS_TAG, len(head) + len(tail) + DIGEST_SIZE))
-        out += head
-    out += tail
+    out += ok_head(index) if status == apb.STATUS_OK and applied else plain_head(index, status, applied)
     out += digest
 
 
