@@ -123,7 +123,6 @@ class Verifier:
         self.held: pb.Event | None = None
         self.held_kind: str | None = None
         self.lookahead: pb.Event | None = None
-        self.lookahead_kind: str | None = None
         # Every event fed so far (a probe replays them: _decline_explains), and the probes left to run.
         self.fed: list[pb.Event] = []
         self.probes_left = MAX_PROBES
@@ -251,25 +250,30 @@ class Verifier:
         fed = self.fed
         for ev in events:
             fed.append(ev)
-            kind = ev.WhichOneof("kind")
             if self.held is not None:
-                self._feed_held(ev, kind)
-            if self.stopped_at is not None or kind in DECISION_KINDS:
-                self._feed_one(ev, kind)
-            else:
+                self._feed_held(ev)
+            if self.stopped_at is None:
                 if not expected and self._is_default_chance(ev):
                     self._step(None)  # (the recorded draw or judgment is the rules' own: nothing to adopt)
-                if not expected or expected[0].rule is not None or expected[0].event != ev:
+                if expected and expected[0].event == ev and expected[0].rule is None:
+                    # The common case, inlined: the recorded outcome is exactly the next derived one
+                    # (derived outcomes are never decisions, and the engine runs no further for it).
+                    # Its kind is never asked: most events are these.
+                    expected.popleft()
+                    game = self.game
+                    digest = self._digest() if game is not None and game.journal else self.digest
+                    i = self.index
+                    wire += ok_heads[i] if i < len(ok_heads) else ok_head(i)
+                    wire += digest
+                    self.index = i + 1
+                    continue
+                kind = ev.WhichOneof("kind")
+                if kind not in DECISION_KINDS:
                     self.held, self.held_kind = ev, kind
                     continue
-                # The common case, inlined: the recorded outcome is exactly the next derived one
-                # (derived outcomes are never decisions, and the engine runs no further for it).
-                expected.popleft()
-                game = self.game
-                digest = self._digest() if game is not None and game.journal else self.digest
-                i = self.index
-                wire += ok_heads[i] if i < len(ok_heads) else ok_head(i)
-                wire += digest
+            else:
+                kind = ev.WhichOneof("kind")
+            self._feed_one(ev, kind)
             self.index += 1
 
     def _is_default_chance(self, ev: pb.Event) -> bool:
@@ -293,10 +297,10 @@ class Verifier:
             return j.seat == req.seat and j.reason == req.reason and bool(pile) and j.card == pile[-1]
         return False
 
-    def _feed_held(self, lookahead: pb.Event | None, lookahead_kind: str | None) -> None:
+    def _feed_held(self, lookahead: pb.Event | None) -> None:
         held, self.held = self.held, None
         assert held is not None
-        self.lookahead, self.lookahead_kind = lookahead, lookahead_kind
+        self.lookahead = lookahead
         try:
             self._feed_one(held, self.held_kind)
         finally:
@@ -311,7 +315,7 @@ class Verifier:
         nxt = self.lookahead
         if nxt is None:
             return False
-        kind = self.lookahead_kind
+        kind = nxt.WhichOneof("kind")
         if kind not in DECISION_KINDS or not req.fits(nxt, kind, getattr(nxt, kind).seat, self._card_name(nxt, kind)):
             return False
         if self._explained is None:
@@ -333,7 +337,7 @@ class Verifier:
         ev = self.fed[i]
         kind = ev.WhichOneof("kind")
         if probe.held is not None:
-            probe._feed_held(ev, kind)  # the event before, judged as it was here
+            probe._feed_held(ev)  # the event before, judged as it was here
         if probe.index != i or probe.stopped_at is not None:
             return True
         start = len(probe.records)
@@ -750,7 +754,7 @@ class Verifier:
     def finish(self, log_sha256: str = "") -> apb.AnnotatedReplay:
         """Close the log: add outcomes derived after its last event and build the replay."""
         if self.held is not None:
-            self._feed_held(None, None)
+            self._feed_held(None)
         if self.stopped_at is None and self.game is not None:
             # The log has ended: every optional request left is declined, as it would be
             # by a following decision, so the game runs on to its next real decision or end.
