@@ -173,6 +173,60 @@ def phase_start_event(seat: int, phase: int) -> tuple[pb.Event, str]:
     return pb.Event(phase_start=pb.PhaseStart(seat=seat, phase=phase)), f"('phase', {seat}, {phase})"  # type: ignore[arg-type]
 
 
+# Outcome events are never changed once emitted, so those about a few small numbers are values: one
+# event per distinct value serves every game (building a protobuf message costs more than most rules do).
+
+@cache
+def turn_start_event(seat: int, turn: int) -> pb.Event:
+    return pb.Event(turn_start=pb.TurnStart(seat=seat, turn=turn))
+
+
+@cache
+def judgment_event(seat: int, card: int, reason: str) -> pb.Event:
+    return pb.Event(judgment=pb.Judgment(seat=seat, card=card, reason=reason))
+
+
+@cache
+def damage_event(source: int | None, target: int, amount: int, nature: int, hp_after: int, chained: bool
+                 ) -> pb.Event:
+    ev = pb.Event()
+    d = ev.damage
+    if source is not None:
+        d.source = source
+    d.target = target
+    d.amount = amount
+    d.nature = nature  # type: ignore[assignment]
+    d.hp_after = hp_after
+    if chained:
+        d.chained = True
+    return ev
+
+
+@cache
+def lose_hp_event(seat: int, amount: int, hp_after: int) -> pb.Event:
+    return pb.Event(lose_hp=pb.LoseHp(seat=seat, amount=amount, hp_after=hp_after))
+
+
+@cache
+def recover_event(seat: int, amount: int, hp_after: int) -> pb.Event:
+    return pb.Event(recover=pb.Recover(seat=seat, amount=amount, hp_after=hp_after))
+
+
+@cache
+def dying_event(seat: int) -> pb.Event:
+    return pb.Event(dying=pb.Dying(seat=seat))
+
+
+@cache
+def death_event(seat: int, killer: int | None, role: int) -> pb.Event:
+    ev = pb.Event()
+    ev.death.seat = seat
+    if killer is not None:
+        ev.death.killer = killer
+    ev.death.role = role  # type: ignore[assignment]
+    return ev
+
+
 class Game:
     """One game of identity mode, driven through ``run()``."""
 
@@ -672,11 +726,8 @@ class Game:
         cid = yield from self.take_top()
         self.processing.append(cid)
         self.journal.append(f"('judge', {seat}, {cid})")
-        ev = pb.Event()
-        ev.judgment.seat = seat
-        ev.judgment.card = cid
-        ev.judgment.reason = reason
-        self.outcomes.append(Outcome(ev, "JUDGMENT_MISMATCH", rule=rule, not_adopted=not_adopted))
+        self.outcomes.append(Outcome(judgment_event(seat, cid, reason), "JUDGMENT_MISMATCH", rule=rule,
+                                     not_adopted=not_adopted))
         if self.has_skills:
             # Before it takes effect, a skill may replace the judgment card (鬼才).
             ctx = Trigger(seat, card=self.cards[cid], reason=reason)
@@ -713,17 +764,7 @@ class Game:
                 return
         p.hp -= amount
         self.journal.append(f"('dmg', {target}, {amount})")
-        ev = pb.Event()
-        d = ev.damage
-        if source is not None:
-            d.source = source
-        d.target = target
-        d.amount = amount
-        d.nature = nature  # type: ignore[assignment]
-        d.hp_after = p.hp
-        if chained:
-            d.chained = True
-        self.emit(ev, "DAMAGE_MISMATCH")
+        self.emit(damage_event(source, target, amount, nature, p.hp, chained), "DAMAGE_MISMATCH")
         if p.hp <= 0:
             yield from self.dying(target, killer=source)
         if self.has_skills and p.alive:
@@ -748,11 +789,7 @@ class Game:
         p = self.players[seat]
         p.hp -= amount
         self.journal.append(f"('lose', {seat}, {amount})")
-        ev = pb.Event()
-        ev.lose_hp.seat = seat
-        ev.lose_hp.amount = amount
-        ev.lose_hp.hp_after = p.hp
-        self.emit(ev, "HP_MISMATCH")
+        self.emit(lose_hp_event(seat, amount, p.hp), "HP_MISMATCH")
         if p.hp <= 0:
             yield from self.dying(seat, killer=None)
 
@@ -764,20 +801,14 @@ class Game:
             return
         p.hp += gained
         self.journal.append(f"('rec', {seat}, {gained})")
-        ev = pb.Event()
-        ev.recover.seat = seat
-        ev.recover.amount = gained
-        ev.recover.hp_after = p.hp
-        self.emit(ev, "RECOVER_MISMATCH")
+        self.emit(recover_event(seat, gained, p.hp), "RECOVER_MISMATCH")
 
     # ------------------------------------------------------------------ dying and death
 
     def dying(self, seat: int, killer: int | None) -> Settle[None]:
         """docs/rules.md#rescue: from the current player in seat order, each may save with 桃."""
         p = self.players[seat]
-        ev = pb.Event()
-        ev.dying.seat = seat
-        self.emit(ev, "DEATH_MISMATCH")
+        self.emit(dying_event(seat), "DEATH_MISMATCH")
         for asked in self.alive_seats(self.current):
             while p.hp <= 0:
                 answer = yield peach_request(asked, seat)
@@ -793,12 +824,7 @@ class Game:
         p = self.players[seat]
         p.alive = False
         self.journal.append(f"('die', {seat})")
-        ev = pb.Event()
-        ev.death.seat = seat
-        if killer is not None:
-            ev.death.killer = killer
-        ev.death.role = p.role  # type: ignore[assignment]
-        self.emit(ev, "DEATH_MISMATCH")
+        self.emit(death_event(seat, killer, p.role), "DEATH_MISMATCH")
         self.check_victory(seat)
         # Only now are the victim's cards discarded, then reward or penalty (docs/rules.md#death-order).
         yield from self.move_out(seat, list(p.hand), pb.ZONE_HAND, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
@@ -896,10 +922,7 @@ class Game:
         self.turn_number += 1
         p = self.players[seat]
         self.journal.append(f"('turn', {seat}, {self.turn_number})")
-        ev = pb.Event()
-        ev.turn_start.seat = seat
-        ev.turn_start.turn = self.turn_number
-        self.emit(ev, "TURN_MISMATCH")
+        self.emit(turn_start_event(seat, self.turn_number), "TURN_MISMATCH")
         skipped: set[int] = set()
         if p.turn_flags:
             p.turn_flags.clear()
