@@ -21,12 +21,12 @@ from verifier.cards import EQUIP_SLOTS, CardDef, Suit
 from verifier.engine.requests import (
     UNANSWERED,
     Answer,
-    DrawChance,
-    JudgeChance,
     Request,
     ShuffleRequest,
     choice_request,
     discard_request,
+    draw_chance,
+    judge_chance,
     nullify_request,
     peach_request,
     play_request,
@@ -643,7 +643,7 @@ class Game:
         """Draw ``count`` cards one at a time from the top (docs/rules.md#drawing, docs/rules.md#reshuffle)."""
         not_adopted = ""
         if self.adopting and count > 0:
-            recorded = yield DrawChance(seat, count=count, reason=reason)
+            recorded = yield draw_chance(seat, count, reason)
             if isinstance(recorded, list):
                 taken, not_adopted = self.draw_recorded(seat, count, reason, recorded, code or "DRAW_NOT_TOP")
                 if taken is not None:
@@ -713,7 +713,7 @@ class Game:
         """Reveal the top card as a judgment; it is discarded once it has taken effect."""
         rule: pb.Event | None = None
         not_adopted = ""
-        recorded = (yield JudgeChance(seat, reason=reason)) if self.adopting else None
+        recorded = (yield judge_chance(seat, reason)) if self.adopting else None
         pile = self.draw_pile
         if isinstance(recorded, int) and pile and recorded != pile[-1]:
             # A log recorded another judgment card: it takes effect if it is in the draw pile.
