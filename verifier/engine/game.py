@@ -268,6 +268,7 @@ class Game:
         self.journal: list[str] = []
         self._phase_outcomes: dict[int, tuple[Outcome, str]] = {}  # begin_phase's, by seat * 8 + phase
         self._effects: dict[int, list[Effect]] = {}  # effects_of's cache
+        self._alive_from: dict[int, tuple[int, ...]] = {}  # alive_seats' cache
         # With generals: does anyone have skills (triggers are skipped cheaply when nobody does)?
         self.has_skills = any(p.skills for p in players)
         # Cards just lost by characters whose skills react to it (连营, 枭姬): filled by the removal from the
@@ -311,12 +312,16 @@ class Game:
     def player(self, seat: int) -> Player:
         return self.players[seat]
 
-    def alive_seats(self, start: int | None = None) -> list[int]:
-        """Living seats in turn order, starting from ``start`` (default: seat 0)."""
-        players = self.players
-        if not start:
-            return [p.seat for p in players if p.alive]
-        return [s for s in (*range(start, self.n), *range(start)) if players[s].alive]
+    def alive_seats(self, start: int | None = None) -> tuple[int, ...]:
+        """Living seats in turn order, starting from ``start`` (default: seat 0). Kept per start until
+        someone dies (``die``: the only place a character stops being alive)."""
+        start = start or 0
+        ring = self._alive_from.get(start)
+        if ring is None:
+            players = self.players
+            ring = self._alive_from[start] = tuple(s for s in (*range(start, self.n), *range(start))
+                                                   if players[s].alive)
+        return ring
 
     def next_alive(self, seat: int) -> int:
         for i in range(1, self.n + 1):
@@ -823,6 +828,7 @@ class Game:
     def die(self, seat: int, killer: int | None) -> Settle[None]:
         p = self.players[seat]
         p.alive = False
+        self._alive_from.clear()
         self.journal.append(f"('die', {seat})")
         self.emit(death_event(seat, killer, p.role), "DEATH_MISMATCH")
         self.check_victory(seat)
