@@ -173,22 +173,28 @@ def phase_start_event(seat: int, phase: int) -> tuple[pb.Event, str]:
     return pb.Event(phase_start=pb.PhaseStart(seat=seat, phase=phase)), f"('phase', {seat}, {phase})"  # type: ignore[arg-type]
 
 
-# Outcome events are never changed once emitted, so those about a few small numbers are values: one
-# event per distinct value serves every game (building a protobuf message costs more than most rules do).
+# Outcome events are never changed once emitted (only a reshuffle's outcome is, replay._mark_last), so the
+# outcomes about a few small numbers are values: one Outcome per distinct value serves every game
+# (building a protobuf message costs more than most rules do).
 
 @cache
-def turn_start_event(seat: int, turn: int) -> pb.Event:
-    return pb.Event(turn_start=pb.TurnStart(seat=seat, turn=turn))
+def turn_start_outcome(seat: int, turn: int) -> Outcome:
+    return Outcome(pb.Event(turn_start=pb.TurnStart(seat=seat, turn=turn)), "TURN_MISMATCH")
 
 
 @cache
+def judgment_outcome(seat: int, card: int, reason: str) -> Outcome:
+    """A judgment as the rules give it (an adopted one, or one that could not be, is made in ``judge``)."""
+    return Outcome(judgment_event(seat, card, reason), "JUDGMENT_MISMATCH")
+
+
 def judgment_event(seat: int, card: int, reason: str) -> pb.Event:
     return pb.Event(judgment=pb.Judgment(seat=seat, card=card, reason=reason))
 
 
 @cache
-def damage_event(source: int | None, target: int, amount: int, nature: int, hp_after: int, chained: bool
-                 ) -> pb.Event:
+def damage_outcome(source: int | None, target: int, amount: int, nature: int, hp_after: int, chained: bool
+                   ) -> Outcome:
     ev = pb.Event()
     d = ev.damage
     if source is not None:
@@ -199,32 +205,32 @@ def damage_event(source: int | None, target: int, amount: int, nature: int, hp_a
     d.hp_after = hp_after
     if chained:
         d.chained = True
-    return ev
+    return Outcome(ev, "DAMAGE_MISMATCH")
 
 
 @cache
-def lose_hp_event(seat: int, amount: int, hp_after: int) -> pb.Event:
-    return pb.Event(lose_hp=pb.LoseHp(seat=seat, amount=amount, hp_after=hp_after))
+def lose_hp_outcome(seat: int, amount: int, hp_after: int) -> Outcome:
+    return Outcome(pb.Event(lose_hp=pb.LoseHp(seat=seat, amount=amount, hp_after=hp_after)), "HP_MISMATCH")
 
 
 @cache
-def recover_event(seat: int, amount: int, hp_after: int) -> pb.Event:
-    return pb.Event(recover=pb.Recover(seat=seat, amount=amount, hp_after=hp_after))
+def recover_outcome(seat: int, amount: int, hp_after: int) -> Outcome:
+    return Outcome(pb.Event(recover=pb.Recover(seat=seat, amount=amount, hp_after=hp_after)), "RECOVER_MISMATCH")
 
 
 @cache
-def dying_event(seat: int) -> pb.Event:
-    return pb.Event(dying=pb.Dying(seat=seat))
+def dying_outcome(seat: int) -> Outcome:
+    return Outcome(pb.Event(dying=pb.Dying(seat=seat)), "DEATH_MISMATCH")
 
 
 @cache
-def death_event(seat: int, killer: int | None, role: int) -> pb.Event:
+def death_outcome(seat: int, killer: int | None, role: int) -> Outcome:
     ev = pb.Event()
     ev.death.seat = seat
     if killer is not None:
         ev.death.killer = killer
     ev.death.role = role  # type: ignore[assignment]
-    return ev
+    return Outcome(ev, "DEATH_MISMATCH")
 
 
 class Game:
@@ -731,8 +737,11 @@ class Game:
         cid = yield from self.take_top()
         self.processing.append(cid)
         self.journal.append(f"('judge', {seat}, {cid})")
-        self.outcomes.append(Outcome(judgment_event(seat, cid, reason), "JUDGMENT_MISMATCH", rule=rule,
-                                     not_adopted=not_adopted))
+        if rule is None and not not_adopted:
+            self.outcomes.append(judgment_outcome(seat, cid, reason))
+        else:
+            self.outcomes.append(Outcome(judgment_event(seat, cid, reason), "JUDGMENT_MISMATCH", rule=rule,
+                                         not_adopted=not_adopted))
         if self.has_skills:
             # Before it takes effect, a skill may replace the judgment card (鬼才).
             ctx = Trigger(seat, card=self.cards[cid], reason=reason)
@@ -769,7 +778,7 @@ class Game:
                 return
         p.hp -= amount
         self.journal.append(f"('dmg', {target}, {amount})")
-        self.emit(damage_event(source, target, amount, nature, p.hp, chained), "DAMAGE_MISMATCH")
+        self.outcomes.append(damage_outcome(source, target, amount, nature, p.hp, chained))
         if p.hp <= 0:
             yield from self.dying(target, killer=source)
         if self.has_skills and p.alive:
@@ -794,7 +803,7 @@ class Game:
         p = self.players[seat]
         p.hp -= amount
         self.journal.append(f"('lose', {seat}, {amount})")
-        self.emit(lose_hp_event(seat, amount, p.hp), "HP_MISMATCH")
+        self.outcomes.append(lose_hp_outcome(seat, amount, p.hp))
         if p.hp <= 0:
             yield from self.dying(seat, killer=None)
 
@@ -806,14 +815,14 @@ class Game:
             return
         p.hp += gained
         self.journal.append(f"('rec', {seat}, {gained})")
-        self.emit(recover_event(seat, gained, p.hp), "RECOVER_MISMATCH")
+        self.outcomes.append(recover_outcome(seat, gained, p.hp))
 
     # ------------------------------------------------------------------ dying and death
 
     def dying(self, seat: int, killer: int | None) -> Settle[None]:
         """docs/rules.md#rescue: from the current player in seat order, each may save with 桃."""
         p = self.players[seat]
-        self.emit(dying_event(seat), "DEATH_MISMATCH")
+        self.outcomes.append(dying_outcome(seat))
         for asked in self.alive_seats(self.current):
             while p.hp <= 0:
                 answer = yield peach_request(asked, seat)
@@ -830,7 +839,7 @@ class Game:
         p.alive = False
         self._alive_from.clear()
         self.journal.append(f"('die', {seat})")
-        self.emit(death_event(seat, killer, p.role), "DEATH_MISMATCH")
+        self.outcomes.append(death_outcome(seat, killer, p.role))
         self.check_victory(seat)
         # Only now are the victim's cards discarded, then reward or penalty (docs/rules.md#death-order).
         yield from self.move_out(seat, list(p.hand), pb.ZONE_HAND, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
@@ -928,7 +937,7 @@ class Game:
         self.turn_number += 1
         p = self.players[seat]
         self.journal.append(f"('turn', {seat}, {self.turn_number})")
-        self.emit(turn_start_event(seat, self.turn_number), "TURN_MISMATCH")
+        self.outcomes.append(turn_start_outcome(seat, self.turn_number))
         skipped: set[int] = set()
         if p.turn_flags:
             p.turn_flags.clear()
