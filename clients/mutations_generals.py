@@ -85,7 +85,7 @@ def second_use_args(m: Moment, s: int, name: str) -> tuple[list[int], list[int]]
     """Cards and targets for a plausible second use of ``name`` (None: the seat has nothing to use it with)."""
     g = m.game
     p = g.players[s]
-    others = g.alive_seats(s)[1:]
+    others = list(g.alive_seats(s)[1:])
     males = [t for t in others if g.players[t].gender == pb.GENDER_MALE]
     hand = list(p.hand)
     card = m.spare(hand)

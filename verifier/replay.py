@@ -9,7 +9,6 @@ out are added in their place.
 from __future__ import annotations
 
 import hashlib
-import struct
 from collections import deque
 from collections.abc import Iterable
 from functools import cache
@@ -99,8 +98,12 @@ class Verifier:
     def __init__(self, header: pb.GameHeader, ruleset: Ruleset | None = None) -> None:
         self.header = header
         self.ruleset = ruleset
-        # One record per annotation: (index, status, applied, digest, violations, derived event).
-        # Protobuf messages are built only when asked for (feed) or once at the end (finish).
+        # Every annotation so far in the wire form of AnnotatedReplay.annotations, written as it is made:
+        # most are plain (an event judged OK: index, status, applied, digest), and building a record or a
+        # message for each cost more than judging its event did. Those with violations or a derived event
+        # are also kept as records (index, status, applied, digest, violations, derived event), for the
+        # violation counts and the probes. Protobuf messages are built only when asked for (feed).
+        self.wire = bytearray()
         self.records: list[Record] = []
         self.index = 0  # index of the next log event
         self.expected: deque[Outcome] = deque()
@@ -118,6 +121,7 @@ class Verifier:
         self.game: Game | None = None
         # A recorded outcome waiting for the event after it (follow), and that event while it is judged.
         self.held: pb.Event | None = None
+        self.held_kind: str | None = None
         self.lookahead: pb.Event | None = None
         # Every event fed so far (a probe replays them: _decline_explains), and the probes left to run.
         self.fed: list[pb.Event] = []
@@ -187,13 +191,17 @@ class Verifier:
 
     def _annotate(self, status: int, violations: Iterable[Violation] = (), applied: bool = True,
                   derived: pb.Event | None = None) -> None:
-        self.records.append((self.index, status, applied, self._digest(), tuple(violations) if violations else (),
-                             derived))
+        if not violations and derived is None:
+            write_plain(self.wire, self.index, status, applied, self._digest())
+            return
+        rec = (self.index, status, applied, self._digest(), tuple(violations), derived)
+        self.records.append(rec)
+        write_annotation(self.wire, rec)
 
     @property
     def annotations(self) -> list[apb.Annotation]:
         """Every annotation so far, as protobuf messages."""
-        return [annotation_message(r) for r in self.records]
+        return parse_annotations(self.wire)
 
     def _status_for(self, violations: list[Violation]) -> int:
         if not violations:
@@ -225,9 +233,9 @@ class Verifier:
 
     def feed(self, events: Iterable[pb.Event]) -> list[apb.Annotation]:
         """Judge more events; returns the annotations they (and derived outcomes) produced."""
-        start = len(self.records)
+        start = len(self.wire)
         self.follow(events)
-        return [annotation_message(r) for r in self.records[start:]]
+        return parse_annotations(self.wire[start:])
 
     def follow(self, events: Iterable[pb.Event]) -> None:
         """Judge more events without returning their annotations (the whole-log fast path).
@@ -237,26 +245,35 @@ class Verifier:
         extra, and the request is not taken as declined (one event of lookahead; at the end of a batch
         the outcome waits for the next batch or ``finish``)."""
         expected = self.expected
-        records = self.records
+        wire = self.wire
+        ok_heads = _OK_HEADS
         fed = self.fed
         for ev in events:
             fed.append(ev)
             if self.held is not None:
                 self._feed_held(ev)
-            if not expected and self.stopped_at is None and self._is_default_chance(ev):
-                self._step(None)  # (the recorded draw or judgment is the rules' own: nothing to adopt)
-            if expected and self.stopped_at is None and expected[0].event == ev and expected[0].rule is None:
-                # The common case, inlined: the recorded outcome is exactly the next derived one
-                # (derived outcomes are never decisions, and the engine runs no further for it).
-                expected.popleft()
-                game = self.game
-                digest = self._digest() if game is not None and game.journal else self.digest
-                records.append((self.index, apb.STATUS_OK, True, digest, (), None))
-            elif self.stopped_at is None and ev.WhichOneof("kind") not in DECISION_KINDS:
-                self.held = ev
-                continue
+            if self.stopped_at is None:
+                if not expected and self._is_default_chance(ev):
+                    self._step(None)  # (the recorded draw or judgment is the rules' own: nothing to adopt)
+                if expected and expected[0].event == ev and expected[0].rule is None:
+                    # The common case, inlined: the recorded outcome is exactly the next derived one
+                    # (derived outcomes are never decisions, and the engine runs no further for it).
+                    # Its kind is never asked: most events are these.
+                    expected.popleft()
+                    game = self.game
+                    digest = self._digest() if game is not None and game.journal else self.digest
+                    i = self.index
+                    wire += ok_heads[i] if i < len(ok_heads) else ok_head(i)
+                    wire += digest
+                    self.index = i + 1
+                    continue
+                kind = ev.WhichOneof("kind")
+                if kind not in DECISION_KINDS:
+                    self.held, self.held_kind = ev, kind
+                    continue
             else:
-                self._feed_one(ev)
+                kind = ev.WhichOneof("kind")
+            self._feed_one(ev, kind)
             self.index += 1
 
     def _is_default_chance(self, ev: pb.Event) -> bool:
@@ -285,7 +302,7 @@ class Verifier:
         assert held is not None
         self.lookahead = lookahead
         try:
-            self._feed_one(held)
+            self._feed_one(held, self.held_kind)
         finally:
             self.lookahead = None
             self._explained = None
@@ -317,20 +334,22 @@ class Verifier:
         probe = Verifier(self.header, self.ruleset)
         probe.probes_left = 0  # (its own lookahead: no nested probes)
         probe.follow(self.fed[:i])
+        ev = self.fed[i]
+        kind = ev.WhichOneof("kind")
         if probe.held is not None:
-            probe._feed_held(self.fed[i])  # the event before, judged as it was here
+            probe._feed_held(ev)  # the event before, judged as it was here
         if probe.index != i or probe.stopped_at is not None:
             return True
         start = len(probe.records)
-        probe._feed_one(self.fed[i])
+        probe._feed_one(ev, kind)
         return not any(v.code in UNEXPLAINED for rec in probe.records[start:] if rec[0] == i for v in rec[4])
 
-    def _feed_one(self, ev: pb.Event) -> None:
+    def _feed_one(self, ev: pb.Event, kind: str | None) -> None:
+        """Judge one event (``kind``: the event's kind, ev.WhichOneof("kind"))."""
         if self.stopped_at is not None:
             self._annotate(apb.STATUS_NOT_CHECKED, applied=False)
             return
         try:
-            kind = ev.WhichOneof("kind")
             if kind is None:
                 # Counts towards the unfollowable limit: a long run of them is junk, not a game.
                 self._reject([Violation("MALFORMED_EVENT", "the event is empty (no known kind is set)")])
@@ -381,7 +400,14 @@ class Verifier:
         expected = self.expected
         while not expected:
             req = self.pending
-            if req is None or not req.optional or isinstance(req, ChanceRequest) or self._next_answers(req):
+            if req is None:
+                return False
+            if isinstance(req, ChanceRequest):
+                # The declines led to a draw or judgment: when the outcome is the rules' own card(s), it is
+                # what follow's fast path takes (nothing to adopt); anything else is settled by _feed_outcome.
+                if not self._is_default_chance(ev):
+                    return False
+            elif not req.optional or self._next_answers(req):
                 return False
             self._step(None)
         head = expected[0]
@@ -747,7 +773,7 @@ class Verifier:
             for v in rec[4]:
                 codes.add(v.code)
                 count += 1
-        replay.MergeFromString(bytes(encode_annotations(self.records)))
+        replay.MergeFromString(bytes(self.wire))
         for hv in self.header_violations:
             replay.header_violations.add(code=hv.code, message=hv.message, rule=CATALOGUE[hv.code].rule)
             codes.add(hv.code)
@@ -834,45 +860,69 @@ def _plain_tail(status: int, applied: bool) -> bytes:
 # By status * 2 + applied, for every status there is.
 _PLAIN_TAILS = [_plain_tail(status, bool(applied)) for status in range(max(apb.Status.values()) + 1)
                 for applied in (0, 1)]
-_HEAD_0 = struct.Struct("<BB")  # annotations tag, length (index 0 is not written)
-_HEAD_1 = struct.Struct("<BBBB")  # ... index tag, a one-byte index
-_HEAD_2 = struct.Struct("<BBBBB")  # ... index tag, a two-byte index
+
+
+def plain_head(index: int, status: int, applied: bool) -> bytes:
+    """The wire form of a plain annotation (no violations, no derived event) up to its digest: the
+    annotations tag and length, then index, status, applied and the digest's tag and length."""
+    tail = _PLAIN_TAILS[status * 2 + applied]
+    index_field = bytes((_INDEX_TAG,)) + _varint(index) if index else b""
+    # The body is at most 6 + 6 + 18 bytes: its length takes one byte.
+    return bytes((_ANNOTATIONS_TAG, len(index_field) + len(tail) + DIGEST_SIZE)) + index_field + tail
+
+
+# plain_head(index, STATUS_OK, True) by index, made as logs reach each index (most annotations are
+# these; up to 2**14 indices, about 1 MB at most).
+_OK_HEADS: list[bytes] = []
+_OK_HEADS_MAX = 1 << 14
+
+
+def ok_head(index: int) -> bytes:
+    """plain_head(index, STATUS_OK, True), from _OK_HEADS where it can be."""
+    if index < len(_OK_HEADS):
+        return _OK_HEADS[index]
+    if index >= _OK_HEADS_MAX:
+        return plain_head(index, apb.STATUS_OK, True)
+    _OK_HEADS.extend(plain_head(i, apb.STATUS_OK, True) for i in range(len(_OK_HEADS), index + 1))
+    return _OK_HEADS[index]
+
+
+def write_plain(out: bytearray, index: int, status: int, applied: bool, digest: bytes) -> None:
+    """Append a plain annotation (no violations, no derived event) to ``out`` in wire form, written
+    directly: it parses to the message ``annotation_message`` builds (tests/test_replay_encoding.py)."""
+    if len(digest) != DIGEST_SIZE or not 0 <= status < len(_PLAIN_TAILS) // 2:
+        write_annotation(out, (index, status, applied, digest, (), None))
+        return
+    out += ok_head(index) if status == apb.STATUS_OK and applied else plain_head(index, status, applied)
+    out += digest
+
+
+def write_annotation(out: bytearray, rec: Record) -> None:
+    """Append any annotation to ``out`` in wire form (one with violations or a derived event through
+    the protobuf API)."""
+    index, status, applied, digest, violations, derived = rec
+    if not violations and derived is None and len(digest) == DIGEST_SIZE and 0 <= status < len(_PLAIN_TAILS) // 2:
+        write_plain(out, index, status, applied, digest)
+        return
+    body = annotation_message(rec).SerializeToString(deterministic=True)
+    out += bytes((_ANNOTATIONS_TAG,))
+    out += _varint(len(body))
+    out += body
 
 
 def encode_annotations(records: Iterable[Record]) -> bytearray:
     """The records as the wire form of ``AnnotatedReplay.annotations`` (to merge into a replay).
-
-    Most annotations have neither violations nor a derived event: only index, status, applied and
-    digest. Those are written directly — building each through the protobuf API cost more than
-    verifying its event did; the rest go through ``fill_annotation``. Parsing the result gives
-    exactly the messages ``annotation_message`` builds (tests/test_replay_encoding.py)."""
+    Parsing the result gives exactly the messages ``annotation_message`` builds
+    (tests/test_replay_encoding.py)."""
     out = bytearray()  # grown in place: no list of small pieces to hold alongside
-    tails = _PLAIN_TAILS
-    head0, head1, head2 = _HEAD_0.pack, _HEAD_1.pack, _HEAD_2.pack
     for rec in records:
-        index, status, applied, digest, violations, derived = rec
-        if violations or derived is not None or len(digest) != DIGEST_SIZE or not 0 <= status < len(tails) // 2:
-            body = annotation_message(rec).SerializeToString(deterministic=True)
-            out += bytes((_ANNOTATIONS_TAG,))
-            out += _varint(len(body))
-            out += body
-            continue
-        tail = tails[status * 2 + applied]
-        # The body is at most 6 + 6 + 18 bytes: its length takes one byte.
-        if index < 0x80:
-            if index:
-                out += head1(_ANNOTATIONS_TAG, 2 + len(tail) + DIGEST_SIZE, _INDEX_TAG, index)
-            else:
-                out += head0(_ANNOTATIONS_TAG, len(tail) + DIGEST_SIZE)
-        elif index < 0x4000:
-            out += head2(_ANNOTATIONS_TAG, 3 + len(tail) + DIGEST_SIZE, _INDEX_TAG, index & 0x7F | 0x80, index >> 7)
-        else:
-            head = bytes((_INDEX_TAG,)) + _varint(index)
-            out += bytes((_ANNOTATIONS_TAG, len(head) + len(tail) + DIGEST_SIZE))
-            out += head
-        out += tail
-        out += digest
+        write_annotation(out, rec)
     return out
+
+
+def parse_annotations(wire: bytes | bytearray) -> list[apb.Annotation]:
+    """The annotations of a wire form written by write_plain and write_annotation, as messages."""
+    return list(apb.AnnotatedReplay.FromString(bytes(wire)).annotations)
 
 
 SEAT_FIELDS = frozenset({"seat", "target", "targets", "source", "killer", "from_seat", "to_seat", "winners"})

@@ -432,8 +432,8 @@ class Ruleset:
         """
         if not game.players[seat].alive:
             return None
-        offered = tuple(e.name for e in game.effects_of(seat)
-                        if names & e.provides and e.name not in skills_off)
+        effects = game.effects_of(seat)
+        offered = tuple(e.name for e in effects if names & e.provides and e.name not in skills_off) if effects else ()
         tried: set[str] = set()
         while True:
             skills = tuple(s for s in offered if s not in tried) if tried else offered

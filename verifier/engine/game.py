@@ -21,12 +21,12 @@ from verifier.cards import EQUIP_SLOTS, CardDef, Suit
 from verifier.engine.requests import (
     UNANSWERED,
     Answer,
-    DrawChance,
-    JudgeChance,
     Request,
     ShuffleRequest,
     choice_request,
     discard_request,
+    draw_chance,
+    judge_chance,
     nullify_request,
     peach_request,
     play_request,
@@ -173,6 +173,66 @@ def phase_start_event(seat: int, phase: int) -> tuple[pb.Event, str]:
     return pb.Event(phase_start=pb.PhaseStart(seat=seat, phase=phase)), f"('phase', {seat}, {phase})"  # type: ignore[arg-type]
 
 
+# Outcome events are never changed once emitted (only a reshuffle's outcome is, replay._mark_last), so the
+# outcomes about a few small numbers are values: one Outcome per distinct value serves every game
+# (building a protobuf message costs more than most rules do).
+
+@cache
+def turn_start_outcome(seat: int, turn: int) -> Outcome:
+    return Outcome(pb.Event(turn_start=pb.TurnStart(seat=seat, turn=turn)), "TURN_MISMATCH")
+
+
+@cache
+def judgment_outcome(seat: int, card: int, reason: str) -> Outcome:
+    """A judgment as the rules give it (an adopted one, or one that could not be, is made in ``judge``)."""
+    return Outcome(judgment_event(seat, card, reason), "JUDGMENT_MISMATCH")
+
+
+def judgment_event(seat: int, card: int, reason: str) -> pb.Event:
+    return pb.Event(judgment=pb.Judgment(seat=seat, card=card, reason=reason))
+
+
+@cache
+def damage_outcome(source: int | None, target: int, amount: int, nature: int, hp_after: int, chained: bool
+                   ) -> Outcome:
+    ev = pb.Event()
+    d = ev.damage
+    if source is not None:
+        d.source = source
+    d.target = target
+    d.amount = amount
+    d.nature = nature  # type: ignore[assignment]
+    d.hp_after = hp_after
+    if chained:
+        d.chained = True
+    return Outcome(ev, "DAMAGE_MISMATCH")
+
+
+@cache
+def lose_hp_outcome(seat: int, amount: int, hp_after: int) -> Outcome:
+    return Outcome(pb.Event(lose_hp=pb.LoseHp(seat=seat, amount=amount, hp_after=hp_after)), "HP_MISMATCH")
+
+
+@cache
+def recover_outcome(seat: int, amount: int, hp_after: int) -> Outcome:
+    return Outcome(pb.Event(recover=pb.Recover(seat=seat, amount=amount, hp_after=hp_after)), "RECOVER_MISMATCH")
+
+
+@cache
+def dying_outcome(seat: int) -> Outcome:
+    return Outcome(pb.Event(dying=pb.Dying(seat=seat)), "DEATH_MISMATCH")
+
+
+@cache
+def death_outcome(seat: int, killer: int | None, role: int) -> Outcome:
+    ev = pb.Event()
+    ev.death.seat = seat
+    if killer is not None:
+        ev.death.killer = killer
+    ev.death.role = role  # type: ignore[assignment]
+    return Outcome(ev, "DEATH_MISMATCH")
+
+
 class Game:
     """One game of identity mode, driven through ``run()``."""
 
@@ -214,6 +274,7 @@ class Game:
         self.journal: list[str] = []
         self._phase_outcomes: dict[int, tuple[Outcome, str]] = {}  # begin_phase's, by seat * 8 + phase
         self._effects: dict[int, list[Effect]] = {}  # effects_of's cache
+        self._alive_from: dict[int, tuple[int, ...]] = {}  # alive_seats' cache
         # With generals: does anyone have skills (triggers are skipped cheaply when nobody does)?
         self.has_skills = any(p.skills for p in players)
         # Cards just lost by characters whose skills react to it (连营, 枭姬): filled by the removal from the
@@ -257,12 +318,16 @@ class Game:
     def player(self, seat: int) -> Player:
         return self.players[seat]
 
-    def alive_seats(self, start: int | None = None) -> list[int]:
-        """Living seats in turn order, starting from ``start`` (default: seat 0)."""
-        players = self.players
-        if not start:
-            return [p.seat for p in players if p.alive]
-        return [s for s in (*range(start, self.n), *range(start)) if players[s].alive]
+    def alive_seats(self, start: int | None = None) -> tuple[int, ...]:
+        """Living seats in turn order, starting from ``start`` (default: seat 0). Kept per start until
+        someone dies (``die``: the only place a character stops being alive)."""
+        start = start or 0
+        ring = self._alive_from.get(start)
+        if ring is None:
+            players = self.players
+            ring = self._alive_from[start] = tuple(s for s in (*range(start, self.n), *range(start))
+                                                   if players[s].alive)
+        return ring
 
     def next_alive(self, seat: int) -> int:
         for i in range(1, self.n + 1):
@@ -589,7 +654,7 @@ class Game:
         """Draw ``count`` cards one at a time from the top (docs/rules.md#drawing, docs/rules.md#reshuffle)."""
         not_adopted = ""
         if self.adopting and count > 0:
-            recorded = yield DrawChance(seat, count=count, reason=reason)
+            recorded = yield draw_chance(seat, count, reason)
             if isinstance(recorded, list):
                 taken, not_adopted = self.draw_recorded(seat, count, reason, recorded, code or "DRAW_NOT_TOP")
                 if taken is not None:
@@ -659,7 +724,7 @@ class Game:
         """Reveal the top card as a judgment; it is discarded once it has taken effect."""
         rule: pb.Event | None = None
         not_adopted = ""
-        recorded = (yield JudgeChance(seat, reason=reason)) if self.adopting else None
+        recorded = (yield judge_chance(seat, reason)) if self.adopting else None
         pile = self.draw_pile
         if isinstance(recorded, int) and pile and recorded != pile[-1]:
             # A log recorded another judgment card: it takes effect if it is in the draw pile.
@@ -672,11 +737,11 @@ class Game:
         cid = yield from self.take_top()
         self.processing.append(cid)
         self.journal.append(f"('judge', {seat}, {cid})")
-        ev = pb.Event()
-        ev.judgment.seat = seat
-        ev.judgment.card = cid
-        ev.judgment.reason = reason
-        self.outcomes.append(Outcome(ev, "JUDGMENT_MISMATCH", rule=rule, not_adopted=not_adopted))
+        if rule is None and not not_adopted:
+            self.outcomes.append(judgment_outcome(seat, cid, reason))
+        else:
+            self.outcomes.append(Outcome(judgment_event(seat, cid, reason), "JUDGMENT_MISMATCH", rule=rule,
+                                         not_adopted=not_adopted))
         if self.has_skills:
             # Before it takes effect, a skill may replace the judgment card (鬼才).
             ctx = Trigger(seat, card=self.cards[cid], reason=reason)
@@ -713,17 +778,7 @@ class Game:
                 return
         p.hp -= amount
         self.journal.append(f"('dmg', {target}, {amount})")
-        ev = pb.Event()
-        d = ev.damage
-        if source is not None:
-            d.source = source
-        d.target = target
-        d.amount = amount
-        d.nature = nature  # type: ignore[assignment]
-        d.hp_after = p.hp
-        if chained:
-            d.chained = True
-        self.emit(ev, "DAMAGE_MISMATCH")
+        self.outcomes.append(damage_outcome(source, target, amount, nature, p.hp, chained))
         if p.hp <= 0:
             yield from self.dying(target, killer=source)
         if self.has_skills and p.alive:
@@ -748,11 +803,7 @@ class Game:
         p = self.players[seat]
         p.hp -= amount
         self.journal.append(f"('lose', {seat}, {amount})")
-        ev = pb.Event()
-        ev.lose_hp.seat = seat
-        ev.lose_hp.amount = amount
-        ev.lose_hp.hp_after = p.hp
-        self.emit(ev, "HP_MISMATCH")
+        self.outcomes.append(lose_hp_outcome(seat, amount, p.hp))
         if p.hp <= 0:
             yield from self.dying(seat, killer=None)
 
@@ -764,20 +815,14 @@ class Game:
             return
         p.hp += gained
         self.journal.append(f"('rec', {seat}, {gained})")
-        ev = pb.Event()
-        ev.recover.seat = seat
-        ev.recover.amount = gained
-        ev.recover.hp_after = p.hp
-        self.emit(ev, "RECOVER_MISMATCH")
+        self.outcomes.append(recover_outcome(seat, gained, p.hp))
 
     # ------------------------------------------------------------------ dying and death
 
     def dying(self, seat: int, killer: int | None) -> Settle[None]:
         """docs/rules.md#rescue: from the current player in seat order, each may save with 桃."""
         p = self.players[seat]
-        ev = pb.Event()
-        ev.dying.seat = seat
-        self.emit(ev, "DEATH_MISMATCH")
+        self.outcomes.append(dying_outcome(seat))
         for asked in self.alive_seats(self.current):
             while p.hp <= 0:
                 answer = yield peach_request(asked, seat)
@@ -792,13 +837,9 @@ class Game:
     def die(self, seat: int, killer: int | None) -> Settle[None]:
         p = self.players[seat]
         p.alive = False
+        self._alive_from.clear()
         self.journal.append(f"('die', {seat})")
-        ev = pb.Event()
-        ev.death.seat = seat
-        if killer is not None:
-            ev.death.killer = killer
-        ev.death.role = p.role  # type: ignore[assignment]
-        self.emit(ev, "DEATH_MISMATCH")
+        self.outcomes.append(death_outcome(seat, killer, p.role))
         self.check_victory(seat)
         # Only now are the victim's cards discarded, then reward or penalty (docs/rules.md#death-order).
         yield from self.move_out(seat, list(p.hand), pb.ZONE_HAND, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
@@ -896,10 +937,7 @@ class Game:
         self.turn_number += 1
         p = self.players[seat]
         self.journal.append(f"('turn', {seat}, {self.turn_number})")
-        ev = pb.Event()
-        ev.turn_start.seat = seat
-        ev.turn_start.turn = self.turn_number
-        self.emit(ev, "TURN_MISMATCH")
+        self.outcomes.append(turn_start_outcome(seat, self.turn_number))
         skipped: set[int] = set()
         if p.turn_flags:
             p.turn_flags.clear()

@@ -237,6 +237,16 @@ class JudgeChance(ChanceRequest):
     reason: str = ""
 
 
+@cache
+def draw_chance(seat: int, count: int, reason: int) -> DrawChance:
+    return DrawChance(seat, count=count, reason=reason)
+
+
+@cache
+def judge_chance(seat: int, reason: str) -> JudgeChance:
+    return JudgeChance(seat, reason=reason)
+
+
 DECISION_KINDS: Final = frozenset(
     {"use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general",
      "choose_suit"}
@@ -255,12 +265,17 @@ PICK_KINDS: Final = frozenset({"pick_general"})
 SUIT_KINDS: Final = frozenset({"choose_suit"})
 
 
+# Requests are never changed once made: the factories of those asked for again and again share one
+# request per set of arguments.
+
+
 @cache
 def play_request(seat: int) -> PlayRequest:
-    """One per seat, shared (requests are never changed once made; a play phase asks for many)."""
+    """One per seat (a play phase asks for many)."""
     return PlayRequest(seat, PLAY_KINDS, optional=False)
 
 
+@cache
 def card_request(
     seat: int, names: frozenset[str], reason: str, skills: tuple[str, ...] = (), target: int | None = None
 ) -> CardRequest:
@@ -270,14 +285,16 @@ def card_request(
 
 @cache
 def nullify_request(trick: str, target: int | None, card: int | None = None) -> NullifyRequest:
-    """Shared like play_request: one window's request per (trick, target, card)."""
+    """One window's request per (trick, target, card)."""
     return NullifyRequest(None, RESPOND_KINDS, trick=trick, target=target, card=card)
 
 
+@cache
 def peach_request(seat: int, dying: int) -> PeachRequest:
     return PeachRequest(seat, RESPOND_KINDS, dying=dying)
 
 
+@cache
 def discard_request(seat: int, count: int) -> DiscardRequest:
     """Discard ``count`` cards; with nothing due (count 0) the request is optional and only catches a
     voluntary discard, which the rules forbid (docs/rules.md#hand-limit)."""
