@@ -36,7 +36,7 @@ from verifier import text
 from verifier.cards import EQUIP_SLOTS, NUMBER_NAMES, all_cards
 from verifier.engine.game import LORD, Game, Player
 from verifier.generals import standard_generals
-from verifier.replay import Verifier, annotation_message
+from verifier.replay import Verifier
 from verifier.version import engine_version
 
 STATUS_NAMES = {value: name.removeprefix("STATUS_") for name, value in apb.Status.items()}
@@ -181,15 +181,15 @@ class Timeline:
         self.events = list(log.events)
         verifier, snaps, replay = _follow(log.header, self.events, upto)
         self.engine_version = engine_version()
-        self.records = verifier.records
+        self.annotations: list[apb.Annotation] = verifier.annotations
         self.snapshots: list[Snapshot | None] = [snaps.get(i) for i in range(len(self.events) + 1)]
         game = verifier.game
         self.roles = [p.role for p in game.players] if game is not None else [int(s.role) for s in log.header.seats]
         self.lord = next((i for i, r in enumerate(self.roles) if r == LORD), 0)
         self.stopped_reason = verifier.stopped_reason
         self.by_index: dict[int, list[int]] = {}
-        for k, rec in enumerate(self.records):
-            self.by_index.setdefault(rec[0], []).append(k)
+        for k, ann in enumerate(self.annotations):
+            self.by_index.setdefault(ann.index, []).append(k)
         self.turns = self._turns([o.event for o in verifier.expected])
         self.result: dict[str, Any] | None = None
         if game is not None and game.result is not None:
@@ -211,10 +211,11 @@ class Timeline:
         the event a derived one was annotated before (-1 for one not annotated yet: ``pending``, outcomes
         derived ahead of the log when only part of it was followed)."""
         starts: list[tuple[int, int, int]] = []
-        for index, status, _applied, _digest, _violations, derived in self.records:
-            if derived is not None:
-                ev = derived
-            elif status == apb.STATUS_OK and index < len(self.events):
+        for ann in self.annotations:
+            index = ann.index
+            if ann.derived:
+                ev = ann.event
+            elif ann.status == apb.STATUS_OK and index < len(self.events):
                 ev = self.events[index]
             else:
                 continue
@@ -244,7 +245,7 @@ class Timeline:
 
     def annotations_at(self, position: int) -> list[dict[str, Any]]:
         """The annotations with this index: the outcomes derived before the event, then the event's own."""
-        return [annotation_json(annotation_message(self.records[k]), self.events)
+        return [annotation_json(self.annotations[k], self.events)
                 for k in self.by_index.get(position, ())]
 
     def state(self, position: int, view: int | None = None) -> dict[str, Any]:
