@@ -28,9 +28,10 @@ from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import Suit
 from verifier.engine.effects import Use, UsedCard
-from verifier.engine.game import LORD, LOYALIST, REBEL, Game
+from verifier.engine.game import Game
 from verifier.engine.game import Violation as EngineViolation
 from verifier.engine.requests import DECISION_KINDS, Answer, DiscardRequest, PlayRequest, Request
+from verifier.packages.modes.identity import LORD, LOYALIST, REBEL
 from verifier.packages.standard.tricks import reaches
 from verifier.replay import Verifier
 

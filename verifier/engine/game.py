@@ -32,12 +32,11 @@ from verifier.engine.requests import (
 
 if TYPE_CHECKING:
     from verifier.engine.effects import Effect, Ruleset, UsedCard
+    from verifier.engine.mode import Mode
 
 T = TypeVar("T")
 Settle = Generator[Request, Answer, T]
 
-LORD, LOYALIST, REBEL, SPY = pb.ROLE_LORD, pb.ROLE_LOYALIST, pb.ROLE_REBEL, pb.ROLE_SPY
-ROLE_NAMES = {LORD: "lord", LOYALIST: "loyalist", REBEL: "rebel", SPY: "spy"}
 PHASE_NAMES = {
     pb.PHASE_START: "start", pb.PHASE_JUDGMENT: "judgment", pb.PHASE_DRAW: "draw",
     pb.PHASE_PLAY: "play", pb.PHASE_DISCARD: "discard", pb.PHASE_FINISH: "finish",
@@ -75,7 +74,7 @@ class GameEnded(Exception):
 @dataclass(slots=True)
 class Player:
     seat: int
-    role: int
+    role: int  # the mode's hidden identity, if it has one (identity mode's role; 0 otherwise)
     max_hp: int
     hp: int
     gender: int = pb.GENDER_UNSPECIFIED
@@ -165,11 +164,12 @@ def phase_start_event(seat: int, phase: int) -> tuple[pb.Event, str]:
 
 
 class Game:
-    """One game of identity mode, driven through ``run()``."""
+    """One game, driven through ``run()``; what only its mode knows, the core asks ``mode``."""
 
     def __init__(
         self,
         *,
+        mode: Mode,
         ruleset: Ruleset,
         cards: dict[int, CardDef],
         players: list[Player],
@@ -178,6 +178,7 @@ class Game:
         max_reshuffles: int = 0,
         prelude: Callable[[Game], Settle[None]] | None = None,
     ) -> None:
+        self.mode = mode
         self.ruleset = ruleset
         self.cards = cards
         self.players = players
@@ -727,8 +728,9 @@ class Game:
         ev.death.seat = seat
         if killer is not None:
             ev.death.killer = killer
-        ev.death.role = p.role  # type: ignore[assignment]
+        self.mode.fill_death(self, seat, ev.death)
         self.emit(ev, "DEATH_MISMATCH")
+        yield from self.mode.death_revealed(self, seat)
         self.check_victory(seat)
         # Only now are the victim's cards discarded, then reward or penalty (docs/rules.md#death-order).
         yield from self.move_out(seat, list(p.hand), pb.ZONE_HAND, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
@@ -737,34 +739,13 @@ class Game:
         yield from self.reward_or_penalty(seat, killer)
 
     def reward_or_penalty(self, victim: int, killer: int | None) -> Settle[None]:
-        if killer is None or killer == victim or not self.players[killer].alive:
-            return
-        v = self.players[victim]
-        k = self.players[killer]
-        if v.role == REBEL:
-            yield from self.draw(killer, 3, pb.DRAW_REASON_KILL_REWARD, "KILL_REWARD")
-        elif v.role == LOYALIST and k.role == LORD:
-            yield from self.move_out(killer, list(k.hand), pb.ZONE_HAND, pb.MOVE_REASON_KILL_PENALTY,
-                                     "KILL_PENALTY")
-            yield from self.move_out(killer, k.equipped(), pb.ZONE_EQUIPMENT, pb.MOVE_REASON_KILL_PENALTY,
-                                     "KILL_PENALTY")
+        """The mode's reward or penalty for a kill (a method of its own, so that an engine variant can
+        replace it on one game: tests/regress_variant.py)."""
+        return self.mode.reward_or_penalty(self, victim, killer)
 
     def check_victory(self, just_died: int) -> None:
-        """docs/rules.md#victory."""
-        lord = next(p for p in self.players if p.role == LORD)
-        if not lord.alive:
-            alive = [p for p in self.players if p.alive]
-            if len(alive) == 1 and alive[0].role == SPY:
-                raise GameEnded(pb.SIDE_SPY, [alive[0].seat], f"the lord died; spy seat {alive[0].seat} is the "
-                                "sole survivor")
-            rebels = [p.seat for p in self.players if p.role == REBEL]
-            if not rebels:  # only with a declared house role table (options.role_table) without rebels
-                raise GameEnded(pb.SIDE_REBELS, [], "the lord died: the rebels win, and this table has none, so "
-                                "nobody does")
-            raise GameEnded(pb.SIDE_REBELS, rebels, "the lord died: the rebels win")
-        if not any(p.alive and p.role in (REBEL, SPY) for p in self.players):
-            winners = [p.seat for p in self.players if p.role in (LORD, LOYALIST)]
-            raise GameEnded(pb.SIDE_LORD, winners, "all rebels and spies are dead: the lord's side wins")
+        """The mode's victory conditions (raises GameEnded)."""
+        self.mode.check_victory(self, just_died)
 
     # ------------------------------------------------------------------ nullification
 
@@ -793,7 +774,7 @@ class Game:
         try:
             if self.prelude is not None:
                 yield from self.prelude(self)
-            seat = next(p.seat for p in self.players if p.role == LORD)
+            seat = self.mode.first_seat(self)
             while True:
                 yield from self.turn(seat)
                 seat = self.next_alive(seat)
@@ -835,6 +816,8 @@ class Game:
             p.turn_flags.clear()
 
         self.begin_phase(seat, pb.PHASE_START)
+        if self.mode.phase_hook:
+            yield from self.mode.phase_begins(self, seat, pb.PHASE_START)
         if self.has_skills:
             yield from self.trigger_one(seat, "phase_start", Trigger(seat, phase=pb.PHASE_START))
         if p.judgment:
