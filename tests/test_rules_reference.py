@@ -57,7 +57,10 @@ PUBLISHED: dict[str, frozenset[str]] = {
         spear axe halberd kylin-bow guding-blade fan armor eight-diagram renwang-shield vine silver-lion
         ignore-armor horses judgment real-game-rulings multi-target-slash fan-skill-slash ganglie-no-source
         dead-source loss-triggers skills skill-wording skill-precedence lord-skills skill-timing skill-limit
-        prohibited-targets
+        prohibited-targets hegemony hegemony-setup hegemony-generals hegemony-max-hp hegemony-first-seat
+        hegemony-hidden hegemony-reveal hegemony-kingdom hegemony-careerist hegemony-companions hegemony-death
+        hegemony-penalty hegemony-reward hegemony-victory hegemony-deck heg-nullification await-exhausted
+        known-both befriend-attacking wu-six-swords triblade hegemony-skills
     """),
     "docs/generals.md": ids("""
         selection skills-in-the-log skill-rulings two-delayed-tricks skills jianxiong hujia guicai fankui
