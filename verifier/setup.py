@@ -10,7 +10,7 @@ from types import ModuleType
 
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef
-from verifier.engine.effects import Ruleset
+from verifier.engine.effects import Package, Ruleset
 from verifier.engine.game import Game, Notice, Violation
 from verifier.rng import MASK64, shuffled
 
@@ -18,7 +18,7 @@ STARTING_HAND = 4
 
 # The modes this engine implements: the header's mode -> the module that sets its games up. Each module
 # has check_header, header_notices and new_game (verifier/packages/modes/identity.py).
-MODES = {pb.MODE_IDENTITY: "verifier.packages.modes.identity"}
+MODES = {pb.MODE_IDENTITY: "verifier.packages.modes.identity", pb.MODE_HEGEMONY: "verifier.packages.modes.hegemony"}
 
 # Card packages an identity header may name in options.packages (clients' --packages).
 KNOWN_PACKAGES = {"standard", "maneuvering"}
@@ -43,8 +43,23 @@ def check_ruleset(header: pb.GameHeader, ruleset: str) -> list[Violation]:
         problems.append(Violation("UNSUPPORTED_OPTION", f"ruleset {header.ruleset!r} is not known; this engine "
                                   f"implements {ruleset!r}"))
     if header.mode not in MODES:
-        problems.append(Violation("UNSUPPORTED_OPTION", "only identity mode (MODE_IDENTITY) is implemented"))
+        problems.append(Violation("UNSUPPORTED_OPTION", "only identity mode (MODE_IDENTITY) and hegemony mode "
+                                  "(MODE_HEGEMONY) are implemented"))
     return problems
+
+
+def ruleset_for(header: pb.GameHeader) -> Ruleset:
+    """The packages the header's mode plays with (its ``packages(header)``). A Ruleset holds no game's state,
+    so one per combination of packages serves every game."""
+    found: list[Package] = mode_module(header).packages(header)
+    key = tuple(p.name for p in found)
+    ruleset = _RULESETS.get(key)
+    if ruleset is None:
+        ruleset = _RULESETS[key] = Ruleset(found)
+    return ruleset
+
+
+_RULESETS: dict[tuple[str, ...], Ruleset] = {}
 
 
 def header_notices(header: pb.GameHeader) -> list[Notice]:

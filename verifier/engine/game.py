@@ -64,11 +64,12 @@ class Notice:
 class GameEnded(Exception):
     """Raised out of settlement when the game ends; caught by ``Game.run``."""
 
-    def __init__(self, side: int, winners: list[int], reason: str) -> None:
+    def __init__(self, side: int, winners: list[int], reason: str, kingdom: str = "") -> None:
         super().__init__(reason)
         self.side = side
         self.winners = winners
         self.reason = reason
+        self.kingdom = kingdom  # the winning kingdom, in modes that have kingdoms (GameOver.kingdom)
 
 
 @dataclass(slots=True)
@@ -93,6 +94,9 @@ class Player:
     kingdom: str = ""
     skills: list[Effect] = field(default_factory=list)
     idle_skills: tuple[str, ...] = ()
+    # Skills the character may use only through an act of its own first (hegemony: a face-down general's,
+    # which revealing it gives): offered by triggers like the others, but no other hook of theirs applies.
+    latent_skills: list[Effect] = field(default_factory=list)
     skill_uses: dict[str, int] = field(default_factory=dict)  # skill -> uses in the current play phase
     turn_flags: dict[str, int] = field(default_factory=dict)  # reset at the start of each of their turns
     # Does a skill of theirs react to losing hand cards / equipment (连营, 枭姬)? Set from the skills.
@@ -130,6 +134,7 @@ class Trigger:
     count: int = 0  # draw-phase count
     extra: int = 0  # responses needed beyond the first (无双)
     no_jink: bool = False  # 铁骑
+    skipped: Any = None  # before a phase: the set of this turn's phases to skip (a skill may add more: 神速)
 
 
 @dataclass(slots=True)
@@ -217,6 +222,12 @@ class Game:
         self.prelude = prelude
         # While generals are being picked: each seat's candidates (None otherwise).
         self.selection: dict[int, tuple[str, ...]] | None = None
+        # Extra turns a skill gave, to be played after the current one (放权).
+        self.extra_turns: list[int] = []
+        # The cards being used and not yet settled, innermost last (CardSpec.use).
+        self.using: list[Any] = []
+        # What packages remember of the game beyond the state digest (a trick's settlement in progress).
+        self.package_state: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ reporting
 
@@ -295,8 +306,9 @@ class Game:
         if not self.has_skills:
             return
         for seat in self.alive_seats(self.current):
-            for eff in self.players[seat].skills:
-                if timing in eff.timings and self.players[seat].alive:
+            p = self.players[seat]
+            for eff in (p.skills if not p.latent_skills else [*p.skills, *p.latent_skills]):
+                if timing in eff.timings and p.alive:
                     yield from eff.on_trigger(self, seat, timing, ctx)
 
     def prohibited(self, user: int, target: int, card_name: str) -> Effect | None:
@@ -319,8 +331,9 @@ class Game:
 
     def trigger_one(self, seat: int, timing: str, ctx: Trigger) -> Settle[None]:
         """Run one character's skills at ``timing``."""
-        for eff in self.players[seat].skills:
-            if timing in eff.timings and self.players[seat].alive:
+        p = self.players[seat]
+        for eff in (p.skills if not p.latent_skills else [*p.skills, *p.latent_skills]):
+            if timing in eff.timings and p.alive:
                 yield from eff.on_trigger(self, seat, timing, ctx)
 
     def set_mark(self, seat: int, name: str, value: int) -> None:
@@ -335,7 +348,9 @@ class Game:
         self.journal.append(f"('mark', {seat}, {name!r}, {value})")
 
     def has_effect(self, seat: int, name: str) -> bool:
-        return any(e.name == name for e in self.effects_of(seat))
+        """Has the seat this effect, or a latent skill of this name (Player.latent_skills)?"""
+        return any(e.name == name for e in self.effects_of(seat)) or any(
+            e.name == name for e in self.players[seat].latent_skills)
 
     def weapon(self, seat: int) -> CardDef | None:
         cid = self.players[seat].equips.get("weapon")
@@ -374,6 +389,13 @@ class Game:
             r = eff.attack_range(self, seat)
             if r is not None:
                 rng = r
+        auras = self.ruleset.range_auras
+        if auras:
+            for holder in self.alive_seats():
+                if holder != seat:
+                    for eff in self.effects_of(holder):
+                        if eff.name in auras:
+                            rng += eff.range_bonus_to(self, holder, seat)
         return rng
 
     def in_attack_range(self, a: int, b: int) -> bool:
@@ -638,6 +660,12 @@ class Game:
         info: DamageInfo | None = None
         if self.ruleset.damage_pipeline:
             info = DamageInfo(source, target, amount, nature, card, chained, ignores_armor)
+            if self.ruleset.source_redirects:
+                for holder in self.alive_seats(self.current):
+                    for eff in self.effects_of(holder):
+                        new = eff.redirect_source(self, holder, info)
+                        if new is not None:
+                            info.source = source = new
             self.modify_damage(info)
             amount = info.amount
             if amount <= 0:
@@ -687,12 +715,19 @@ class Game:
         if p.hp <= 0:
             yield from self.dying(seat, killer=None)
 
-    def recover(self, seat: int, amount: int = 1) -> None:
-        """Recover up to max HP; recovering nothing produces no outcome."""
+    def recovered(self, seat: int, amount: int) -> Settle[None]:
+        """After ``seat`` recovered ``amount`` (``recover``'s result): their skills that react to it (淑慎), where
+        any skill of the game has that timing."""
+        if amount > 0 and "recovered" in self.ruleset.timings and self.players[seat].alive:
+            yield from self.trigger_one(seat, "recovered", Trigger(seat, amount=amount))
+
+    def recover(self, seat: int, amount: int = 1) -> int:
+        """Recover up to max HP; recovering nothing produces no outcome. Returns what was recovered (for
+        ``recovered``)."""
         p = self.players[seat]
         gained = min(amount, p.max_hp - p.hp)
         if gained <= 0 or not p.alive:
-            return
+            return 0
         p.hp += gained
         self.journal.append(f"('rec', {seat}, {gained})")
         ev = pb.Event()
@@ -700,6 +735,7 @@ class Game:
         ev.recover.amount = gained
         ev.recover.hp_after = p.hp
         self.emit(ev, "RECOVER_MISMATCH")
+        return gained
 
     # ------------------------------------------------------------------ dying and death
 
@@ -709,6 +745,11 @@ class Game:
         ev = pb.Event()
         ev.dying.seat = seat
         self.emit(ev, "DEATH_MISMATCH")
+        if "dying" in self.ruleset.timings:
+            # The dying character's own skills first (涅槃).
+            yield from self.trigger_one(seat, "dying", Trigger(seat, source=killer))
+            if p.hp > 0:
+                return
         for asked in self.alive_seats(self.current):
             while p.hp <= 0:
                 answer = yield peach_request(asked, seat)
@@ -732,6 +773,9 @@ class Game:
         self.emit(ev, "DEATH_MISMATCH")
         yield from self.mode.death_revealed(self, seat)
         self.check_victory(seat)
+        if "death" in self.ruleset.timings:
+            # Others' skills on a death, before the cards are discarded (行殇 takes them).
+            yield from self.trigger("death", Trigger(seat, source=killer))
         # Only now are the victim's cards discarded, then reward or penalty (docs/rules.md#death-order).
         yield from self.move_out(seat, list(p.hand), pb.ZONE_HAND, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
         yield from self.move_out(seat, p.equipped(), pb.ZONE_EQUIPMENT, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
@@ -755,6 +799,9 @@ class Game:
         Each 无懈可击 played opens a new window in which it can itself be nullified. ``card`` is
         the delayed trick being judged, if the window is for one.
         """
+        rule = self.ruleset.nullify_rule
+        if rule is not None:
+            return (yield from rule(self, trick, target, card))
         cancelled = False
         what = trick
         while True:
@@ -770,13 +817,46 @@ class Game:
     # ------------------------------------------------------------------ the turn
 
     def run(self) -> Settle[None]:
-        """The whole game from the first turn (the starting hands are already dealt)."""
+        """The whole game from the first turn (the starting hands are already dealt); every answer passes
+        through the mode first when it takes decisions of its own (Mode.intercept)."""
+        if self.mode.intercepts:
+            return self._intercepted(self._play())
+        return self._play()
+
+    def _intercepted(self, inner: Settle[None]) -> Settle[None]:
+        try:
+            try:
+                req = next(inner)
+            except StopIteration:
+                return
+            while True:
+                answer = yield req
+                if (yield from self.mode.intercept(self, req, answer)):
+                    continue  # the mode took it: the same request is asked again
+                try:
+                    req = inner.send(answer)
+                except StopIteration:
+                    return
+        except GameEnded as end:  # ended by what the mode did (a reveal completing a victory)
+            inner.close()
+            self.finish(end)
+
+    def _play(self) -> Settle[None]:
         try:
             if self.prelude is not None:
                 yield from self.prelude(self)
             seat = self.mode.first_seat(self)
             while True:
-                yield from self.turn(seat)
+                p = self.players[seat]
+                if p.marks.get("turned_over"):
+                    # A character turned over (叠置, 翻面) skips this turn and is turned back instead.
+                    self.set_mark(seat, "turned_over", 0)
+                else:
+                    yield from self.turn(seat)
+                while self.extra_turns:
+                    extra = self.extra_turns.pop(0)
+                    if self.players[extra].alive:
+                        yield from self.turn(extra)  # an extra turn a skill gave (放权)
                 seat = self.next_alive(seat)
         except GameEnded as end:
             self.finish(end)
@@ -787,6 +867,8 @@ class Game:
         ev = pb.Event()
         ev.game_over.side = end.side  # type: ignore[assignment]
         ev.game_over.winners.extend(sorted(end.winners))
+        if end.kingdom:
+            ev.game_over.kingdom = end.kingdom
         self.journal.append(f"('over', {end.side})")
         self.emit(ev, "GAME_RESULT")
 
@@ -820,7 +902,12 @@ class Game:
             yield from self.mode.phase_begins(self, seat, pb.PHASE_START)
         if self.has_skills:
             yield from self.trigger_one(seat, "phase_start", Trigger(seat, phase=pb.PHASE_START))
-        if p.judgment:
+        if self.has_skills and "before_phase" in self.ruleset.timings:
+            ctx = Trigger(seat, phase=pb.PHASE_JUDGMENT, skipped=skipped)
+            yield from self.trigger_one(seat, "before_phase", ctx)  # 巧变, 神速 may skip the judgment phase
+            if ctx.skip:
+                skipped.add(pb.PHASE_JUDGMENT)
+        if p.judgment and pb.PHASE_JUDGMENT not in skipped:
             self.begin_phase(seat, pb.PHASE_JUDGMENT)
             judged: list[int] = []
             while p.alive:
@@ -833,6 +920,11 @@ class Game:
                 judged.append(cid)
                 spec = self.ruleset.delayed(self.judgment_name(cid))
                 skipped |= (yield from spec.judge_phase(self, seat, cid))
+        if p.alive and pb.PHASE_DRAW not in skipped and "before_phase" in self.ruleset.timings and self.has_skills:
+            ctx = Trigger(seat, phase=pb.PHASE_DRAW, skipped=skipped)
+            yield from self.trigger_one(seat, "before_phase", ctx)  # 巧变 may skip the draw phase
+            if ctx.skip:
+                skipped.add(pb.PHASE_DRAW)
         if p.alive and pb.PHASE_DRAW not in skipped:
             self.begin_phase(seat, pb.PHASE_DRAW)
             count = 2
@@ -843,6 +935,11 @@ class Game:
                 count = 0 if ctx.skip else ctx.count
             if p.alive and count > 0:
                 yield from self.draw(seat, count, pb.DRAW_REASON_DRAW_PHASE, "DRAW_COUNT")
+        if p.alive and pb.PHASE_PLAY not in skipped and self.has_skills and "before_phase" in self.ruleset.timings:
+            ctx = Trigger(seat, phase=pb.PHASE_PLAY, skipped=skipped)
+            yield from self.trigger_one(seat, "before_phase", ctx)  # 巧变, 神速, 放权 may skip the play phase
+            if ctx.skip:
+                skipped.add(pb.PHASE_PLAY)
         if p.alive and pb.PHASE_PLAY not in skipped:
             self.begin_phase(seat, pb.PHASE_PLAY)
             p.slash_count = 0
@@ -866,6 +963,11 @@ class Game:
             self.begin_phase(seat, pb.PHASE_FINISH)
             if self.has_skills:
                 yield from self.trigger_one(seat, "phase_start", Trigger(seat, phase=pb.PHASE_FINISH))
+                if "others_phase" in self.ruleset.timings and p.alive:
+                    # Others' skills at this character's finish phase (骁果).
+                    yield from self.trigger("others_phase", Trigger(seat, phase=pb.PHASE_FINISH))
+        if self.has_skills and "turn_end" in self.ruleset.timings and p.alive:
+            yield from self.trigger_one(seat, "turn_end", Trigger(seat))  # 放权's extra turn
         self.phase = pb.PHASE_UNSPECIFIED
 
     def discard_phase(self, seat: int) -> Settle[None]:

@@ -47,8 +47,8 @@ class Mode:
         return None
         yield  # pragma: no cover
 
-    def check_victory(self, game: Game, just_died: int) -> None:
-        """Raise GameEnded when the death of ``just_died`` ends the game."""
+    def check_victory(self, game: Game, just_died: int | None) -> None:
+        """Raise GameEnded when the death of ``just_died`` (None: something else) ends the game."""
 
     def reward_or_penalty(self, game: Game, victim: int, killer: int | None) -> Settle[None]:
         """The killer's reward or penalty, once the victim's cards are discarded."""

@@ -47,7 +47,9 @@ class Request:
         """Does this decision answer the request? ``card_name`` is the name of the card a
         Respond offers (None when it is unknown: then the engine judges it)."""
         if kind not in self.kinds or (self.seat is not None and self.seat != seat):
-            return False
+            # A mode's own decision that may come while anything is asked of its maker (hegemony's
+            # reveal of a general, before the decision that invokes its skill): the mode takes it.
+            return kind in ANYTIME_KINDS and self.takes_anytime(ev, seat)
         if kind == "respond" and card_name is not None:
             return name_matches(card_name, self.answer_names())
         if kind == "invoke_skill":
@@ -60,10 +62,18 @@ class Request:
     def invokable(self, skill: str) -> bool:
         return False
 
+    def takes_anytime(self, ev: pb.Event, seat: int) -> bool:
+        """Does a mode's own decision (ANYTIME_KINDS) by ``seat`` come while this is asked (rather than after it
+        was declined)? A reveal for a skill comes while its maker is asked something, and while an offer is
+        made only for the skill it offers."""
+        return self.seat is None or self.seat == seat
+
 
 def name_matches(name: str, names: frozenset[str]) -> bool:
-    """Fire and thunder 杀 are 杀 for every purpose (docs/rules.md#elemental-slash)."""
-    return name in names or ("slash" in names and name.endswith("_slash"))
+    """Fire and thunder 杀 are 杀 for every purpose (docs/rules.md#elemental-slash), and 无懈可击·国 is a
+    无懈可击 (docs/rules.md#heg-nullification)."""
+    return name in names or ("slash" in names and name.endswith("_slash")) or (
+        "nullification" in names and name.endswith("_nullification"))
 
 
 @dataclass(slots=True)
@@ -109,6 +119,9 @@ class NullifyRequest(Request):
 
     def describe(self) -> str:
         return f"anyone to nullify {self.trick}"
+
+    def takes_anytime(self, ev: pb.Event, seat: int) -> bool:
+        return ev.reveal_general.skill in NULLIFYING_SKILLS
 
     def answer_names(self) -> frozenset[str]:
         return frozenset({"nullification"})
@@ -176,6 +189,9 @@ class OfferRequest(Request):
     def describe(self) -> str:
         return f"seat {self.seat} may invoke {self.skill}"
 
+    def takes_anytime(self, ev: pb.Event, seat: int) -> bool:
+        return self.seat == seat and ev.reveal_general.skill == self.skill
+
     def answer_names(self) -> frozenset[str]:
         return self.names
 
@@ -204,6 +220,31 @@ class SuitRequest(Request):
 
 
 @dataclass(slots=True)
+class OptionRequest(Request):
+    """Choose one of ``options`` by name (ChooseOption), e.g. a reward's "draw" or "recover"."""
+
+    options: tuple[str, ...] = ()
+    reason: str = ""
+
+    def describe(self) -> str:
+        return f"seat {self.seat} to choose {' or '.join(self.options)} for {self.reason}"
+
+
+@dataclass(slots=True)
+class RevealRequest(Request):
+    """A moment at which ``seat`` may turn face-down generals up (hegemony: the start of their start phase)."""
+
+    def describe(self) -> str:
+        return f"seat {self.seat} may reveal a general"
+
+    def fits(self, ev: pb.Event, kind: str, seat: int, card_name: str | None) -> bool:
+        """Only the start phase's own reveal answers it; a reveal for a skill comes after it was declined."""
+        if kind == "reveal_general" and ev.reveal_general.timing != pb.REVEAL_TIMING_START_PHASE:
+            return False
+        return Request.fits(self, ev, kind, seat, card_name)
+
+
+@dataclass(slots=True)
 class ShuffleRequest(Request):
     """Chance: the discard pile becomes the new draw pile. Answered by the driver."""
 
@@ -213,8 +254,12 @@ class ShuffleRequest(Request):
 
 DECISION_KINDS: Final = frozenset(
     {"use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general",
-     "choose_suit"}
+     "choose_suit", "reveal_general", "choose_option"}
 )
+# Decisions a mode takes whatever is being asked (Request.fits; Mode.intercept).
+ANYTIME_KINDS: Final = frozenset({"reveal_general"})
+# Skills that answer a 无懈可击 window (看破): a reveal for one comes while the window is open. Packages add theirs.
+NULLIFYING_SKILLS: set[str] = set()
 
 
 # The kinds each request takes, built once (requests are made for every decision).
@@ -227,6 +272,8 @@ OFFER_KINDS: Final = frozenset({"invoke_skill", "decline"})
 OFFER_OR_RESPOND_KINDS: Final = frozenset({"invoke_skill", "decline", "respond"})
 PICK_KINDS: Final = frozenset({"pick_general"})
 SUIT_KINDS: Final = frozenset({"choose_suit"})
+OPTION_KINDS: Final = frozenset({"choose_option", "decline"})
+REVEAL_KINDS: Final = frozenset({"reveal_general", "decline"})
 
 
 @cache
@@ -279,3 +326,12 @@ def pick_request(seat: int, candidates: tuple[str, ...]) -> PickRequest:
 
 def suit_request(seat: int, reason: str) -> SuitRequest:
     return SuitRequest(seat, SUIT_KINDS, optional=False, has_default=True, reason=reason)
+
+
+def option_request(seat: int, options: tuple[str, ...], reason: str, optional: bool = True) -> OptionRequest:
+    return OptionRequest(seat, OPTION_KINDS if optional else frozenset({"choose_option"}), optional=optional,
+                         has_default=not optional, options=options, reason=reason)
+
+
+def reveal_request(seat: int) -> RevealRequest:
+    return RevealRequest(seat, REVEAL_KINDS)

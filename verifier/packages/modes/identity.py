@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, load_package
-from verifier.engine.effects import Ruleset
+from verifier.engine.effects import Package, Ruleset
 from verifier.engine.game import Game, GameEnded, Notice, Player, Settle, Violation
 from verifier.engine.mode import Mode
 from verifier.engine.requests import pick_request
@@ -118,6 +118,23 @@ def roles_to_deal(header: pb.GameHeader) -> tuple[list[int], list[Notice]]:
         return role_list(n, header.options.role_variant), []
     (loyal, rebel, spy), notices = declared_table(header)
     return [int(LORD)] + [int(LOYALIST)] * loyal + [int(REBEL)] * rebel + [int(SPY)] * spy, notices
+
+
+def packages(header: pb.GameHeader) -> list[Package]:
+    """The rules an identity game plays with: the standard cards, the 军争 cards when the header asks for them,
+    the standard generals' skills with generals."""
+    from verifier.packages import standard  # the set-up assembles packages; the core never does
+
+    found = [standard.PACKAGE]
+    if "maneuvering" in header.options.packages:
+        from verifier.packages import maneuvering  # 军争: extends the standard 杀
+
+        found.append(maneuvering.PACKAGE)
+    if header.options.generals == pb.GENERALS_MODE_STANDARD:
+        from verifier.packages import generals_standard
+
+        found.append(generals_standard.PACKAGE)
+    return found
 
 
 def header_notices(header: pb.GameHeader) -> list[Notice]:
@@ -315,7 +332,7 @@ class IdentityMode(Mode):
             yield from game.move_out(killer, k.equipped(), pb.ZONE_EQUIPMENT, pb.MOVE_REASON_KILL_PENALTY,
                                      "KILL_PENALTY")
 
-    def check_victory(self, game: Game, just_died: int) -> None:
+    def check_victory(self, game: Game, just_died: int | None) -> None:
         """docs/rules.md#victory."""
         players = game.players
         lord = next(p for p in players if p.role == LORD)

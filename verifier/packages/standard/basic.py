@@ -161,7 +161,7 @@ class Peach(CardSpec):
                             f"({p.hp}/{p.max_hp})", use.user, use.card.ids[0] if use.card.ids else None)
 
     def resolve(self, game: Game, use: Use) -> Settle[None]:
-        game.recover(use.user, 1)
+        yield from game.recovered(use.user, game.recover(use.user, 1))
         return
         yield  # pragma: no cover
 
