@@ -50,6 +50,17 @@ class HegemonyBot(GeneralsBot):
         return game.mode
 
     def decide(self, game: Game, req: Request) -> pb.Event | None:
+        """As GeneralsBot, but offers, reveals, options and optional choices are declined explicitly: skills offered
+        again with nothing between (巧变 before each phase) must not take an invocation meant for the next offer."""
+        answer = self.decide_or_decline(game, req)
+        if answer is None and req.seat is not None and isinstance(req, (OfferRequest, RevealRequest, OptionRequest,
+                                                                        ChoiceRequest)):
+            ev = pb.Event()
+            ev.decline.seat = req.seat
+            return ev
+        return answer
+
+    def decide_or_decline(self, game: Game, req: Request) -> pb.Event | None:
         if isinstance(req, PickRequest):
             return self.pick_two(req)
         if isinstance(req, RevealRequest):
@@ -222,16 +233,6 @@ class HegemonyBot(GeneralsBot):
             ev.invoke_skill.targets.append(others[0])
             return ev
         return super().offer(game, req)
-
-    @staticmethod
-    def declined(req: OfferRequest) -> pb.Event | None:
-        """Skills offered again and again with nothing between (巧变 before each phase and its second step, 神速,
-        放权) are declined explicitly: an implicit decline would let the next invocation answer this offer."""
-        if req.skill in ("qiaobian", "shensu", "fangquan") and req.seat is not None:
-            ev = pb.Event()
-            ev.decline.seat = req.seat
-            return ev
-        return GeneralsBot.declined(req)
 
     def skill_args(self, game: Game, seat: int, eff: Effect, req: OfferRequest, inv: pb.InvokeSkill) -> bool:
         p = game.players[seat]

@@ -347,7 +347,8 @@ class HegemonyMode(Mode):
                                    f"{', '.join(options)}", seat, hard=True)])
 
     def phase_begins(self, game: Game, seat: int, phase: int) -> Settle[None]:
-        """docs/rules.md#hegemony-reveal: the start of the start phase, where face-down generals may be revealed."""
+        """docs/rules.md#hegemony-reveal: the start of the start phase, where face-down generals may be revealed (one
+        decision: the main, the deputy or both)."""
         while phase == pb.PHASE_START and self.hidden(seat) and game.players[seat].alive:
             answer = yield reveal_request(seat)
             if not isinstance(answer, pb.Event):
@@ -359,6 +360,7 @@ class HegemonyMode(Mode):
                                        "general to reveal", seat, hard=True)])
                 continue
             yield from self.reveal(game, seat, slots, pb.REVEAL_TIMING_START_PHASE)
+            return  # one reveal decision per start phase (main, deputy or both)
 
     @staticmethod
     def slot_text(which: int) -> str:
