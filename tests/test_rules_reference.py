@@ -68,6 +68,9 @@ PUBLISHED: dict[str, frozenset[str]] = {
         mashu tieji jizhi qicai zhiheng jiuyuan qixi keji kurou yingzi fanjian guose liuli qianxun lianying
         xiaoji jieyin qingnang jijiu wushuang lijian biyue
     """),
+    "docs/generals-hegemony.md": ids("""
+        selection companions reused different heg-luoshen heg-rende heg-kongcheng new rulings
+    """),
     "docs/log-format.md": ids("""
         header setup events implicit-declines respond-target outcomes complete-outcomes canonical-outcomes
         maneuvering annotated-replay example-game
