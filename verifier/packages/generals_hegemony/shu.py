@@ -177,7 +177,8 @@ class Xiangle(Skill):
         user = ctx.source
         if card.name not in SLASHES or user is None or user == owner:
             return
-        basics = [c for c in game.players[user].hand if game.cards[c].type == "basic"]
+        # (Not the 杀 itself: being used, it is on its way out of the hand.)
+        basics = [c for c in game.players[user].hand if game.cards[c].type == "basic" and c not in card.ids]
         chosen = (yield from game.choose(user, basics, 1, self.name, optional=True)) \
             if basics and game.players[user].alive else None
         if chosen:
