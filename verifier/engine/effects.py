@@ -248,6 +248,12 @@ class CardSpec:
         return None
         yield  # pragma: no cover
 
+    def cancelled(self, game: Game, use: Use) -> Settle[None]:
+        """The use lost every target as they became its targets (空城 cancels itself): the card is still used, and
+        goes to the discard pile with no effect."""
+        yield from game.to_processing(use.card.ids)
+        game.processing_to_discard(use.card.ids)
+
     # For self-play bots: candidate target lists worth trying.
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
         return [()]
@@ -479,8 +485,7 @@ class Ruleset:
             if len(kept) != len(use.targets):
                 use = Use(use.user, use.card, tuple(kept), use.damage_bonus)
                 if not kept:
-                    yield from game.to_processing(use.card.ids)
-                    game.processing_to_discard(use.card.ids)
+                    yield from spec.cancelled(game, use)
                     return
         yield from spec.use(game, use)
 
