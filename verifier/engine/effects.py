@@ -16,7 +16,7 @@ from typing import ClassVar
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, Color, Suit, color_of
 from verifier.engine.game import DamageInfo, Game, Settle, Trigger, Violation
-from verifier.engine.requests import UNANSWERED, card_request, name_matches
+from verifier.engine.requests import SKILL_ANSWERS, UNANSWERED, card_request, name_matches
 
 NULLIFICATION = frozenset({"nullification"})
 
@@ -313,6 +313,9 @@ class Ruleset:
             self.effects.update(pkg.effects)
             self.after_damage.extend(pkg.after_damage)
             self.nullify_rule = pkg.nullify_rule or self.nullify_rule
+        for name, eff in self.effects.items():
+            if eff.is_skill and (eff.converts_to or eff.provides):
+                SKILL_ANSWERS[name] = eff.converts_to | eff.provides
         # Effects that change the attack range of others (吴六剑): Game.attack_range asks them only if any.
         self.range_auras = frozenset(n for n, e in self.effects.items()
                                      if type(e).range_bonus_to is not Effect.range_bonus_to)

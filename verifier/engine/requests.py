@@ -64,9 +64,10 @@ class Request:
 
     def takes_anytime(self, ev: pb.Event, seat: int) -> bool:
         """Does a mode's own decision (ANYTIME_KINDS) by ``seat`` come while this is asked (rather than after it
-        was declined)? A reveal for a skill comes while its maker is asked something, and while an offer is
-        made only for the skill it offers."""
-        return self.seat is None or self.seat == seat
+        was declined)? A reveal for a skill comes while its maker's play phase waits, while an offer is made for
+        that skill, or while a card is asked for that the skill can give (SKILL_ANSWERS); not while anything else
+        is asked."""
+        return False
 
 
 def name_matches(name: str, names: frozenset[str]) -> bool:
@@ -82,6 +83,9 @@ class PlayRequest(Request):
 
     def describe(self) -> str:
         return f"seat {self.seat} to act in their play phase"
+
+    def takes_anytime(self, ev: pb.Event, seat: int) -> bool:
+        return self.seat == seat
 
     def invokable(self, skill: str) -> bool:
         return True
@@ -100,6 +104,9 @@ class CardRequest(Request):
 
     def describe(self) -> str:
         return f"seat {self.seat} to respond with {'/'.join(sorted(self.names))} ({self.reason})"
+
+    def takes_anytime(self, ev: pb.Event, seat: int) -> bool:
+        return self.seat == seat and answers(ev.reveal_general.skill, self.names)
 
     def answer_names(self) -> frozenset[str]:
         return self.names
@@ -121,7 +128,7 @@ class NullifyRequest(Request):
         return f"anyone to nullify {self.trick}"
 
     def takes_anytime(self, ev: pb.Event, seat: int) -> bool:
-        return ev.reveal_general.skill in NULLIFYING_SKILLS
+        return answers(ev.reveal_general.skill, frozenset({"nullification"}))
 
     def answer_names(self) -> frozenset[str]:
         return frozenset({"nullification"})
@@ -144,6 +151,9 @@ class PeachRequest(Request):
 
     def describe(self) -> str:
         return f"seat {self.seat} to save dying seat {self.dying}"
+
+    def takes_anytime(self, ev: pb.Event, seat: int) -> bool:
+        return self.seat == seat and answers(ev.reveal_general.skill, self.answer_names())
 
     def answer_names(self) -> frozenset[str]:
         return frozenset({"peach", "analeptic"}) if self.seat == self.dying else frozenset({"peach"})
@@ -258,8 +268,13 @@ DECISION_KINDS: Final = frozenset(
 )
 # Decisions a mode takes whatever is being asked (Request.fits; Mode.intercept).
 ANYTIME_KINDS: Final = frozenset({"reveal_general"})
-# Skills that answer a 无懈可击 window (看破): a reveal for one comes while the window is open. Packages add theirs.
-NULLIFYING_SKILLS: set[str] = set()
+# The cards each skill can answer a request with (its conversions and what it provides), filled by every Ruleset:
+# a reveal for a skill comes while a request it can answer is open (Request.takes_anytime), else after it.
+SKILL_ANSWERS: dict[str, frozenset[str]] = {}
+
+
+def answers(skill: str, names: frozenset[str]) -> bool:
+    return any(name_matches(n, names) for n in SKILL_ANSWERS.get(skill, ()))
 
 
 # The kinds each request takes, built once (requests are made for every decision).

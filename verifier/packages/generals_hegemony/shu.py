@@ -8,7 +8,6 @@ from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, Color, Suit
 from verifier.engine.effects import UsedCard
 from verifier.engine.game import DamageInfo, Game, Settle, Trigger
-from verifier.engine.requests import NULLIFYING_SKILLS
 from verifier.packages.generals_hegemony.package import PACKAGE, point_fight, same_kingdom
 from verifier.packages.generals_standard.package import SLASHES, Skill, ViewAs, check_cards, check_targets, offer
 from verifier.packages.generals_standard.shu import Rende
@@ -127,9 +126,6 @@ class Huoji(ViewAs):
 
     def fits(self, card: CardDef, name: str) -> bool:
         return card.color == Color.RED
-
-
-NULLIFYING_SKILLS.add("kanpo")
 
 
 @PACKAGE.effect

@@ -487,7 +487,8 @@ def usable_now(seat: int, eff: Effect, request: Request) -> bool:
     if isinstance(request, OfferRequest):
         return request.seat == seat and request.skill == eff.name
     if isinstance(request, PlayRequest):
-        return request.seat == seat
+        # An active or conversion skill, or one that only changes what the character may do (咆哮, 马术, 奇才).
+        return request.seat == seat and bool(eff.active or eff.converts_to or not eff.timings)
     names = eff.converts_to | eff.provides
     if isinstance(request, CardRequest):
         return request.seat == seat and any(name_matches(n, request.names) for n in names)
