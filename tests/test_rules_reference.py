@@ -73,7 +73,7 @@ PUBLISHED: dict[str, frozenset[str]] = {
     """),
     "docs/log-format.md": ids("""
         header setup events implicit-declines respond-target outcomes complete-outcomes canonical-outcomes
-        maneuvering annotated-replay example-game
+        maneuvering hegemony hegemony-example annotated-replay example-game
     """),
     "docs/cards.md": ids("card-ids standard-equipment maneuvering standard-deck maneuvering-deck"),
 }
