@@ -5,6 +5,8 @@ skills. Random legal play like GeneralsBot; everything it does is built to be le
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from clients.selfplay_generals import GeneralsBot, view_as
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.engine.effects import Effect
@@ -194,6 +196,18 @@ class HegemonyBot(GeneralsBot):
         return ev
 
     # ---------------------------------------------------------------- responses
+
+    def respond(self, game: Game, req: CardRequest) -> pb.Event | None:
+        """A face-down general's skill offered for this card (八阵): reveal it first, or leave it aside."""
+        seat = req.seat
+        assert seat is not None
+        hidden = [s for s in req.skills if self.latent(game, seat, s) is not None]
+        if hidden:
+            slot = self.latent(game, seat, hidden[0])
+            if slot is not None and self.chance(50):
+                return reveal_event(seat, slot, pb.REVEAL_TIMING_SKILL, hidden[0])
+            req = replace(req, skills=tuple(s for s in req.skills if s not in hidden))
+        return super().respond(game, req)
 
     def nullify(self, game: Game, req: NullifyRequest) -> pb.Event | None:
         for seat in game.alive_seats(game.current):

@@ -217,7 +217,7 @@ class HegemonyMode(Mode):
 
     def refresh(self, game: Game, seat: int) -> None:
         """The character's skills (the face-up generals'), latent skills (the face-down generals' that are not
-        locked: usable by revealing them), gender and name."""
+        locked, or that give a card when asked: usable by revealing them), gender and name."""
         p = game.players[seat]
         g = self.generals[seat]
         effects = game.ruleset.effects
@@ -230,8 +230,8 @@ class HegemonyMode(Mode):
                     continue
                 if g.shown[slot]:
                     skills.append(eff)
-                elif kind != "locked":
-                    latent.append(eff)
+                elif kind != "locked" or eff.provides:
+                    latent.append(eff)  # (a locked one that gives a card when asked, 八阵, is offered there too)
         p.skills, p.latent_skills = skills, latent
         main, deputy = self.defs(seat)
         up = [general for slot, general in enumerate((main, deputy)) if g.shown[slot]]
