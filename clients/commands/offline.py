@@ -123,6 +123,8 @@ def run_check(args: argparse.Namespace) -> int:
             res = replay.result
             outcome = (f"{SIDE.get(res.side, '?')} win, seats {list(res.winners)}" if res.finished
                        else f"unfinished: {res.reason}")
+            if res.finished and res.side == pb.SIDE_KINGDOM:
+                outcome = f"seats {list(res.winners)} win ({res.reason})"
             print(f"{path}: {len(log.events)} events, {replay.violation_count} violation(s); {outcome}")
     seconds = time.perf_counter() - started
     if args.json:

@@ -16,6 +16,7 @@ from verifier.packages.generals_standard.package import (
     check_targets,
     offer,
 )
+from verifier.packages.generals_standard.shu import Jijiang
 from verifier.packages.standard.basic import verify_slash_targets
 
 TURNED_OVER = "turned_over"  # Player.marks: the core skips a turned-over character's next turn (叠置)
@@ -54,9 +55,10 @@ class HegLuoshen(Skill):
 
 
 def shensu_slash(game: Game, owner: int, target: int) -> Settle[None]:
-    """神速's 杀: treated as used on ``target``, with no distance limit."""
-    use = Use(owner, UsedCard("slash", (), Suit.NONE, Color.NONE, 0, skill="shensu"), (target,))
-    yield from game.ruleset.use_as(game, use)
+    """神速's 杀: treated as used on ``target``, with no distance limit; 朱雀羽扇 may make it a 火杀 (the hegemony
+    wording: InvokeSkill fan, offered right after 神速's invocation, as for a 杀 激将 brings)."""
+    card = yield from Jijiang.turned(game, owner, UsedCard("slash", (), Suit.NONE, Color.NONE, 0, skill="shensu"))
+    yield from game.ruleset.use_as(game, Use(owner, card, (target,)))
 
 
 @PACKAGE.effect
