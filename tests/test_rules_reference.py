@@ -75,7 +75,7 @@ PUBLISHED: dict[str, frozenset[str]] = {
         header setup events implicit-declines respond-target outcomes complete-outcomes canonical-outcomes
         maneuvering hegemony hegemony-example annotated-replay example-game
     """),
-    "docs/cards.md": ids("card-ids standard-equipment maneuvering standard-deck maneuvering-deck"),
+    "docs/cards.md": ids("card-ids standard-equipment maneuvering standard-deck maneuvering-deck hegemony-deck"),
 }
 
 
