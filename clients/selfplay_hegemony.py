@@ -52,13 +52,15 @@ class HegemonyBot(GeneralsBot):
         return game.mode
 
     def decide(self, game: Game, req: Request) -> pb.Event | None:
-        """As GeneralsBot, but offers, reveals, options and optional choices are declined explicitly: skills offered
-        again with nothing between (巧变 before each phase) must not take an invocation meant for the next offer."""
+        """As GeneralsBot, but every optional request is declined explicitly: skills offered again with nothing between
+        (巧变 before each phase) must not take an invocation meant for the next offer, and an outcome never comes while
+        a request is open (nothing for the verifier to probe)."""
         answer = self.decide_or_decline(game, req)
-        if answer is None and req.seat is not None and isinstance(req, (OfferRequest, RevealRequest, OptionRequest,
-                                                                        ChoiceRequest)):
+        if answer is None and req.optional:
+            # (A 无懈可击 window is anybody's: the current player closes it, or the first living one.)
+            closer = game.current if game.players[game.current].alive else game.alive_seats()[0]
             ev = pb.Event()
-            ev.decline.seat = req.seat
+            ev.decline.seat = req.seat if req.seat is not None else closer
             return ev
         return answer
 
