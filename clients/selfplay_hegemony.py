@@ -1,6 +1,7 @@
 """Self-play in hegemony mode (国战): a bot that picks two generals of one kingdom, reveals them (at the start
 of its start phase, or to use a face-down general's skill), uses the hegemony cards and the generals'
-skills. Random legal play like GeneralsBot; everything it does is built to be legal.
+skills. Random legal play like GeneralsBot; everything it does is built to be legal. Unlike the identity bots it
+declines every optional request explicitly (HegemonyBot.decide), so its logs have no implicit decline.
 """
 
 from __future__ import annotations
