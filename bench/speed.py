@@ -12,10 +12,12 @@ measures take turns, so a slow spell of the machine falls on all three):
   (c) verify       (a), then verifier.verify on every log
 
 and prints events per second for each and the ratios (how many times slower verification
-is than each baseline). The machine is noisy, so only ratios measured in one run mean
-anything across runs. Peak memory per game verified is measured separately (tracemalloc,
-Python heap), and a cProfile of (c) shows the hot spots. The target (issue 4): at least
-150,000 events/s for (c), i.e. within about 6x of (b).
+is than each baseline). A second corpus of hegemony (国战) self-play games at the same player
+counts is verified the same way, (d), with its events per second and its ratio to (b) on its
+own logs. The machine is noisy, so only ratios measured in one run mean anything across runs.
+Peak memory per game verified is measured separately (tracemalloc, Python heap), and a
+cProfile of (c) shows the hot spots. The target (issue 4): at least 150,000 events/s for (c),
+i.e. within about 6x of (b).
 """
 
 from __future__ import annotations
@@ -51,11 +53,11 @@ TARGET_RATIO_TO_TOUCH = 6.0
 Corpus = list[tuple[int, bytes, int]]  # (players, serialised log, events)
 
 
-def build_corpus(games: int) -> Corpus:
+def build_corpus(games: int, mode: int = pb.MODE_IDENTITY) -> Corpus:
     corpus = []
     for n in PLAYER_COUNTS:
         for i in range(games):
-            log = play_game(BASE_SEED + 100 * n + i, n)
+            log = play_game(BASE_SEED + 100 * n + i, n, mode=mode)
             corpus.append((n, log.SerializeToString(deterministic=True), len(log.events)))
     return corpus
 
@@ -219,6 +221,11 @@ def main(argv: list[str] | None = None) -> int:
     vs_decode = rate["decode"] / rate["verify"]
     vs_touch = rate["decode+touch"] / rate["verify"]
     memory = peak_memory(corpus)
+    heg = build_corpus(args.games, pb.MODE_HEGEMONY)
+    heg_blobs = [blob for _, blob, _ in heg]
+    heg_events = sum(e for _, _, e in heg)
+    heg_seconds = best_times({"decode+touch": decode_and_touch, "verify": decode_and_verify}, heg_blobs, args.repeat)
+    heg_rate = {k: heg_events / s for k, s in heg_seconds.items()}
     # The ratio is the target that means the same on any machine; events/s depends on the machine.
     ratio_met = vs_touch <= TARGET_RATIO_TO_TOUCH
     rate_met = rate["verify"] >= TARGET_EVENTS_PER_SECOND
@@ -231,6 +238,9 @@ def main(argv: list[str] | None = None) -> int:
             "peak_kib_per_game": {str(n): {k: round(v) for k, v in m.items()} for n, m in memory.items()},
             "target_events_per_second": TARGET_EVENTS_PER_SECOND, "target_ratio_to_decode_touch": TARGET_RATIO_TO_TOUCH,
             "target_met": ratio_met, "events_per_second_target_met_here": rate_met,
+            "hegemony": {"games": len(heg), "events": heg_events,
+                         "events_per_second": {k: round(v) for k, v in heg_rate.items()},
+                         "verify_slowdown_vs_decode_touch": round(heg_rate["decode+touch"] / heg_rate["verify"], 2)},
         }
         print(json.dumps(body, indent=1))
     else:
@@ -242,6 +252,10 @@ def main(argv: list[str] | None = None) -> int:
         for k, label in (("decode", "(a) decode"), ("decode+touch", "(b) decode + touch"), ("verify", "(c) verify")):
             ratio = f"{rate[k] / rate['verify']:.1f}× slower" if k != "verify" else ""
             print(f"{label:24} {seconds[k]:>9.3f} {rate[k]:>12,.0f} {ratio:>12}")
+        print()
+        print(f"{'(d) verify, hegemony':24} {heg_seconds['verify']:>9.3f} {heg_rate['verify']:>12,.0f} "
+              f"{'':>12}  ({len(heg)} games, {heg_events:,} events; "
+              f"{heg_rate['decode+touch'] / heg_rate['verify']:.1f}× its decode + touch)")
         print()
         print(f"ratios: verify/decode = {vs_decode:.1f}×, verify/(decode+touch) = {vs_touch:.1f}× "
               f"(target: about ≤ {TARGET_RATIO_TO_TOUCH:.0f}× decode+touch — {'met' if ratio_met else 'NOT met'}; "

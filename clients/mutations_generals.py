@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
-from clients.mutator import Edit, Moment, cheat, use_card
+from clients.mutator import IDENTITY, Edit, Moment, cheat, use_card
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, Color, Suit
 from verifier.engine.requests import CardRequest
@@ -42,7 +42,8 @@ def generals_play_seat(m: Moment) -> int | None:
 
 # ---------------------------------------------------------------------------- skills not had
 
-@cheat("skill_not_owned", "SKILL_NOT_OWNED", "a skill the character's general does not have (苦肉 or 制衡)")
+@cheat("skill_not_owned", "SKILL_NOT_OWNED", "a skill the character's general does not have (苦肉 or 制衡)",
+       (IDENTITY,))
 def skill_not_owned(m: Moment) -> Iterator[Edit]:
     s = generals_play_seat(m)
     if s is None:
@@ -60,7 +61,7 @@ def skill_not_owned(m: Moment) -> Iterator[Edit]:
 
 
 @cheat("lord_skill_not_lord", "LORD_SKILL", "a lord skill (激将 in the play phase, 护驾 for a 闪) used by a "
-       "general who is not the lord")
+       "general who is not the lord", (IDENTITY,))
 def lord_skill_not_lord(m: Moment) -> Iterator[Edit]:
     g = m.game
     if not g.has_skills:

@@ -28,9 +28,10 @@ from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import Suit
 from verifier.engine.effects import Use, UsedCard
-from verifier.engine.game import LORD, LOYALIST, REBEL, Game
+from verifier.engine.game import Game
 from verifier.engine.game import Violation as EngineViolation
 from verifier.engine.requests import DECISION_KINDS, Answer, DiscardRequest, PlayRequest, Request
+from verifier.packages.modes.identity import LORD, LOYALIST, REBEL
 from verifier.packages.standard.tricks import reaches
 from verifier.replay import Verifier
 
@@ -150,21 +151,26 @@ class Moment:
 Finder = Callable[[Moment], Iterable[Edit]]
 
 
+IDENTITY, HEGEMONY = "identity", "hegemony"
+BOTH_MODES = (IDENTITY, HEGEMONY)
+
+
 @dataclass(frozen=True, slots=True)
 class CheatKind:
     name: str
     code: str
     summary: str
     find: Finder = field(repr=False)
+    modes: tuple[str, ...] = BOTH_MODES  # the game modes (Mode.name) whose games it applies to
 
 
 KINDS: list[CheatKind] = []
 
 
-def cheat(name: str, code: str, summary: str) -> Callable[[Finder], Finder]:
-    """Register a finder as a cheat kind."""
+def cheat(name: str, code: str, summary: str, modes: tuple[str, ...] = BOTH_MODES) -> Callable[[Finder], Finder]:
+    """Register a finder as a cheat kind (for the games of ``modes``)."""
     def register(find: Finder) -> Finder:
-        KINDS.append(CheatKind(name, code, summary, find))
+        KINDS.append(CheatKind(name, code, summary, find, modes))
         return find
     return register
 
@@ -443,7 +449,8 @@ def extra_draw(m: Moment) -> Iterator[Edit]:
         yield m.replace(ev, f"seat {ev.draw_cards.seat} also draws the next card {m.game.label(nxt)}")
 
 
-@cheat("missing_kill_reward", "KILL_REWARD", "the 3-card reward for killing a rebel is never drawn")
+@cheat("missing_kill_reward", "KILL_REWARD", "a kill reward (identity: 3 cards for a rebel; hegemony: by kingdom) "
+       "is never drawn")
 def missing_kill_reward(m: Moment) -> Iterator[Edit]:
     if m.kind == "draw_cards" and m.event.draw_cards.reason == pb.DRAW_REASON_KILL_REWARD:
         yield m.remove(1, f"seat {m.event.draw_cards.seat} does not draw the kill reward")
@@ -457,7 +464,8 @@ def recent_deaths(m: Moment) -> list[pb.Death]:
             and m.game.players[ev.death.killer].alive]
 
 
-@cheat("reward_for_non_rebel", "KILL_REWARD", "a kill reward drawn for killing a character who is not a rebel")
+@cheat("reward_for_non_rebel", "KILL_REWARD", "a kill reward drawn for killing a character who is not a rebel",
+       (IDENTITY,))
 def reward_for_non_rebel(m: Moment) -> Iterator[Edit]:
     top = top_first(m.game)[:3]
     for death in recent_deaths(m):
@@ -467,7 +475,7 @@ def reward_for_non_rebel(m: Moment) -> Iterator[Edit]:
             return
 
 
-@cheat("missing_lord_penalty", "KILL_PENALTY", "the lord keeps their cards after killing a loyalist")
+@cheat("missing_lord_penalty", "KILL_PENALTY", "the lord keeps their cards after killing a loyalist", (IDENTITY,))
 def missing_lord_penalty(m: Moment) -> Iterator[Edit]:
     if m.kind != "cards_moved" or m.event.cards_moved.reason != pb.MOVE_REASON_KILL_PENALTY:
         return
@@ -481,7 +489,7 @@ def missing_lord_penalty(m: Moment) -> Iterator[Edit]:
     yield m.remove(stop - m.index, f"lord seat {m.event.cards_moved.from_seat} does not discard the penalty")
 
 
-@cheat("unowed_penalty", "KILL_PENALTY", "a kill penalty paid when none was due")
+@cheat("unowed_penalty", "KILL_PENALTY", "a kill penalty paid when none was due", (IDENTITY,))
 def unowed_penalty(m: Moment) -> Iterator[Edit]:
     g = m.game
     for death in recent_deaths(m):
@@ -551,7 +559,7 @@ def inflated_recovery(m: Moment) -> Iterator[Edit]:
         yield m.replace(ev, f"seat {ev.recover.seat} recovers {ev.recover.amount}")
 
 
-@cheat("wrong_winner", "GAME_RESULT", "a winner declared who did not win")
+@cheat("wrong_winner", "GAME_RESULT", "a winner declared who did not win", (IDENTITY,))
 def wrong_winner(m: Moment) -> Iterator[Edit]:
     if m.kind != "game_over":
         return
@@ -669,5 +677,5 @@ def used_name(game: Game, ref: pb.CardRef) -> str:
     return card.name if card else ""
 
 
-# Registers the 军争 kinds and the generals' skill kinds.
-from clients import mutations_generals, mutations_maneuvering  # noqa: E402, F401
+# Registers the 军争 kinds, the generals' skill kinds and the hegemony kinds.
+from clients import mutations_generals, mutations_hegemony, mutations_maneuvering  # noqa: E402, F401

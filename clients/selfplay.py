@@ -233,9 +233,13 @@ class RandomBot:
         return ev
 
 
-def make_bot(seed: int, generals: bool = False) -> RandomBot:
+def make_bot(seed: int, generals: bool = False, hegemony: bool = False) -> RandomBot:
     """The self-play bot of the game with this seed: random legal play from the stream "bots" (with
-    generals, one that picks generals and uses their skills)."""
+    generals, one that picks generals and uses their skills; in hegemony mode, one that also reveals them)."""
+    if hegemony:
+        from clients.selfplay_hegemony import HegemonyBot
+
+        return HegemonyBot(Stream(seed, "bots"))
     if generals:
         from clients.selfplay_generals import GeneralsBot  # picks generals and uses their skills
 
@@ -257,9 +261,14 @@ Flagged = Callable[[int, list[Violation]], None]
 
 
 def play_game(seed: int, players: int, role_variant: int = pb.ROLE_VARIANT_STANDARD,
-              ruleset: Ruleset | None = None, packages: Sequence[str] = (), generals: bool = False) -> pb.GameLog:
+              ruleset: Ruleset | None = None, packages: Sequence[str] = (), generals: bool = False,
+              mode: int = pb.MODE_IDENTITY) -> pb.GameLog:
     """One complete self-play game as a log with every outcome recorded; ``packages`` as in the header
-    (("maneuvering",) for the 160-card deck)."""
+    (("maneuvering",) for the 160-card deck); ``mode`` MODE_HEGEMONY for 国战 (its deck and generals)."""
+    if mode == pb.MODE_HEGEMONY:
+        from clients.selfplay_hegemony import make_header as hegemony_header
+
+        return play(hegemony_header(seed, players), make_bot(seed, hegemony=True), ruleset)
     header = make_header(seed, players, role_variant, packages, generals)
     return play(header, make_bot(seed, generals), ruleset)
 

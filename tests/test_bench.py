@@ -25,6 +25,8 @@ def test_speed_benchmark_reports_rates_ratios_and_memory() -> None:
     assert report["verify_slowdown_vs_decode_touch"] > 0
     assert set(report["peak_kib_per_game"]) == {"4", "5", "8", "10"}
     assert isinstance(report["target_met"], bool)
+    heg = report["hegemony"]
+    assert heg["games"] == 4 and heg["events"] > 0 and heg["events_per_second"]["verify"] > 0
 
 
 def test_speed_benchmark_prints_the_profile() -> None:

@@ -15,7 +15,7 @@ import pytest
 from google.protobuf import json_format
 
 from clients.cli import main
-from clients.commands.cheats import Collateral, Report, check_game, run_report
+from clients.commands.cheats import Collateral, Report, Tally, check_game, run_report, select_kinds
 from clients.mutator import KINDS, find_mutations
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import verify
@@ -41,6 +41,20 @@ def generals_report() -> Report:
     1-4 with 8 players offer a place for every one of them (激将 by a 刘备 who is not the lord, 武圣, 倾国, ...)."""
     return run_report(4, (8,), 1, per_kind=2, generals=True)
 
+
+@cache
+def hegemony_report() -> Report:
+    """Hegemony games (国战): the hegemony kinds find places only there; seeds 2 and 4 with 6 players offer a place
+    for each (a careerist, a same-kingdom kill, a reveal for a skill, ...)."""
+    kinds = select_kinds(None, "hegemony")
+    report = Report(kinds, tallies={k.name: Tally() for k in kinds})
+    for seed in (2, 4):
+        report.add(check_game(seed, 6, per_kind=2, mode="hegemony"))
+    return report
+
+
+HEGEMONY_KINDS = {"hidden_skill", "reveal_out_of_timing", "same_kingdom_kill_unpunished", "reward_miscounted",
+                  "careerist_not_made", "winner_declared_early"}
 
 GENERALS_KINDS = {"skill_not_owned", "lord_skill_not_lord", "skill_twice", "wusheng_black", "qingguo_red",
                   "guose_not_diamond", "qixi_red"}
@@ -73,17 +87,29 @@ def describe_failures(report: Report) -> str:
 
 
 def report_for(deck: str) -> Report:
-    return {"standard": small_report, "maneuvering": maneuvering_report, "generals": generals_report}[deck]()
+    return {"standard": small_report, "maneuvering": maneuvering_report, "generals": generals_report,
+            "hegemony": hegemony_report}[deck]()
 
 
-@pytest.mark.parametrize("deck", ["standard", "maneuvering", "generals"])
+@pytest.mark.parametrize("deck", ["standard", "maneuvering", "generals", "hegemony"])
 def test_no_false_positives(deck: str) -> None:
     report = report_for(deck)
-    assert report.games == (4 if deck == "generals" else GAMES * len(PLAYERS))
+    assert report.games == {"generals": 4, "hegemony": 2}.get(deck, GAMES * len(PLAYERS))
     assert report.false_positives == []
 
 
-@pytest.mark.parametrize("deck", ["standard", "maneuvering", "generals"])
+def test_hegemony_kinds() -> None:
+    """Every hegemony kind is injected in the hegemony games (and only there) and caught right; the role-based
+    identity kinds are not tried there."""
+    tallies = hegemony_report().tallies
+    for name in HEGEMONY_KINDS:
+        assert tallies[name].injected > 0, name
+        assert tallies[name].caught == tallies[name].injected, (name, tallies[name])
+        assert name not in small_report().tallies
+    assert {"reward_for_non_rebel", "missing_lord_penalty", "unowed_penalty", "wrong_winner"}.isdisjoint(tallies)
+
+
+@pytest.mark.parametrize("deck", ["standard", "maneuvering", "generals", "hegemony"])
 def test_every_injected_cheat_is_caught_with_its_code_at_its_event(deck: str) -> None:
     report = report_for(deck)
     assert report.missed == 0, describe_failures(report)
@@ -116,6 +142,8 @@ def test_every_kind_is_injected() -> None:
                 + generals_report().tallies[name].injected for name, t in small_report().tallies.items()}
     for name, t in check_game(0, 4, log=lord_kills_loyalist()).tallies.items():
         injected[name] += t.injected
+    for name, t in hegemony_report().tallies.items():
+        injected[name] = injected.get(name, 0) + t.injected
     assert {k.name for k in KINDS} == set(injected)
     assert [name for name, n in injected.items() if n == 0] == []
 
@@ -228,3 +256,9 @@ def test_cli_table_json_and_exit_status(capsys: pytest.CaptureFixture[str]) -> N
     body = json.loads(capsys.readouterr().out)
     assert body["ok"] is True and body["generals"] is True
     assert all(k["injected"] == k["caught"] > 0 for k in body["kinds"]), body["kinds"]
+    assert main(["cheats", "--games", "1", "--players", "6", "--seed", "2", "--mode", "hegemony", "--kinds",
+                 "hidden_skill,careerist_not_made"]) == 0
+    out = capsys.readouterr().out
+    assert "in hegemony mode" in out and "OK: 0 missed, 0 false positive(s)" in out
+    assert main(["cheats", "--mode", "hegemony", "--kinds", "wrong_winner"]) == 2  # an identity-only kind
+    assert main(["cheats", "--mode", "hegemony", "--generals"]) == 2

@@ -60,3 +60,18 @@ def test_readme_violation_example() -> None:
     replay = verify(load(DOCS / "examples" / "second_slash.json"))
     got = [(a.index, v.code) for a in replay.annotations for v in a.violations]
     assert got == [(3, "SLASH_LIMIT"), (5, "OUT_OF_RANGE"), (5, "SLASH_LIMIT")]
+
+
+def test_hegemony_example_game() -> None:
+    decisions = load(DOCS / "examples" / "hegemony_game_decisions.json")
+    full = load(DOCS / "examples" / "hegemony_game.json")
+    replay = verify(decisions)
+    assert replay.violation_count == 0 and replay.result.side == pb.SIDE_KINGDOM
+    assert list(replay.result.winners) == [0, 1]
+    assert completed(decisions, replay) == full
+    replay_full = verify(full)
+    assert replay_full.violation_count == 0 and not any(a.derived for a in replay_full.annotations)
+    assert replay_full.final_digest == replay.final_digest
+    page = (DOCS / "log-format.md").read_text(encoding="utf-8")
+    for name in ("hegemony_game.json", "hegemony_game_decisions.json"):
+        assert (DOCS / "examples" / name).read_text(encoding="utf-8").strip() in page

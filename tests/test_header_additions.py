@@ -20,10 +20,19 @@ from tests.test_malformed import run_cli
 from verifier import Verifier, verify
 from verifier.codes import CATALOGUE, NOTICES
 from verifier.engine.effects import Ruleset
-from verifier.engine.game import LORD, LOYALIST, REBEL, SPY
+from verifier.packages.modes.identity import (
+    LORD,
+    LOYALIST,
+    REBEL,
+    ROLE_TABLE,
+    SPY,
+    TWO_SPIES_VARIANT,
+    role_list,
+    roles_to_deal,
+)
 from verifier.replay import default_ruleset, initial_digest
 from verifier.rng import shuffled
-from verifier.setup import ROLE_TABLE, TWO_SPIES_VARIANT, new_game, role_list, roles_to_deal
+from verifier.setup import new_game
 from verifier.text import origin
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -57,7 +57,10 @@ PUBLISHED: dict[str, frozenset[str]] = {
         spear axe halberd kylin-bow guding-blade fan armor eight-diagram renwang-shield vine silver-lion
         ignore-armor horses judgment real-game-rulings multi-target-slash fan-skill-slash ganglie-no-source
         dead-source loss-triggers skills skill-wording skill-precedence lord-skills skill-timing skill-limit
-        prohibited-targets
+        prohibited-targets hegemony hegemony-setup hegemony-generals hegemony-max-hp hegemony-first-seat
+        hegemony-hidden hegemony-reveal hegemony-kingdom hegemony-careerist hegemony-companions hegemony-death
+        hegemony-penalty hegemony-reward hegemony-victory hegemony-deck heg-nullification await-exhausted
+        known-both befriend-attacking wu-six-swords triblade hegemony-skills
     """),
     "docs/generals.md": ids("""
         selection skills-in-the-log skill-rulings two-delayed-tricks skills jianxiong hujia guicai fankui
@@ -65,11 +68,14 @@ PUBLISHED: dict[str, frozenset[str]] = {
         mashu tieji jizhi qicai zhiheng jiuyuan qixi keji kurou yingzi fanjian guose liuli qianxun lianying
         xiaoji jieyin qingnang jijiu wushuang lijian biyue
     """),
+    "docs/generals-hegemony.md": ids("""
+        selection companions reused different heg-luoshen heg-rende heg-kongcheng new rulings
+    """),
     "docs/log-format.md": ids("""
         header setup events implicit-declines respond-target outcomes complete-outcomes canonical-outcomes
-        maneuvering annotated-replay following example-game
+        maneuvering hegemony hegemony-example annotated-replay following example-game
     """),
-    "docs/cards.md": ids("card-ids standard-equipment maneuvering standard-deck maneuvering-deck"),
+    "docs/cards.md": ids("card-ids standard-equipment maneuvering standard-deck maneuvering-deck hegemony-deck"),
 }
 
 

@@ -62,9 +62,12 @@ class SelfPlay:
     players: int
     seed: int
     two_spies: bool = False
+    hegemony: bool = False  # 国战: its own deck and generals (packages and generals unused)
 
     @property
     def name(self) -> str:
+        if self.hegemony:
+            return f"selfplay-hegemony-p{self.players}-s{self.seed}"
         deck = "160" if "maneuvering" in self.packages else "std"
         gen = "-generals" if self.generals else ""
         spies = "-twospies" if self.two_spies else ""
@@ -73,6 +76,8 @@ class SelfPlay:
     def play(self) -> pb.GameLog:
         from clients.selfplay import play_game
 
+        if self.hegemony:
+            return play_game(self.seed, self.players, mode=pb.MODE_HEGEMONY)
         variant = pb.ROLE_VARIANT_TWO_SPIES if self.two_spies else pb.ROLE_VARIANT_STANDARD
         return play_game(self.seed, self.players, variant, packages=self.packages, generals=self.generals)
 
@@ -89,6 +94,12 @@ SELFPLAY: tuple[SelfPlay, ...] = (
     SelfPlay((), True, 5, 7),
     SelfPlay((), True, 8, 7),
     SelfPlay(("maneuvering",), True, 6, 7),
+    # Hegemony: the shortest games of seeds 0-11 at 4, 7 and 10 players, and the 5-player one that uses every
+    # new card of the hegemony deck.
+    SelfPlay((), False, 4, 0, hegemony=True),
+    SelfPlay((), False, 5, 1, hegemony=True),
+    SelfPlay((), False, 7, 9, hegemony=True),
+    SelfPlay((), False, 10, 7, hegemony=True),
 )
 
 

@@ -66,7 +66,7 @@ class CardDef:
     subtype: str  # for equipment: one of EQUIP_SLOTS
     attack_range: int  # weapons only
     nature: str  # "", "fire" or "thunder"
-    package: str  # standard | standard_ex | maneuvering
+    package: str  # standard | standard_ex | maneuvering | hegemony
     color: Color = field(init=False, compare=False)  # from the suit (read on every card used)
 
     def __post_init__(self) -> None:
@@ -104,7 +104,8 @@ def _read(name: str) -> str:
     return resources.files("verifier").joinpath("data", name).read_text(encoding="utf-8")
 
 
-TABLES = {"standard": "cards_standard.tsv", "maneuvering": "cards_maneuvering.tsv"}
+# The hegemony deck (国战, 108 cards) is numbered 201-308: ids stay unique across tables.
+TABLES = {"standard": "cards_standard.tsv", "maneuvering": "cards_maneuvering.tsv", "hegemony": "cards_hegemony.tsv"}
 
 
 @cache
@@ -127,7 +128,7 @@ def all_cards() -> dict[int, CardDef]:
 def data_fingerprint() -> str:
     """A hash of the shipped data tables: part of the engine's identity."""
     h = hashlib.sha256()
-    for name in sorted([*TABLES.values(), "generals_standard.tsv"]):
+    for name in sorted([*TABLES.values(), "generals_standard.tsv", "generals_hegemony.tsv"]):
         h.update(name.encode())
         h.update(_read(name).encode("utf-8"))
     return h.hexdigest()[:16]

@@ -89,6 +89,16 @@ _CODES = [
          "A target a skill forbids: 空城 (杀/决斗 on a character with no hand cards), 谦逊 (顺手牵羊/乐不思蜀)."),
     Code("GENERAL_NOT_OFFERED", Kind.ILLEGAL, "docs/rules.md#generals; docs/generals.md#selection",
          "A general picked that is not among the seat's candidates (or a pick out of order)."),
+    Code("PICK_TWO_KINGDOMS", Kind.ILLEGAL, "docs/rules.md#hegemony-generals",
+         "Hegemony: a seat picked a main and a deputy general of two kingdoms (or one general twice); both "
+         "must be of one kingdom."),
+    Code("HIDDEN_SKILL", Kind.ILLEGAL, "docs/rules.md#hegemony-hidden; docs/rules.md#hegemony-reveal",
+         "Hegemony: a skill of a face-down general was used without revealing that general first (a "
+         "RevealGeneral with REVEAL_TIMING_SKILL before the decision). The general is turned up then and the "
+         "skill carried out."),
+    Code("REVEAL_TIMING", Kind.ILLEGAL, "docs/rules.md#hegemony-reveal",
+         "Hegemony: a general revealed outside the start of its owner's start phase, or for a skill that is "
+         "not that general's or cannot be used now, or a general already face up. The reveal has no effect."),
     Code("SLASH_LIMIT", Kind.ILLEGAL, "docs/rules.md#slash-limit",
          "A second 杀 in one play phase without 诸葛连弩 or a skill that allows it."),
     Code("ANALEPTIC_LIMIT", Kind.ILLEGAL, "docs/rules.md#analeptic",
@@ -122,13 +132,22 @@ _CODES = [
          "The recorded recovery differs in who or how much."),
     Code("DEATH_MISMATCH", Kind.MISMATCH, "docs/rules.md#dying; docs/rules.md#death",
          "The recorded dying or death differs (who, killer, revealed role)."),
-    Code("KILL_REWARD", Kind.MISMATCH, "docs/rules.md#kill-reward; docs/rules.md#dead-or-self-killer",
-         "A kill reward (draw 3 for killing a rebel) that is missing, wrong, or was not owed."),
-    Code("KILL_PENALTY", Kind.MISMATCH, "docs/rules.md#kill-penalty; docs/rules.md#dead-or-self-killer",
-         "The lord's penalty for killing a loyalist (discard all hand and equipment) that is missing, "
-         "wrong, or was not owed."),
-    Code("GAME_RESULT", Kind.MISMATCH, "docs/rules.md#victory",
-         "The recorded end of the game (winning side, winners) differs from the rules."),
+    Code("KILL_REWARD", Kind.MISMATCH,
+         "docs/rules.md#kill-reward; docs/rules.md#dead-or-self-killer; docs/rules.md#hegemony-reward",
+         "A kill reward (draw 3 for killing a rebel; in hegemony, one card per character of the victim's "
+         "kingdom) that is missing, wrong, or was not owed."),
+    Code("KILL_PENALTY", Kind.MISMATCH,
+         "docs/rules.md#kill-penalty; docs/rules.md#dead-or-self-killer; docs/rules.md#hegemony-penalty",
+         "The lord's penalty for killing a loyalist (in hegemony: for killing one's own kingdom; discard all "
+         "hand and equipment) that is missing, wrong, or was not owed."),
+    Code("GAME_RESULT", Kind.MISMATCH, "docs/rules.md#victory; docs/rules.md#hegemony-victory",
+         "The recorded end of the game (winning side, winners) differs from the rules; in hegemony also a "
+         "winner declared while a living character has no kingdom yet."),
+    Code("REVEAL_MISMATCH", Kind.MISMATCH, "docs/rules.md#hegemony-reveal; docs/rules.md#hegemony-death",
+         "Hegemony: a recorded GeneralRevealed that differs from the rules (which general, which seat, when)."),
+    Code("KINGDOM_MISMATCH", Kind.MISMATCH, "docs/rules.md#hegemony-kingdom; docs/rules.md#hegemony-careerist",
+         "Hegemony: a recorded KingdomFixed that differs from the rules: another kingdom, or a careerist "
+         "recorded as of its kingdom (or the other way round)."),
     Code("RESHUFFLE_MISMATCH", Kind.MISMATCH, "docs/rules.md#reshuffle",
          "A recorded reshuffle that is not the seeded order, or (with recorded reshuffles) not a "
          "permutation of the discard pile."),

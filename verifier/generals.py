@@ -55,3 +55,40 @@ def skill_owners() -> dict[str, str]:
 @cache
 def lord_skill_names() -> frozenset[str]:
     return frozenset(s for g in standard_generals().values() for s in g.lord_skills())
+
+
+@dataclass(frozen=True, slots=True)
+class HegemonyGeneralDef:
+    """A hegemony general (verifier/data/generals_hegemony.tsv): HP in half fish, its companions."""
+
+    name: str  # name_en
+    name_zh: str
+    kingdom: str  # wei | shu | wu | qun
+    half_fish: int
+    gender: int
+    companions: tuple[str, ...]  # name_en of each companion (珠联璧合)
+    skills: tuple[tuple[str, str], ...]  # (name_en, kind): kind is normal | locked | limited
+
+
+@cache
+def hegemony_generals() -> dict[str, HegemonyGeneralDef]:
+    """The 60 hegemony generals by name_en, in table order."""
+    lines = [line for line in _read("generals_hegemony.tsv").splitlines() if line.strip()]
+    columns = lines[0].split("\t")
+    out: dict[str, HegemonyGeneralDef] = {}
+    for line in lines[1:]:
+        row = dict(zip(columns, line.split("\t"), strict=False))
+        skills = []
+        for part in row["skills"].split(";"):
+            _zh, en, kind = part.split(":")
+            skills.append((en, kind))
+        companions = tuple(c for c in row.get("companions", "").split(";") if c)
+        out[row["name_en"]] = HegemonyGeneralDef(row["name_en"], row["name_zh"], row["kingdom"], int(row["half_fish"]),
+                                                 GENDERS[row["gender"]], companions, tuple(skills))
+    return out
+
+
+def companions(a: str, b: str) -> bool:
+    """Do the hegemony generals ``a`` and ``b`` form a 珠联璧合 pair (either lists the other)?"""
+    g = hegemony_generals()
+    return b in g[a].companions or a in g[b].companions

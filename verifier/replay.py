@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 from collections import deque
 from collections.abc import Iterable
-from functools import cache
 from typing import Any
 
 from google.protobuf.message import Message
@@ -39,7 +38,7 @@ from verifier.engine.requests import (
     ShuffleRequest,
 )
 from verifier.rng import shuffled
-from verifier.setup import HeaderError, header_notices, new_game, starting_hand_outcomes
+from verifier.setup import HeaderError, header_notices, new_game, ruleset_for, starting_hand_outcomes
 from verifier.version import engine_version
 
 # The state digest: BLAKE2b-128 (docs/log-format.md).
@@ -55,29 +54,12 @@ MAX_CONSECUTIVE_REJECTS = 32
 
 # Cards that can answer a window that follows a declined request with no decision between
 # (桃 or 酒 for a dying character, 无懈可击 against the next target's effect).
-LATER_WINDOW_CARDS = frozenset({"peach", "analeptic", "nullification"})
+LATER_WINDOW_CARDS = frozenset({"peach", "analeptic", "nullification", "heg_nullification"})
 
 
 def default_ruleset(header: pb.GameHeader) -> Ruleset:
-    """The packages the header asks for. A Ruleset holds no game's state, so one per combination
-    serves every game."""
-    return _ruleset("maneuvering" in header.options.packages, header.options.generals == pb.GENERALS_MODE_STANDARD)
-
-
-@cache
-def _ruleset(maneuvering: bool, generals: bool) -> Ruleset:
-    from verifier.packages import standard  # the replay layer assembles packages; the core never does
-
-    packages = [standard.PACKAGE]
-    if maneuvering:
-        from verifier.packages import maneuvering as maneuvering_package  # 军争: extends the standard 杀
-
-        packages.append(maneuvering_package.PACKAGE)
-    if generals:
-        from verifier.packages import generals_standard
-
-        packages.append(generals_standard.PACKAGE)
-    return Ruleset(packages)
+    """The packages the header's mode asks for (verifier.setup.ruleset_for: one Ruleset per combination)."""
+    return ruleset_for(header)
 
 
 def initial_digest(header: pb.GameHeader) -> bytes:

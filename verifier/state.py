@@ -34,10 +34,12 @@ from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import text
 from verifier.cards import EQUIP_SLOTS, NUMBER_NAMES, all_cards
-from verifier.engine.game import LORD, Game, Player
+from verifier.engine.game import Game, Player
 from verifier.generals import standard_generals
 from verifier.replay import Verifier
 from verifier.version import engine_version
+
+LORD = pb.ROLE_LORD
 
 STATUS_NAMES = {value: name.removeprefix("STATUS_") for name, value in apb.Status.items()}
 ROLE_NAMES: dict[int, str] = {int(k): v for k, v in text.ROLE.items()}

@@ -10,7 +10,11 @@ from verifier.cards import all_cards
 ROLE = {pb.ROLE_LORD: "lord", pb.ROLE_LOYALIST: "loyalist", pb.ROLE_REBEL: "rebel", pb.ROLE_SPY: "spy"}
 PHASE = {pb.PHASE_START: "start", pb.PHASE_JUDGMENT: "judgment", pb.PHASE_DRAW: "draw", pb.PHASE_PLAY: "play",
          pb.PHASE_DISCARD: "discard", pb.PHASE_FINISH: "finish"}
-SIDE = {pb.SIDE_LORD: "lord's side", pb.SIDE_REBELS: "rebels", pb.SIDE_SPY: "spy", pb.SIDE_NONE: "nobody (draw)"}
+SIDE = {pb.SIDE_LORD: "lord's side", pb.SIDE_REBELS: "rebels", pb.SIDE_SPY: "spy", pb.SIDE_NONE: "nobody (draw)",
+        pb.SIDE_KINGDOM: "a kingdom"}
+SLOT = {pb.GENERAL_SLOT_MAIN: "main", pb.GENERAL_SLOT_DEPUTY: "deputy", pb.GENERAL_SLOT_BOTH: "main and deputy"}
+TIMING = {pb.REVEAL_TIMING_START_PHASE: "at the start phase", pb.REVEAL_TIMING_SKILL: "for a skill",
+          pb.REVEAL_TIMING_DEATH: "at death"}
 NATURE = {pb.DAMAGE_NATURE_NORMAL: "", pb.DAMAGE_NATURE_FIRE: " fire", pb.DAMAGE_NATURE_THUNDER: " thunder"}
 
 
@@ -53,7 +57,7 @@ def describe(ev: pb.Event) -> str:
         tail = f" → {', '.join(f'seat {t}' for t in m.targets)}" if m.targets else ""
         return f"seat {m.seat} uses {card_ref(m.card)}{tail}"
     if kind == "respond":
-        return f"seat {m.seat} responds with {card_ref(m.card)}"
+        return f"seat {m.seat} responds with {card_ref(m.card)}" + (" for the whole kingdom" if m.whole_kingdom else "")
     if kind == "decline":
         return f"seat {m.seat} declines"
     if kind == "choose_cards":
@@ -64,7 +68,17 @@ def describe(ev: pb.Event) -> str:
     if kind == "end_play_phase":
         return f"seat {m.seat} ends the play phase"
     if kind == "pick_general":
-        return f"seat {m.seat} picks {m.general}"
+        return f"seat {m.seat} picks {m.general}" + (f" (main) and {m.deputy} (deputy)" if m.deputy else "")
+    if kind == "reveal_general":
+        why = f" to invoke {m.skill}" if m.skill else f" {TIMING.get(m.timing, '(no timing)')}"
+        return f"seat {m.seat} reveals their {SLOT.get(m.which, '?')} general{why}"
+    if kind == "choose_option":
+        return f"seat {m.seat} chooses {m.option!r}"
+    if kind == "general_revealed":
+        return f"seat {m.seat}'s {SLOT.get(m.slot, '?')} general {m.general} is revealed {TIMING.get(m.timing, '')}"
+    if kind == "kingdom_fixed":
+        extra = f" ({m.general_kingdom} generals)" if m.general_kingdom else ""
+        return f"seat {m.seat}'s kingdom is {m.kingdom}{extra}"
     if kind == "turn_start":
         return f"turn {m.turn}: seat {m.seat}"
     if kind == "phase_start":
@@ -88,7 +102,7 @@ def describe(ev: pb.Event) -> str:
         return f"seat {m.seat} is dying"
     if kind == "death":
         killer = f"killed by seat {m.killer}" if m.HasField("killer") else "no killer"
-        return f"seat {m.seat} dies ({ROLE.get(m.role, '?')}, {killer})"
+        return f"seat {m.seat} dies ({m.kingdom or ROLE.get(m.role, '?')}, {killer})"
     if kind == "cards_moved":
         why = pb.MoveReason.Name(m.reason).removeprefix("MOVE_REASON_").lower()
         dest = f"seat {m.to_seat}'s {pb.Zone.Name(m.to_zone).removeprefix('ZONE_').lower()}" \
@@ -99,5 +113,7 @@ def describe(ev: pb.Event) -> str:
     if kind == "reshuffle":
         return f"discard pile reshuffled into a new draw pile of {len(m.order)} cards"
     if kind == "game_over":
+        if m.side == pb.SIDE_KINGDOM:
+            return f"game over: {m.kingdom or 'the last one alive'} wins {list(m.winners)}"
         return f"game over: {SIDE.get(m.side, '?')} win {list(m.winners)}"
     return str(kind)

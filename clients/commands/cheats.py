@@ -31,7 +31,7 @@ from clients.cheating_selfplay import (
     play_cheating_game,
 )
 from clients.commands.options import card_packages
-from clients.mutator import KINDS, CheatKind, Mutation, find_mutations
+from clients.mutator import HEGEMONY, IDENTITY, KINDS, CheatKind, Mutation, find_mutations
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import verify
@@ -162,15 +162,17 @@ def judge(m: Mutation, replay: apb.AnnotatedReplay) -> str:
 
 
 def check_game(seed: int, players: int, kind_names: Sequence[str] | None = None, per_kind: int = 3,
-               log: pb.GameLog | None = None, packages: Sequence[str] = (), generals: bool = False) -> GameResult:
+               log: pb.GameLog | None = None, packages: Sequence[str] = (), generals: bool = False,
+               mode: str = IDENTITY) -> GameResult:
     """One game: verify it unaltered, then every mutation of it. ``packages``: the header's card packages
     for the self-play game (("maneuvering",): the 160-card deck); ``generals``: played with the standard
-    generals and their skills."""
+    generals and their skills; ``mode``: "hegemony" for a 国战 game (then only the kinds of that mode)."""
     from clients.selfplay import play_game
 
-    kinds = select_kinds(kind_names)
+    kinds = select_kinds(kind_names, mode)
     if log is None:
-        log = play_game(seed, players, packages=packages, generals=generals)
+        log = play_game(seed, players, packages=packages, generals=generals,
+                        mode=pb.MODE_HEGEMONY if mode == HEGEMONY else pb.MODE_IDENTITY)
     clean = verify(log)
     clean_codes = list(clean.violation_codes) if clean.violation_count else []
     if not clean.followed:
@@ -204,9 +206,9 @@ def check_game(seed: int, players: int, kind_names: Sequence[str] | None = None,
     return GameResult(seed, players, len(log.events), [], tallies, failures, collateral)
 
 
-def _check(args: tuple[int, int, tuple[str, ...] | None, int, tuple[str, ...], bool]) -> GameResult:
-    seed, players, names, per_kind, packages, generals = args
-    return check_game(seed, players, names, per_kind, packages=packages, generals=generals)
+def _check(args: tuple[int, int, tuple[str, ...] | None, int, tuple[str, ...], bool, str]) -> GameResult:
+    seed, players, names, per_kind, packages, generals, mode = args
+    return check_game(seed, players, names, per_kind, packages=packages, generals=generals, mode=mode)
 
 
 K = TypeVar("K", CheatKind, ConsistentKind)
@@ -223,8 +225,9 @@ def select_named(kinds: Sequence[K], names: Sequence[str] | None, what: str) -> 
     return [by_name[n] for n in names]
 
 
-def select_kinds(names: Sequence[str] | None) -> list[CheatKind]:
-    return select_named(KINDS, names, "cheat")
+def select_kinds(names: Sequence[str] | None, mode: str = IDENTITY) -> list[CheatKind]:
+    """The kinds named (default: all) among those that apply to games of ``mode``."""
+    return select_named([k for k in KINDS if mode in k.modes], names, "cheat")
 
 
 def select_consistent(names: Sequence[str] | None) -> list[ConsistentKind]:
@@ -232,12 +235,13 @@ def select_consistent(names: Sequence[str] | None) -> list[ConsistentKind]:
 
 
 def run_report(games: int, players: Sequence[int], seed: int, kind_names: Sequence[str] | None = None,
-               per_kind: int = 3, jobs: int = 1, packages: Sequence[str] = (), generals: bool = False) -> Report:
+               per_kind: int = 3, jobs: int = 1, packages: Sequence[str] = (), generals: bool = False,
+               mode: str = IDENTITY) -> Report:
     """Games seed, seed+1, ... for each player count; every applicable cheat in each (``generals``: games
-    with the standard generals)."""
-    kinds = select_kinds(kind_names)
+    with the standard generals; ``mode`` "hegemony": 国战 games and the kinds that apply to them)."""
+    kinds = select_kinds(kind_names, mode)
     names = tuple(k.name for k in kinds) if kind_names else None
-    work = [(seed + i, p, names, per_kind, tuple(packages), generals) for p in players for i in range(games)]
+    work = [(seed + i, p, names, per_kind, tuple(packages), generals, mode) for p in players for i in range(games)]
     report = Report(kinds, tallies={k.name: Tally() for k in kinds})
     for r in each_game(_check, work, jobs, chunksize=4):
         report.add(r)
@@ -411,6 +415,9 @@ def register(sub: Any) -> None:
                    "deck)")
     p.add_argument("--generals", action="store_true", help="play the games with the standard generals (their "
                    "skills; the skill-abuse kinds find places only there)")
+    p.add_argument("--mode", choices=[IDENTITY, HEGEMONY], default=IDENTITY,
+                   help="identity (default) or hegemony: 国战 games, with the hegemony kinds and the identity kinds "
+                   "that apply to them (not with --consistent, --packages or --generals)")
     p.add_argument("--consistent", action="store_true",
                    help="measure consistent cheats instead: each game is played once per kind with one bot making "
                    "one illegal decision the engine still applies (a second 杀, a 杀 out of range, 桃 at full HP, a "
@@ -431,9 +438,13 @@ def register(sub: Any) -> None:
 
 def run_cheats(args: argparse.Namespace) -> int:
     if args.list:
-        for k in CONSISTENT_KINDS if args.consistent else KINDS:
+        for k in CONSISTENT_KINDS if args.consistent else select_kinds(None, args.mode):
             print(f"{k.name:26} {k.code:24} {k.summary}")
         return 0
+    if args.mode == HEGEMONY and (args.consistent or args.packages or args.generals):
+        print("--mode hegemony has its own deck and generals, and no consistent cheats yet: no --consistent, "
+              "--packages or --generals", file=sys.stderr)
+        return 2
     try:
         players = [int(x) for x in args.players.split(",") if x.strip()]
     except ValueError:
@@ -448,7 +459,7 @@ def run_cheats(args: argparse.Namespace) -> int:
     cheats = args.cheats_per_game or 1
     names = [n.strip() for n in args.kinds.split(",") if n.strip()]
     try:
-        select_consistent(names) if args.consistent else select_kinds(names)
+        select_consistent(names) if args.consistent else select_kinds(names, args.mode)
     except ValueError as err:
         print(err, file=sys.stderr)
         return 2
@@ -464,7 +475,7 @@ def run_cheats(args: argparse.Namespace) -> int:
             print_consistent(consistent, args, players, seconds)
         return 0 if consistent.ok else 1
     report = run_report(args.games, players, args.seed, names, args.per_game, max(1, args.jobs), packages,
-                        args.generals)
+                        args.generals, args.mode)
     seconds = time.perf_counter() - started
     if args.json:
         print(json.dumps(report_json(report, args, seconds), ensure_ascii=False, indent=1))
@@ -505,6 +516,7 @@ def run_scope(args: argparse.Namespace, players: list[int]) -> str:
     """How many games of how many players, with which cards and generals, from which seeds."""
     deck = " with " + ",".join(args.packages) if args.packages else ""
     deck += " with generals" if args.generals else ""
+    deck += " in hegemony mode" if getattr(args, "mode", IDENTITY) == HEGEMONY else ""
     return (f"{args.games} game(s) × {','.join(map(str, players))} players{deck}, seeds "
             f"{args.seed}..{args.seed + args.games - 1}")
 

@@ -48,6 +48,9 @@ def register(sub: Any) -> None:
     sp.add_argument("--two-spies", action="store_true", help="the 6/8-player two-spy role table")
     sp.add_argument("--generals", action="store_true", help="play with the 25 standard generals (bots pick "
                     "generals and use their skills) instead of white generals")
+    sp.add_argument("--mode", choices=["identity", "hegemony"], default="identity",
+                    help="identity (身份局, default) or hegemony (国战: its 108-card deck, the Wei and Shu generals, "
+                    "bots that reveal them)")
     sp.add_argument("--packages", type=card_packages, default=[],
                     help="extra card packages, comma-separated: maneuvering (军争, the 160-card deck)")
     sp.set_defaults(run=run_selfplay)
@@ -121,6 +124,8 @@ def run_check(args: argparse.Namespace) -> int:
             res = replay.result
             outcome = (f"{SIDE.get(res.side, '?')} win, seats {list(res.winners)}" if res.finished
                        else f"unfinished: {res.reason}")
+            if res.finished and res.side == pb.SIDE_KINGDOM:
+                outcome = f"seats {list(res.winners)} win ({res.reason})"
             print(f"{path}: {len(log.events)} events, {replay.violation_count} violation(s); {outcome}")
     seconds = time.perf_counter() - started
     if args.json:
@@ -144,10 +149,15 @@ def run_selfplay(args: argparse.Namespace) -> int:
         return 2
     packages = args.packages
     variant = pb.ROLE_VARIANT_TWO_SPIES if args.two_spies else pb.ROLE_VARIANT_STANDARD
+    mode = pb.MODE_HEGEMONY if args.mode == "hegemony" else pb.MODE_IDENTITY
+    if mode == pb.MODE_HEGEMONY and (packages or args.two_spies or args.generals):
+        print("--mode hegemony has its own deck and generals: no --packages, --two-spies or --generals",
+              file=sys.stderr)
+        return 2
     args.out.mkdir(parents=True, exist_ok=True)
     for i in range(args.games):
         seed = args.seed + i
-        log = play_game(seed, args.players, variant, packages=packages, generals=args.generals)
+        log = play_game(seed, args.players, variant, packages=packages, generals=args.generals, mode=mode)
         stem = args.out / f"game-s{seed}-p{args.players}"
         if args.format == "json":
             stem.with_suffix(".json").write_text(json_format.MessageToJson(log, indent=1, ensure_ascii=False),
@@ -155,6 +165,8 @@ def run_selfplay(args: argparse.Namespace) -> int:
         else:
             stem.with_suffix(".pb").write_bytes(log.SerializeToString(deterministic=True))
         winners = log.events[-1].game_over
-        print(f"{stem.name}: {len(log.events)} events, {SIDE.get(winners.side, '?')} win")
+        side = winners.kingdom or f"seat {list(winners.winners)}" if winners.side == pb.SIDE_KINGDOM \
+            else SIDE.get(winners.side, '?')
+        print(f"{stem.name}: {len(log.events)} events, {side} win")
     print(f"wrote {args.games} game(s) to {args.out}")
     return 0

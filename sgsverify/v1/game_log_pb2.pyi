@@ -11,6 +11,7 @@ class Mode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     MODE_UNSPECIFIED: _ClassVar[Mode]
     MODE_IDENTITY: _ClassVar[Mode]
+    MODE_HEGEMONY: _ClassVar[Mode]
 
 class Role(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -31,6 +32,21 @@ class GeneralsMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     GENERALS_MODE_UNSPECIFIED: _ClassVar[GeneralsMode]
     GENERALS_MODE_WHITE: _ClassVar[GeneralsMode]
     GENERALS_MODE_STANDARD: _ClassVar[GeneralsMode]
+    GENERALS_MODE_HEGEMONY: _ClassVar[GeneralsMode]
+
+class GeneralSlot(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    GENERAL_SLOT_UNSPECIFIED: _ClassVar[GeneralSlot]
+    GENERAL_SLOT_MAIN: _ClassVar[GeneralSlot]
+    GENERAL_SLOT_DEPUTY: _ClassVar[GeneralSlot]
+    GENERAL_SLOT_BOTH: _ClassVar[GeneralSlot]
+
+class RevealTiming(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    REVEAL_TIMING_UNSPECIFIED: _ClassVar[RevealTiming]
+    REVEAL_TIMING_START_PHASE: _ClassVar[RevealTiming]
+    REVEAL_TIMING_SKILL: _ClassVar[RevealTiming]
+    REVEAL_TIMING_DEATH: _ClassVar[RevealTiming]
 
 class OutcomeRecording(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -87,6 +103,8 @@ class DrawReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DRAW_REASON_KILL_REWARD: _ClassVar[DrawReason]
     DRAW_REASON_SKILL: _ClassVar[DrawReason]
     DRAW_REASON_RECAST: _ClassVar[DrawReason]
+    DRAW_REASON_COMPANION: _ClassVar[DrawReason]
+    DRAW_REASON_HALF_FISH: _ClassVar[DrawReason]
 
 class MoveReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -105,8 +123,10 @@ class Side(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SIDE_REBELS: _ClassVar[Side]
     SIDE_SPY: _ClassVar[Side]
     SIDE_NONE: _ClassVar[Side]
+    SIDE_KINGDOM: _ClassVar[Side]
 MODE_UNSPECIFIED: Mode
 MODE_IDENTITY: Mode
+MODE_HEGEMONY: Mode
 ROLE_UNSPECIFIED: Role
 ROLE_LORD: Role
 ROLE_LOYALIST: Role
@@ -118,6 +138,15 @@ ROLE_VARIANT_TWO_SPIES: RoleVariant
 GENERALS_MODE_UNSPECIFIED: GeneralsMode
 GENERALS_MODE_WHITE: GeneralsMode
 GENERALS_MODE_STANDARD: GeneralsMode
+GENERALS_MODE_HEGEMONY: GeneralsMode
+GENERAL_SLOT_UNSPECIFIED: GeneralSlot
+GENERAL_SLOT_MAIN: GeneralSlot
+GENERAL_SLOT_DEPUTY: GeneralSlot
+GENERAL_SLOT_BOTH: GeneralSlot
+REVEAL_TIMING_UNSPECIFIED: RevealTiming
+REVEAL_TIMING_START_PHASE: RevealTiming
+REVEAL_TIMING_SKILL: RevealTiming
+REVEAL_TIMING_DEATH: RevealTiming
 OUTCOME_RECORDING_UNSPECIFIED: OutcomeRecording
 OUTCOME_RECORDING_PARTIAL: OutcomeRecording
 OUTCOME_RECORDING_COMPLETE: OutcomeRecording
@@ -153,6 +182,8 @@ DRAW_REASON_CARD_EFFECT: DrawReason
 DRAW_REASON_KILL_REWARD: DrawReason
 DRAW_REASON_SKILL: DrawReason
 DRAW_REASON_RECAST: DrawReason
+DRAW_REASON_COMPANION: DrawReason
+DRAW_REASON_HALF_FISH: DrawReason
 MOVE_REASON_UNSPECIFIED: MoveReason
 MOVE_REASON_KILL_PENALTY: MoveReason
 MOVE_REASON_DEATH: MoveReason
@@ -165,9 +196,10 @@ SIDE_LORD: Side
 SIDE_REBELS: Side
 SIDE_SPY: Side
 SIDE_NONE: Side
+SIDE_KINGDOM: Side
 
 class GameOptions(_message.Message):
-    __slots__ = ("packages", "role_variant", "generals", "max_reshuffles", "outcomes", "recorded_reshuffles", "role_table")
+    __slots__ = ("packages", "role_variant", "generals", "max_reshuffles", "outcomes", "recorded_reshuffles", "role_table", "candidates")
     PACKAGES_FIELD_NUMBER: _ClassVar[int]
     ROLE_VARIANT_FIELD_NUMBER: _ClassVar[int]
     GENERALS_FIELD_NUMBER: _ClassVar[int]
@@ -175,6 +207,7 @@ class GameOptions(_message.Message):
     OUTCOMES_FIELD_NUMBER: _ClassVar[int]
     RECORDED_RESHUFFLES_FIELD_NUMBER: _ClassVar[int]
     ROLE_TABLE_FIELD_NUMBER: _ClassVar[int]
+    CANDIDATES_FIELD_NUMBER: _ClassVar[int]
     packages: _containers.RepeatedScalarFieldContainer[str]
     role_variant: RoleVariant
     generals: GeneralsMode
@@ -182,7 +215,8 @@ class GameOptions(_message.Message):
     outcomes: OutcomeRecording
     recorded_reshuffles: bool
     role_table: RoleTable
-    def __init__(self, packages: _Optional[_Iterable[str]] = ..., role_variant: _Optional[_Union[RoleVariant, str]] = ..., generals: _Optional[_Union[GeneralsMode, str]] = ..., max_reshuffles: _Optional[int] = ..., outcomes: _Optional[_Union[OutcomeRecording, str]] = ..., recorded_reshuffles: _Optional[bool] = ..., role_table: _Optional[_Union[RoleTable, _Mapping]] = ...) -> None: ...
+    candidates: int
+    def __init__(self, packages: _Optional[_Iterable[str]] = ..., role_variant: _Optional[_Union[RoleVariant, str]] = ..., generals: _Optional[_Union[GeneralsMode, str]] = ..., max_reshuffles: _Optional[int] = ..., outcomes: _Optional[_Union[OutcomeRecording, str]] = ..., recorded_reshuffles: _Optional[bool] = ..., role_table: _Optional[_Union[RoleTable, _Mapping]] = ..., candidates: _Optional[int] = ...) -> None: ...
 
 class RoleTable(_message.Message):
     __slots__ = ("lords", "loyalists", "rebels", "spies")
@@ -197,16 +231,18 @@ class RoleTable(_message.Message):
     def __init__(self, lords: _Optional[int] = ..., loyalists: _Optional[int] = ..., rebels: _Optional[int] = ..., spies: _Optional[int] = ...) -> None: ...
 
 class Seat(_message.Message):
-    __slots__ = ("player", "role", "general", "gender")
+    __slots__ = ("player", "role", "general", "gender", "deputy_general")
     PLAYER_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     GENERAL_FIELD_NUMBER: _ClassVar[int]
     GENDER_FIELD_NUMBER: _ClassVar[int]
+    DEPUTY_GENERAL_FIELD_NUMBER: _ClassVar[int]
     player: str
     role: Role
     general: str
     gender: Gender
-    def __init__(self, player: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., general: _Optional[str] = ..., gender: _Optional[_Union[Gender, str]] = ...) -> None: ...
+    deputy_general: str
+    def __init__(self, player: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., general: _Optional[str] = ..., gender: _Optional[_Union[Gender, str]] = ..., deputy_general: _Optional[str] = ...) -> None: ...
 
 class StartingHand(_message.Message):
     __slots__ = ("seat", "cards")
@@ -293,16 +329,18 @@ class UseCard(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., card: _Optional[_Union[CardRef, _Mapping]] = ..., targets: _Optional[_Iterable[int]] = ..., recast: _Optional[bool] = ...) -> None: ...
 
 class Respond(_message.Message):
-    __slots__ = ("seat", "card", "target", "trick_card")
+    __slots__ = ("seat", "card", "target", "trick_card", "whole_kingdom")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     CARD_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
     TRICK_CARD_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_KINGDOM_FIELD_NUMBER: _ClassVar[int]
     seat: int
     card: CardRef
     target: int
     trick_card: int
-    def __init__(self, seat: _Optional[int] = ..., card: _Optional[_Union[CardRef, _Mapping]] = ..., target: _Optional[int] = ..., trick_card: _Optional[int] = ...) -> None: ...
+    whole_kingdom: bool
+    def __init__(self, seat: _Optional[int] = ..., card: _Optional[_Union[CardRef, _Mapping]] = ..., target: _Optional[int] = ..., trick_card: _Optional[int] = ..., whole_kingdom: _Optional[bool] = ...) -> None: ...
 
 class Decline(_message.Message):
     __slots__ = ("seat",)
@@ -347,12 +385,34 @@ class EndPlayPhase(_message.Message):
     def __init__(self, seat: _Optional[int] = ...) -> None: ...
 
 class PickGeneral(_message.Message):
-    __slots__ = ("seat", "general")
+    __slots__ = ("seat", "general", "deputy")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     GENERAL_FIELD_NUMBER: _ClassVar[int]
+    DEPUTY_FIELD_NUMBER: _ClassVar[int]
     seat: int
     general: str
-    def __init__(self, seat: _Optional[int] = ..., general: _Optional[str] = ...) -> None: ...
+    deputy: str
+    def __init__(self, seat: _Optional[int] = ..., general: _Optional[str] = ..., deputy: _Optional[str] = ...) -> None: ...
+
+class RevealGeneral(_message.Message):
+    __slots__ = ("seat", "which", "timing", "skill")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    WHICH_FIELD_NUMBER: _ClassVar[int]
+    TIMING_FIELD_NUMBER: _ClassVar[int]
+    SKILL_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    which: GeneralSlot
+    timing: RevealTiming
+    skill: str
+    def __init__(self, seat: _Optional[int] = ..., which: _Optional[_Union[GeneralSlot, str]] = ..., timing: _Optional[_Union[RevealTiming, str]] = ..., skill: _Optional[str] = ...) -> None: ...
+
+class ChooseOption(_message.Message):
+    __slots__ = ("seat", "option")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    OPTION_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    option: str
+    def __init__(self, seat: _Optional[int] = ..., option: _Optional[str] = ...) -> None: ...
 
 class TurnStart(_message.Message):
     __slots__ = ("seat", "turn")
@@ -441,14 +501,38 @@ class Dying(_message.Message):
     def __init__(self, seat: _Optional[int] = ...) -> None: ...
 
 class Death(_message.Message):
-    __slots__ = ("seat", "killer", "role")
+    __slots__ = ("seat", "killer", "role", "kingdom")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     KILLER_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
+    KINGDOM_FIELD_NUMBER: _ClassVar[int]
     seat: int
     killer: int
     role: Role
-    def __init__(self, seat: _Optional[int] = ..., killer: _Optional[int] = ..., role: _Optional[_Union[Role, str]] = ...) -> None: ...
+    kingdom: str
+    def __init__(self, seat: _Optional[int] = ..., killer: _Optional[int] = ..., role: _Optional[_Union[Role, str]] = ..., kingdom: _Optional[str] = ...) -> None: ...
+
+class GeneralRevealed(_message.Message):
+    __slots__ = ("seat", "slot", "general", "timing")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    GENERAL_FIELD_NUMBER: _ClassVar[int]
+    TIMING_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    slot: GeneralSlot
+    general: str
+    timing: RevealTiming
+    def __init__(self, seat: _Optional[int] = ..., slot: _Optional[_Union[GeneralSlot, str]] = ..., general: _Optional[str] = ..., timing: _Optional[_Union[RevealTiming, str]] = ...) -> None: ...
+
+class KingdomFixed(_message.Message):
+    __slots__ = ("seat", "kingdom", "general_kingdom")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    KINGDOM_FIELD_NUMBER: _ClassVar[int]
+    GENERAL_KINGDOM_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    kingdom: str
+    general_kingdom: str
+    def __init__(self, seat: _Optional[int] = ..., kingdom: _Optional[str] = ..., general_kingdom: _Optional[str] = ...) -> None: ...
 
 class CardsMoved(_message.Message):
     __slots__ = ("cards", "from_seat", "from_zone", "to_seat", "to_zone", "reason")
@@ -473,15 +557,17 @@ class Reshuffle(_message.Message):
     def __init__(self, order: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class GameOver(_message.Message):
-    __slots__ = ("side", "winners")
+    __slots__ = ("side", "winners", "kingdom")
     SIDE_FIELD_NUMBER: _ClassVar[int]
     WINNERS_FIELD_NUMBER: _ClassVar[int]
+    KINGDOM_FIELD_NUMBER: _ClassVar[int]
     side: Side
     winners: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, side: _Optional[_Union[Side, str]] = ..., winners: _Optional[_Iterable[int]] = ...) -> None: ...
+    kingdom: str
+    def __init__(self, side: _Optional[_Union[Side, str]] = ..., winners: _Optional[_Iterable[int]] = ..., kingdom: _Optional[str] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general", "choose_suit", "turn_start", "phase_start", "draw_cards", "judgment", "reveal", "damage", "lose_hp", "recover", "dying", "death", "cards_moved", "reshuffle", "game_over")
+    __slots__ = ("use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general", "choose_suit", "reveal_general", "choose_option", "turn_start", "phase_start", "draw_cards", "judgment", "reveal", "damage", "lose_hp", "recover", "dying", "death", "cards_moved", "reshuffle", "game_over", "general_revealed", "kingdom_fixed")
     USE_CARD_FIELD_NUMBER: _ClassVar[int]
     RESPOND_FIELD_NUMBER: _ClassVar[int]
     DECLINE_FIELD_NUMBER: _ClassVar[int]
@@ -490,6 +576,8 @@ class Event(_message.Message):
     END_PLAY_PHASE_FIELD_NUMBER: _ClassVar[int]
     PICK_GENERAL_FIELD_NUMBER: _ClassVar[int]
     CHOOSE_SUIT_FIELD_NUMBER: _ClassVar[int]
+    REVEAL_GENERAL_FIELD_NUMBER: _ClassVar[int]
+    CHOOSE_OPTION_FIELD_NUMBER: _ClassVar[int]
     TURN_START_FIELD_NUMBER: _ClassVar[int]
     PHASE_START_FIELD_NUMBER: _ClassVar[int]
     DRAW_CARDS_FIELD_NUMBER: _ClassVar[int]
@@ -503,6 +591,8 @@ class Event(_message.Message):
     CARDS_MOVED_FIELD_NUMBER: _ClassVar[int]
     RESHUFFLE_FIELD_NUMBER: _ClassVar[int]
     GAME_OVER_FIELD_NUMBER: _ClassVar[int]
+    GENERAL_REVEALED_FIELD_NUMBER: _ClassVar[int]
+    KINGDOM_FIXED_FIELD_NUMBER: _ClassVar[int]
     use_card: UseCard
     respond: Respond
     decline: Decline
@@ -511,6 +601,8 @@ class Event(_message.Message):
     end_play_phase: EndPlayPhase
     pick_general: PickGeneral
     choose_suit: ChooseSuit
+    reveal_general: RevealGeneral
+    choose_option: ChooseOption
     turn_start: TurnStart
     phase_start: PhaseStart
     draw_cards: DrawCards
@@ -524,7 +616,9 @@ class Event(_message.Message):
     cards_moved: CardsMoved
     reshuffle: Reshuffle
     game_over: GameOver
-    def __init__(self, use_card: _Optional[_Union[UseCard, _Mapping]] = ..., respond: _Optional[_Union[Respond, _Mapping]] = ..., decline: _Optional[_Union[Decline, _Mapping]] = ..., choose_cards: _Optional[_Union[ChooseCards, _Mapping]] = ..., invoke_skill: _Optional[_Union[InvokeSkill, _Mapping]] = ..., end_play_phase: _Optional[_Union[EndPlayPhase, _Mapping]] = ..., pick_general: _Optional[_Union[PickGeneral, _Mapping]] = ..., choose_suit: _Optional[_Union[ChooseSuit, _Mapping]] = ..., turn_start: _Optional[_Union[TurnStart, _Mapping]] = ..., phase_start: _Optional[_Union[PhaseStart, _Mapping]] = ..., draw_cards: _Optional[_Union[DrawCards, _Mapping]] = ..., judgment: _Optional[_Union[Judgment, _Mapping]] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., damage: _Optional[_Union[Damage, _Mapping]] = ..., lose_hp: _Optional[_Union[LoseHp, _Mapping]] = ..., recover: _Optional[_Union[Recover, _Mapping]] = ..., dying: _Optional[_Union[Dying, _Mapping]] = ..., death: _Optional[_Union[Death, _Mapping]] = ..., cards_moved: _Optional[_Union[CardsMoved, _Mapping]] = ..., reshuffle: _Optional[_Union[Reshuffle, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ...) -> None: ...
+    general_revealed: GeneralRevealed
+    kingdom_fixed: KingdomFixed
+    def __init__(self, use_card: _Optional[_Union[UseCard, _Mapping]] = ..., respond: _Optional[_Union[Respond, _Mapping]] = ..., decline: _Optional[_Union[Decline, _Mapping]] = ..., choose_cards: _Optional[_Union[ChooseCards, _Mapping]] = ..., invoke_skill: _Optional[_Union[InvokeSkill, _Mapping]] = ..., end_play_phase: _Optional[_Union[EndPlayPhase, _Mapping]] = ..., pick_general: _Optional[_Union[PickGeneral, _Mapping]] = ..., choose_suit: _Optional[_Union[ChooseSuit, _Mapping]] = ..., reveal_general: _Optional[_Union[RevealGeneral, _Mapping]] = ..., choose_option: _Optional[_Union[ChooseOption, _Mapping]] = ..., turn_start: _Optional[_Union[TurnStart, _Mapping]] = ..., phase_start: _Optional[_Union[PhaseStart, _Mapping]] = ..., draw_cards: _Optional[_Union[DrawCards, _Mapping]] = ..., judgment: _Optional[_Union[Judgment, _Mapping]] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., damage: _Optional[_Union[Damage, _Mapping]] = ..., lose_hp: _Optional[_Union[LoseHp, _Mapping]] = ..., recover: _Optional[_Union[Recover, _Mapping]] = ..., dying: _Optional[_Union[Dying, _Mapping]] = ..., death: _Optional[_Union[Death, _Mapping]] = ..., cards_moved: _Optional[_Union[CardsMoved, _Mapping]] = ..., reshuffle: _Optional[_Union[Reshuffle, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ..., general_revealed: _Optional[_Union[GeneralRevealed, _Mapping]] = ..., kingdom_fixed: _Optional[_Union[KingdomFixed, _Mapping]] = ...) -> None: ...
 
 class GameLog(_message.Message):
     __slots__ = ("header", "events")

@@ -16,7 +16,9 @@ from typing import ClassVar
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, Color, Suit, color_of
 from verifier.engine.game import DamageInfo, Game, Settle, Trigger, Violation
-from verifier.engine.requests import UNANSWERED, card_request
+from verifier.engine.requests import SKILL_ANSWERS, UNANSWERED, card_request, name_matches
+
+NULLIFICATION = frozenset({"nullification"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,8 @@ class Effect:
     active: ClassVar[bool] = False
     # Most uses per play phase for an active skill (0: no limit).
     per_phase: ClassVar[int] = 0
+    # A conversion skill whose virtual card may also be recast (连环: a ♣ hand card recast as 铁锁连环).
+    recasts: ClassVar[bool] = False
 
     # --- questions the core asks
     def distance_from(self, game: Game, seat: int) -> int:
@@ -68,6 +72,10 @@ class Effect:
 
     def attack_range(self, game: Game, seat: int) -> int | None:
         return None
+
+    def range_bonus_to(self, game: Game, holder: int, seat: int) -> int:
+        """As ``holder``'s effect: what it adds to another character ``seat``'s attack range (吴六剑)."""
+        return 0
 
     def unlimited_slash(self, game: Game, seat: int) -> bool:
         return False
@@ -105,6 +113,10 @@ class Effect:
         return [Violation("INVALID_CONVERSION", f"{self.name} cannot make a {virtual.name}", seat, hard=True)]
 
     # --- providing a card without one (八卦阵)
+    def can_provide(self, game: Game, seat: int) -> bool:
+        """May it be offered now (八阵: only with no armor equipped)?"""
+        return True
+
     def provide(self, game: Game, seat: int, reason: str) -> Settle[UsedCard | None]:
         return None
         yield  # pragma: no cover
@@ -141,6 +153,16 @@ class Effect:
         """Does ``seat``'s ``card_name`` ignore its distance limit (奇才)?"""
         return False
 
+    def distance_limit(self, game: Game, seat: int, card_name: str) -> int:
+        """The distance ``seat``'s ``card_name`` may reach, when this effect widens it (断粮: 兵粮寸断 to 2); 0: no
+        change."""
+        return 0
+
+    def redirect_source(self, game: Game, owner: int, info: DamageInfo) -> int | None:
+        """As a living character's effect: the source the damage ``info`` is dealt by instead (祸首: the 南蛮入侵 of
+        another), or None."""
+        return None
+
     def extra_responses(self, game: Game, seat: int, reason: str) -> int:
         """Extra cards an opponent of ``seat`` must give to answer ``reason`` ("slash", "duel"; 无双)."""
         return 0
@@ -167,6 +189,8 @@ class Use:
 
 
 DamageRule = Callable[[Game, DamageInfo], Settle[None]]
+# (game, trick, target, delayed trick card) -> is the effect on the target cancelled?
+NullifyRule = Callable[[Game, str, "int | None", "int | None"], Settle[bool]]
 
 
 def armor_voids(game: Game, use: Use, target: int, ignores_armor: bool = False) -> bool:
@@ -208,14 +232,27 @@ class CardSpec:
         return ()
 
     def use(self, game: Game, use: Use) -> Settle[None]:
-        """Put the card into play and settle it."""
+        """Put the card into play and settle it (``game.using`` holds it meanwhile)."""
         yield from game.to_processing(use.card.ids)
-        yield from self.resolve(game, use)
+        game.using.append(use)
+        try:
+            yield from self.resolve(game, use)
+        finally:
+            game.using.pop()
         game.processing_to_discard(use.card.ids)
+        if "card_done" in game.ruleset.timings:
+            # The card has settled and lies in the discard pile (巨象 takes a 南蛮入侵 from there).
+            yield from game.trigger("card_done", Trigger(use.user, card=use.card, use=use))
 
     def resolve(self, game: Game, use: Use) -> Settle[None]:
         return None
         yield  # pragma: no cover
+
+    def cancelled(self, game: Game, use: Use) -> Settle[None]:
+        """The use lost every target as they became its targets (空城 cancels itself): the card is still used, and
+        goes to the discard pile with no effect."""
+        yield from game.to_processing(use.card.ids)
+        game.processing_to_discard(use.card.ids)
 
     # For self-play bots: candidate target lists worth trying.
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
@@ -246,6 +283,8 @@ class Package:
     effects: dict[str, Effect] = field(default_factory=dict)
     # Rules that see every damage once it is dealt and settled (铁锁连环 passes elemental damage on).
     after_damage: list[DamageRule] = field(default_factory=list)
+    # A rule that settles 无懈可击 windows in place of Game.nullified's own (无懈可击·国's kingdom-wide use).
+    nullify_rule: NullifyRule | None = None
 
     def card(self, cls: type[CardSpec]) -> type[CardSpec]:
         """Class decorator: register a card spec."""
@@ -266,16 +305,29 @@ class Ruleset:
         self.cards: dict[str, CardSpec] = {}
         self.effects: dict[str, Effect] = {}
         self.after_damage: list[DamageRule] = []
+        self.nullify_rule: NullifyRule | None = None
         # A real card used is always the same (frozen) UsedCard: made once per card.
         self._real_used: dict[int, UsedCard] = {}
         for pkg in packages:
             self.cards.update(pkg.cards)
             self.effects.update(pkg.effects)
             self.after_damage.extend(pkg.after_damage)
+            self.nullify_rule = pkg.nullify_rule or self.nullify_rule
+        for name, eff in self.effects.items():
+            if eff.is_skill and (eff.converts_to or eff.provides):
+                SKILL_ANSWERS[name] = eff.converts_to | eff.provides
+        # Effects that change the attack range of others (吴六剑): Game.attack_range asks them only if any.
+        self.range_auras = frozenset(n for n, e in self.effects.items()
+                                     if type(e).range_bonus_to is not Effect.range_bonus_to)
         # What Game.damage and Game.remove_from_owner need to look at (nothing, for the standard deck).
         self.lost_hooks: dict[str, Effect] = {n: e for n, e in self.effects.items()
                                               if type(e).on_lost is not Effect.on_lost}
-        self.damage_pipeline = bool(self.after_damage) or any(
+        # Every trigger timing some effect reacts to: the core runs the rarer ones only when one does.
+        self.timings: frozenset[str] = frozenset(t for e in self.effects.values() for t in e.timings)
+        self.distance_limits = any(type(e).distance_limit is not Effect.distance_limit for e in self.effects.values())
+        self.source_redirects = any(type(e).redirect_source is not Effect.redirect_source
+                                    for e in self.effects.values())
+        self.damage_pipeline = bool(self.after_damage) or self.source_redirects or any(
             type(e).damage_caused is not Effect.damage_caused or type(e).damage_inflicted is not Effect.damage_inflicted
             for e in self.effects.values())
 
@@ -376,7 +428,9 @@ class Ruleset:
                                    else None, hard=True)])
             return settled()
         if uc.recast:
-            if not spec.recastable or card.is_virtual:
+            maker = next((e for e in game.effects_of(seat) if e.name == card.skill), None) if card.is_virtual \
+                else None
+            if not spec.recastable or (card.is_virtual and (maker is None or not maker.recasts)):
                 game.report([Violation("WRONG_CARD", f"seat {seat} cannot recast {game.used_card_label(card)}: "
                                        "only 铁锁连环 can be recast", seat, card.ids[0] if card.ids else None,
                                        hard=True)])
@@ -414,9 +468,28 @@ class Ruleset:
             return self._used_with_skills(game, spec, use)
         return spec.use(game, use)
 
+    def use_as(self, game: Game, use: Use) -> Settle[None]:
+        """A card its user is treated as using (视为使用: 神速's 杀), checked by the caller: the skills that react to
+        a use, the targets' skills, then its settlement."""
+        return self._used_with_skills(game, self.cards[use.card.name], use)
+
     def _used_with_skills(self, game: Game, spec: CardSpec, use: Use) -> Settle[None]:
-        """Skills that react to a card being used (集智), then the card's settlement."""
+        """Skills that react to a card being used (集智); then, where any skill has that timing, each target's
+        skills as it becomes a target ("target_confirming": a skill that cancels its owner as a target sets
+        ``skip``; the card goes on without them); then the card's settlement."""
         yield from game.trigger("card_used", Trigger(use.user, card=use.card, use=use))
+        if "target_confirming" in self.timings and use.targets:
+            kept = []
+            for t in use.targets:
+                ctx = Trigger(t, source=use.user, card=use.card, use=use)
+                yield from game.trigger_one(t, "target_confirming", ctx)
+                if not ctx.skip:
+                    kept.append(t)
+            if len(kept) != len(use.targets):
+                use = Use(use.user, use.card, tuple(kept), use.damage_bonus)
+                if not kept:
+                    yield from spec.cancelled(game, use)
+                    return
         yield from spec.use(game, use)
 
     # ------------------------------------------------------------ responses
@@ -432,8 +505,11 @@ class Ruleset:
         """
         if not game.players[seat].alive:
             return None
-        effects = game.effects_of(seat)
-        offered = tuple(e.name for e in effects if names & e.provides and e.name not in skills_off) if effects else ()
+        p = game.players[seat]
+        effects = game.effects_of(seat) if not p.latent_skills else [*game.effects_of(seat), *p.latent_skills]
+        offered = tuple(e.name for e in effects
+                        if names & e.provides and e.name not in skills_off and e.can_provide(game, seat)
+                        ) if effects else ()
         tried: set[str] = set()
         while True:
             skills = tuple(s for s in offered if s not in tried) if tried else offered
@@ -489,8 +565,9 @@ class Ruleset:
         amount = 1
         if game.has_skills and card.name == "peach":
             amount += sum(e.recover_bonus(game, dying, seat, card) for e in game.players[dying].skills)
-        game.recover(dying, amount)
+        gained = game.recover(dying, amount)
         game.processing_to_discard(card.ids)
+        yield from game.recovered(dying, gained)
 
     def play_nullification(self, game: Game, ev: pb.Event) -> Settle[bool]:
         """A 无懈可击 played into an open window; False (reported) if it cannot be."""
@@ -508,7 +585,7 @@ class Ruleset:
         card = self.resolve_card(game, seat, ev.respond.card)
         if card is None:
             return False
-        if card.name != "nullification":
+        if not name_matches(card.name, NULLIFICATION):
             game.report([Violation("WRONG_CARD", f"seat {seat} played {game.used_card_label(card)} where only "
                                    "无懈可击 can be played", seat, card.ids[0] if card.ids else None, hard=True)])
             return False

@@ -34,12 +34,11 @@ from verifier.engine.requests import (
 
 if TYPE_CHECKING:
     from verifier.engine.effects import Effect, Ruleset, UsedCard
+    from verifier.engine.mode import Mode
 
 T = TypeVar("T")
 Settle = Generator[Request, Answer, T]
 
-LORD, LOYALIST, REBEL, SPY = pb.ROLE_LORD, pb.ROLE_LOYALIST, pb.ROLE_REBEL, pb.ROLE_SPY
-ROLE_NAMES = {LORD: "lord", LOYALIST: "loyalist", REBEL: "rebel", SPY: "spy"}
 PHASE_NAMES = {
     pb.PHASE_START: "start", pb.PHASE_JUDGMENT: "judgment", pb.PHASE_DRAW: "draw",
     pb.PHASE_PLAY: "play", pb.PHASE_DISCARD: "discard", pb.PHASE_FINISH: "finish",
@@ -69,17 +68,18 @@ class Notice:
 class GameEnded(Exception):
     """Raised out of settlement when the game ends; caught by ``Game.run``."""
 
-    def __init__(self, side: int, winners: list[int], reason: str) -> None:
+    def __init__(self, side: int, winners: list[int], reason: str, kingdom: str = "") -> None:
         super().__init__(reason)
         self.side = side
         self.winners = winners
         self.reason = reason
+        self.kingdom = kingdom  # the winning kingdom, in modes that have kingdoms (GameOver.kingdom)
 
 
 @dataclass(slots=True)
 class Player:
     seat: int
-    role: int
+    role: int  # the mode's hidden identity, if it has one (identity mode's role; 0 otherwise)
     max_hp: int
     hp: int
     gender: int = pb.GENDER_UNSPECIFIED
@@ -98,6 +98,9 @@ class Player:
     kingdom: str = ""
     skills: list[Effect] = field(default_factory=list)
     idle_skills: tuple[str, ...] = ()
+    # Skills the character may use only through an act of its own first (hegemony: a face-down general's,
+    # which revealing it gives): offered by triggers like the others, but no other hook of theirs applies.
+    latent_skills: list[Effect] = field(default_factory=list)
     skill_uses: dict[str, int] = field(default_factory=dict)  # skill -> uses in the current play phase
     turn_flags: dict[str, int] = field(default_factory=dict)  # reset at the start of each of their turns
     # Does a skill of theirs react to losing hand cards / equipment (连营, 枭姬)? Set from the skills.
@@ -135,6 +138,7 @@ class Trigger:
     count: int = 0  # draw-phase count
     extra: int = 0  # responses needed beyond the first (无双)
     no_jink: bool = False  # 铁骑
+    skipped: Any = None  # before a phase: the set of this turn's phases to skip (a skill may add more: 神速)
 
 
 @dataclass(slots=True)
@@ -223,22 +227,13 @@ def dying_outcome(seat: int) -> Outcome:
     return Outcome(pb.Event(dying=pb.Dying(seat=seat)), "DEATH_MISMATCH")
 
 
-@cache
-def death_outcome(seat: int, killer: int | None, role: int) -> Outcome:
-    ev = pb.Event()
-    ev.death.seat = seat
-    if killer is not None:
-        ev.death.killer = killer
-    ev.death.role = role  # type: ignore[assignment]
-    return Outcome(ev, "DEATH_MISMATCH")
-
-
 class Game:
-    """One game of identity mode, driven through ``run()``."""
+    """One game, driven through ``run()``; what only its mode knows, the core asks ``mode``."""
 
     def __init__(
         self,
         *,
+        mode: Mode,
         ruleset: Ruleset,
         cards: dict[int, CardDef],
         players: list[Player],
@@ -247,6 +242,7 @@ class Game:
         max_reshuffles: int = 0,
         prelude: Callable[[Game], Settle[None]] | None = None,
     ) -> None:
+        self.mode = mode
         self.ruleset = ruleset
         self.cards = cards
         self.players = players
@@ -289,6 +285,12 @@ class Game:
         self.adopting = False
         # While generals are being picked: each seat's candidates (None otherwise).
         self.selection: dict[int, tuple[str, ...]] | None = None
+        # Extra turns a skill gave, to be played after the current one (放权).
+        self.extra_turns: list[int] = []
+        # The cards being used and not yet settled, innermost last (CardSpec.use).
+        self.using: list[Any] = []
+        # What packages remember of the game beyond the state digest (a trick's settlement in progress).
+        self.package_state: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ reporting
 
@@ -371,8 +373,9 @@ class Game:
         if not self.has_skills:
             return
         for seat in self.alive_seats(self.current):
-            for eff in self.players[seat].skills:
-                if timing in eff.timings and self.players[seat].alive:
+            p = self.players[seat]
+            for eff in (p.skills if not p.latent_skills else [*p.skills, *p.latent_skills]):
+                if timing in eff.timings and p.alive:
                     yield from eff.on_trigger(self, seat, timing, ctx)
 
     def prohibited(self, user: int, target: int, card_name: str) -> Effect | None:
@@ -395,8 +398,9 @@ class Game:
 
     def trigger_one(self, seat: int, timing: str, ctx: Trigger) -> Settle[None]:
         """Run one character's skills at ``timing``."""
-        for eff in self.players[seat].skills:
-            if timing in eff.timings and self.players[seat].alive:
+        p = self.players[seat]
+        for eff in (p.skills if not p.latent_skills else [*p.skills, *p.latent_skills]):
+            if timing in eff.timings and p.alive:
                 yield from eff.on_trigger(self, seat, timing, ctx)
 
     def set_mark(self, seat: int, name: str, value: int) -> None:
@@ -411,7 +415,9 @@ class Game:
         self.journal.append(f"('mark', {seat}, {name!r}, {value})")
 
     def has_effect(self, seat: int, name: str) -> bool:
-        return any(e.name == name for e in self.effects_of(seat))
+        """Has the seat this effect, or a latent skill of this name (Player.latent_skills)?"""
+        return any(e.name == name for e in self.effects_of(seat)) or any(
+            e.name == name for e in self.players[seat].latent_skills)
 
     def weapon(self, seat: int) -> CardDef | None:
         cid = self.players[seat].equips.get("weapon")
@@ -450,6 +456,13 @@ class Game:
             r = eff.attack_range(self, seat)
             if r is not None:
                 rng = r
+        auras = self.ruleset.range_auras
+        if auras:
+            for holder in self.alive_seats():
+                if holder != seat:
+                    for eff in self.effects_of(holder):
+                        if eff.name in auras:
+                            rng += eff.range_bonus_to(self, holder, seat)
         return rng
 
     def in_attack_range(self, a: int, b: int) -> bool:
@@ -772,6 +785,12 @@ class Game:
         info: DamageInfo | None = None
         if self.ruleset.damage_pipeline:
             info = DamageInfo(source, target, amount, nature, card, chained, ignores_armor)
+            if self.ruleset.source_redirects:
+                for holder in self.alive_seats(self.current):
+                    for eff in self.effects_of(holder):
+                        new = eff.redirect_source(self, holder, info)
+                        if new is not None:
+                            info.source = source = new
             self.modify_damage(info)
             amount = info.amount
             if amount <= 0:
@@ -807,15 +826,23 @@ class Game:
         if p.hp <= 0:
             yield from self.dying(seat, killer=None)
 
-    def recover(self, seat: int, amount: int = 1) -> None:
-        """Recover up to max HP; recovering nothing produces no outcome."""
+    def recovered(self, seat: int, amount: int) -> Settle[None]:
+        """After ``seat`` recovered ``amount`` (``recover``'s result): their skills that react to it (淑慎), where
+        any skill of the game has that timing."""
+        if amount > 0 and "recovered" in self.ruleset.timings and self.players[seat].alive:
+            yield from self.trigger_one(seat, "recovered", Trigger(seat, amount=amount))
+
+    def recover(self, seat: int, amount: int = 1) -> int:
+        """Recover up to max HP; recovering nothing produces no outcome. Returns what was recovered (for
+        ``recovered``)."""
         p = self.players[seat]
         gained = min(amount, p.max_hp - p.hp)
         if gained <= 0 or not p.alive:
-            return
+            return 0
         p.hp += gained
         self.journal.append(f"('rec', {seat}, {gained})")
         self.outcomes.append(recover_outcome(seat, gained, p.hp))
+        return gained
 
     # ------------------------------------------------------------------ dying and death
 
@@ -823,6 +850,11 @@ class Game:
         """docs/rules.md#rescue: from the current player in seat order, each may save with 桃."""
         p = self.players[seat]
         self.outcomes.append(dying_outcome(seat))
+        if "dying" in self.ruleset.timings:
+            # The dying character's own skills first (涅槃).
+            yield from self.trigger_one(seat, "dying", Trigger(seat, source=killer))
+            if p.hp > 0:
+                return
         for asked in self.alive_seats(self.current):
             while p.hp <= 0:
                 answer = yield peach_request(asked, seat)
@@ -839,8 +871,17 @@ class Game:
         p.alive = False
         self._alive_from.clear()
         self.journal.append(f"('die', {seat})")
-        self.outcomes.append(death_outcome(seat, killer, p.role))
+        ev = pb.Event()
+        ev.death.seat = seat
+        if killer is not None:
+            ev.death.killer = killer
+        self.mode.fill_death(self, seat, ev.death)
+        self.emit(ev, "DEATH_MISMATCH")
+        yield from self.mode.death_revealed(self, seat)
         self.check_victory(seat)
+        if "death" in self.ruleset.timings:
+            # Others' skills on a death, before the cards are discarded (行殇 takes them).
+            yield from self.trigger("death", Trigger(seat, source=killer))
         # Only now are the victim's cards discarded, then reward or penalty (docs/rules.md#death-order).
         yield from self.move_out(seat, list(p.hand), pb.ZONE_HAND, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
         yield from self.move_out(seat, p.equipped(), pb.ZONE_EQUIPMENT, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
@@ -848,34 +889,13 @@ class Game:
         yield from self.reward_or_penalty(seat, killer)
 
     def reward_or_penalty(self, victim: int, killer: int | None) -> Settle[None]:
-        if killer is None or killer == victim or not self.players[killer].alive:
-            return
-        v = self.players[victim]
-        k = self.players[killer]
-        if v.role == REBEL:
-            yield from self.draw(killer, 3, pb.DRAW_REASON_KILL_REWARD, "KILL_REWARD")
-        elif v.role == LOYALIST and k.role == LORD:
-            yield from self.move_out(killer, list(k.hand), pb.ZONE_HAND, pb.MOVE_REASON_KILL_PENALTY,
-                                     "KILL_PENALTY")
-            yield from self.move_out(killer, k.equipped(), pb.ZONE_EQUIPMENT, pb.MOVE_REASON_KILL_PENALTY,
-                                     "KILL_PENALTY")
+        """The mode's reward or penalty for a kill (a method of its own, so that an engine variant can
+        replace it on one game: tests/regress_variant.py)."""
+        return self.mode.reward_or_penalty(self, victim, killer)
 
     def check_victory(self, just_died: int) -> None:
-        """docs/rules.md#victory."""
-        lord = next(p for p in self.players if p.role == LORD)
-        if not lord.alive:
-            alive = [p for p in self.players if p.alive]
-            if len(alive) == 1 and alive[0].role == SPY:
-                raise GameEnded(pb.SIDE_SPY, [alive[0].seat], f"the lord died; spy seat {alive[0].seat} is the "
-                                "sole survivor")
-            rebels = [p.seat for p in self.players if p.role == REBEL]
-            if not rebels:  # only with a declared house role table (options.role_table) without rebels
-                raise GameEnded(pb.SIDE_REBELS, [], "the lord died: the rebels win, and this table has none, so "
-                                "nobody does")
-            raise GameEnded(pb.SIDE_REBELS, rebels, "the lord died: the rebels win")
-        if not any(p.alive and p.role in (REBEL, SPY) for p in self.players):
-            winners = [p.seat for p in self.players if p.role in (LORD, LOYALIST)]
-            raise GameEnded(pb.SIDE_LORD, winners, "all rebels and spies are dead: the lord's side wins")
+        """The mode's victory conditions (raises GameEnded)."""
+        self.mode.check_victory(self, just_died)
 
     # ------------------------------------------------------------------ nullification
 
@@ -885,6 +905,9 @@ class Game:
         Each 无懈可击 played opens a new window in which it can itself be nullified. ``card`` is
         the delayed trick being judged, if the window is for one.
         """
+        rule = self.ruleset.nullify_rule
+        if rule is not None:
+            return (yield from rule(self, trick, target, card))
         cancelled = False
         what = trick
         while True:
@@ -900,13 +923,46 @@ class Game:
     # ------------------------------------------------------------------ the turn
 
     def run(self) -> Settle[None]:
-        """The whole game from the first turn (the starting hands are already dealt)."""
+        """The whole game from the first turn (the starting hands are already dealt); every answer passes
+        through the mode first when it takes decisions of its own (Mode.intercept)."""
+        if self.mode.intercepts:
+            return self._intercepted(self._play())
+        return self._play()
+
+    def _intercepted(self, inner: Settle[None]) -> Settle[None]:
+        try:
+            try:
+                req = next(inner)
+            except StopIteration:
+                return
+            while True:
+                answer = yield req
+                if (yield from self.mode.intercept(self, req, answer)):
+                    continue  # the mode took it: the same request is asked again
+                try:
+                    req = inner.send(answer)
+                except StopIteration:
+                    return
+        except GameEnded as end:  # ended by what the mode did (a reveal completing a victory)
+            inner.close()
+            self.finish(end)
+
+    def _play(self) -> Settle[None]:
         try:
             if self.prelude is not None:
                 yield from self.prelude(self)
-            seat = next(p.seat for p in self.players if p.role == LORD)
+            seat = self.mode.first_seat(self)
             while True:
-                yield from self.turn(seat)
+                p = self.players[seat]
+                if p.marks.get("turned_over"):
+                    # A character turned over (叠置, 翻面) skips this turn and is turned back instead.
+                    self.set_mark(seat, "turned_over", 0)
+                else:
+                    yield from self.turn(seat)
+                while self.extra_turns:
+                    extra = self.extra_turns.pop(0)
+                    if self.players[extra].alive:
+                        yield from self.turn(extra)  # an extra turn a skill gave (放权)
                 seat = self.next_alive(seat)
         except GameEnded as end:
             self.finish(end)
@@ -917,6 +973,8 @@ class Game:
         ev = pb.Event()
         ev.game_over.side = end.side  # type: ignore[assignment]
         ev.game_over.winners.extend(sorted(end.winners))
+        if end.kingdom:
+            ev.game_over.kingdom = end.kingdom
         self.journal.append(f"('over', {end.side})")
         self.emit(ev, "GAME_RESULT")
 
@@ -943,9 +1001,16 @@ class Game:
             p.turn_flags.clear()
 
         self.begin_phase(seat, pb.PHASE_START)
+        if self.mode.phase_hook:
+            yield from self.mode.phase_begins(self, seat, pb.PHASE_START)
         if self.has_skills:
             yield from self.trigger_one(seat, "phase_start", Trigger(seat, phase=pb.PHASE_START))
-        if p.judgment:
+        if self.has_skills and "before_phase" in self.ruleset.timings:
+            ctx = Trigger(seat, phase=pb.PHASE_JUDGMENT, skipped=skipped)
+            yield from self.trigger_one(seat, "before_phase", ctx)  # 巧变, 神速 may skip the judgment phase
+            if ctx.skip:
+                skipped.add(pb.PHASE_JUDGMENT)
+        if p.judgment and pb.PHASE_JUDGMENT not in skipped:
             self.begin_phase(seat, pb.PHASE_JUDGMENT)
             judged: list[int] = []
             while p.alive:
@@ -958,6 +1023,11 @@ class Game:
                 judged.append(cid)
                 spec = self.ruleset.delayed(self.judgment_name(cid))
                 skipped |= (yield from spec.judge_phase(self, seat, cid))
+        if p.alive and pb.PHASE_DRAW not in skipped and "before_phase" in self.ruleset.timings and self.has_skills:
+            ctx = Trigger(seat, phase=pb.PHASE_DRAW, skipped=skipped)
+            yield from self.trigger_one(seat, "before_phase", ctx)  # 巧变 may skip the draw phase
+            if ctx.skip:
+                skipped.add(pb.PHASE_DRAW)
         if p.alive and pb.PHASE_DRAW not in skipped:
             self.begin_phase(seat, pb.PHASE_DRAW)
             count = 2
@@ -968,6 +1038,11 @@ class Game:
                 count = 0 if ctx.skip else ctx.count
             if p.alive and count > 0:
                 yield from self.draw(seat, count, pb.DRAW_REASON_DRAW_PHASE, "DRAW_COUNT")
+        if p.alive and pb.PHASE_PLAY not in skipped and self.has_skills and "before_phase" in self.ruleset.timings:
+            ctx = Trigger(seat, phase=pb.PHASE_PLAY, skipped=skipped)
+            yield from self.trigger_one(seat, "before_phase", ctx)  # 巧变, 神速, 放权 may skip the play phase
+            if ctx.skip:
+                skipped.add(pb.PHASE_PLAY)
         if p.alive and pb.PHASE_PLAY not in skipped:
             self.begin_phase(seat, pb.PHASE_PLAY)
             p.slash_count = 0
@@ -991,6 +1066,11 @@ class Game:
             self.begin_phase(seat, pb.PHASE_FINISH)
             if self.has_skills:
                 yield from self.trigger_one(seat, "phase_start", Trigger(seat, phase=pb.PHASE_FINISH))
+                if "others_phase" in self.ruleset.timings and p.alive:
+                    # Others' skills at this character's finish phase (骁果).
+                    yield from self.trigger("others_phase", Trigger(seat, phase=pb.PHASE_FINISH))
+        if self.has_skills and "turn_end" in self.ruleset.timings and p.alive:
+            yield from self.trigger_one(seat, "turn_end", Trigger(seat))  # 放权's extra turn
         self.phase = pb.PHASE_UNSPECIFIED
 
     def discard_phase(self, seat: int) -> Settle[None]:

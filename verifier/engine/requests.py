@@ -47,7 +47,9 @@ class Request:
         """Does this decision answer the request? ``card_name`` is the name of the card a
         Respond offers (None when it is unknown: then the engine judges it)."""
         if kind not in self.kinds or (self.seat is not None and self.seat != seat):
-            return False
+            # A mode's own decision that may come while anything is asked of its maker (hegemony's
+            # reveal of a general, before the decision that invokes its skill): the mode takes it.
+            return kind in ANYTIME_KINDS and self.takes_anytime(ev, seat)
         if kind == "respond" and card_name is not None:
             return name_matches(card_name, self.answer_names())
         if kind == "invoke_skill":
@@ -60,10 +62,19 @@ class Request:
     def invokable(self, skill: str) -> bool:
         return False
 
+    def takes_anytime(self, ev: pb.Event, seat: int) -> bool:
+        """Does a mode's own decision (ANYTIME_KINDS) by ``seat`` come while this is asked (rather than after it
+        was declined)? A reveal for a skill comes while its maker's play phase waits, while an offer is made for
+        that skill, or while a card is asked for that the skill can give (SKILL_ANSWERS); not while anything else
+        is asked."""
+        return False
+
 
 def name_matches(name: str, names: frozenset[str]) -> bool:
-    """Fire and thunder 杀 are 杀 for every purpose (docs/rules.md#elemental-slash)."""
-    return name in names or ("slash" in names and name.endswith("_slash"))
+    """Fire and thunder 杀 are 杀 for every purpose (docs/rules.md#elemental-slash), and 无懈可击·国 is a
+    无懈可击 (docs/rules.md#heg-nullification)."""
+    return name in names or ("slash" in names and name.endswith("_slash")) or (
+        "nullification" in names and name.endswith("_nullification"))
 
 
 @dataclass(slots=True)
@@ -72,6 +83,9 @@ class PlayRequest(Request):
 
     def describe(self) -> str:
         return f"seat {self.seat} to act in their play phase"
+
+    def takes_anytime(self, ev: pb.Event, seat: int) -> bool:
+        return self.seat == seat
 
     def invokable(self, skill: str) -> bool:
         return True
@@ -91,6 +105,9 @@ class CardRequest(Request):
     def describe(self) -> str:
         return f"seat {self.seat} to respond with {'/'.join(sorted(self.names))} ({self.reason})"
 
+    def takes_anytime(self, ev: pb.Event, seat: int) -> bool:
+        return self.seat == seat and answers(ev.reveal_general.skill, self.names)
+
     def answer_names(self) -> frozenset[str]:
         return self.names
 
@@ -109,6 +126,9 @@ class NullifyRequest(Request):
 
     def describe(self) -> str:
         return f"anyone to nullify {self.trick}"
+
+    def takes_anytime(self, ev: pb.Event, seat: int) -> bool:
+        return answers(ev.reveal_general.skill, frozenset({"nullification"}))
 
     def answer_names(self) -> frozenset[str]:
         return frozenset({"nullification"})
@@ -131,6 +151,9 @@ class PeachRequest(Request):
 
     def describe(self) -> str:
         return f"seat {self.seat} to save dying seat {self.dying}"
+
+    def takes_anytime(self, ev: pb.Event, seat: int) -> bool:
+        return self.seat == seat and answers(ev.reveal_general.skill, self.answer_names())
 
     def answer_names(self) -> frozenset[str]:
         return frozenset({"peach", "analeptic"}) if self.seat == self.dying else frozenset({"peach"})
@@ -176,6 +199,9 @@ class OfferRequest(Request):
     def describe(self) -> str:
         return f"seat {self.seat} may invoke {self.skill}"
 
+    def takes_anytime(self, ev: pb.Event, seat: int) -> bool:
+        return self.seat == seat and ev.reveal_general.skill == self.skill
+
     def answer_names(self) -> frozenset[str]:
         return self.names
 
@@ -201,6 +227,31 @@ class SuitRequest(Request):
 
     def describe(self) -> str:
         return f"seat {self.seat} to name a suit for {self.reason}"
+
+
+@dataclass(slots=True)
+class OptionRequest(Request):
+    """Choose one of ``options`` by name (ChooseOption), e.g. a reward's "draw" or "recover"."""
+
+    options: tuple[str, ...] = ()
+    reason: str = ""
+
+    def describe(self) -> str:
+        return f"seat {self.seat} to choose {' or '.join(self.options)} for {self.reason}"
+
+
+@dataclass(slots=True)
+class RevealRequest(Request):
+    """A moment at which ``seat`` may turn face-down generals up (hegemony: the start of their start phase)."""
+
+    def describe(self) -> str:
+        return f"seat {self.seat} may reveal a general"
+
+    def fits(self, ev: pb.Event, kind: str, seat: int, card_name: str | None) -> bool:
+        """Only the start phase's own reveal answers it; a reveal for a skill comes after it was declined."""
+        if kind == "reveal_general" and ev.reveal_general.timing != pb.REVEAL_TIMING_START_PHASE:
+            return False
+        return Request.fits(self, ev, kind, seat, card_name)
 
 
 @dataclass(slots=True)
@@ -249,8 +300,17 @@ def judge_chance(seat: int, reason: str) -> JudgeChance:
 
 DECISION_KINDS: Final = frozenset(
     {"use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general",
-     "choose_suit"}
+     "choose_suit", "reveal_general", "choose_option"}
 )
+# Decisions a mode takes whatever is being asked (Request.fits; Mode.intercept).
+ANYTIME_KINDS: Final = frozenset({"reveal_general"})
+# The cards each skill can answer a request with (its conversions and what it provides), filled by every Ruleset:
+# a reveal for a skill comes while a request it can answer is open (Request.takes_anytime), else after it.
+SKILL_ANSWERS: dict[str, frozenset[str]] = {}
+
+
+def answers(skill: str, names: frozenset[str]) -> bool:
+    return any(name_matches(n, names) for n in SKILL_ANSWERS.get(skill, ()))
 
 
 # The kinds each request takes, built once (requests are made for every decision).
@@ -263,6 +323,8 @@ OFFER_KINDS: Final = frozenset({"invoke_skill", "decline"})
 OFFER_OR_RESPOND_KINDS: Final = frozenset({"invoke_skill", "decline", "respond"})
 PICK_KINDS: Final = frozenset({"pick_general"})
 SUIT_KINDS: Final = frozenset({"choose_suit"})
+OPTION_KINDS: Final = frozenset({"choose_option", "decline"})
+REVEAL_KINDS: Final = frozenset({"reveal_general", "decline"})
 
 
 # Requests are never changed once made: the factories of those asked for again and again share one
@@ -322,3 +384,12 @@ def pick_request(seat: int, candidates: tuple[str, ...]) -> PickRequest:
 
 def suit_request(seat: int, reason: str) -> SuitRequest:
     return SuitRequest(seat, SUIT_KINDS, optional=False, has_default=True, reason=reason)
+
+
+def option_request(seat: int, options: tuple[str, ...], reason: str, optional: bool = True) -> OptionRequest:
+    return OptionRequest(seat, OPTION_KINDS if optional else frozenset({"choose_option"}), optional=optional,
+                         has_default=not optional, options=options, reason=reason)
+
+
+def reveal_request(seat: int) -> RevealRequest:
+    return RevealRequest(seat, REVEAL_KINDS)

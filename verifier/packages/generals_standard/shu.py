@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, Color, Suit
 from verifier.engine.effects import Use, UsedCard
@@ -26,6 +28,7 @@ class Rende(Skill):
 
     name, zh = "rende", "仁德"
     active = True
+    threshold: ClassVar[int] = 2  # the total given that recovers 1 (the hegemony 仁德's is 3)
 
     def activate(self, game: Game, seat: int, invoke: pb.InvokeSkill) -> Settle[None]:
         cards, targets = list(invoke.cards), list(invoke.targets)
@@ -38,7 +41,7 @@ class Rende(Skill):
         before = uses.get(self.name, 0)
         uses[self.name] = before + len(cards)
         yield from game.to_hand(targets[0], cards)
-        if before < 2 <= before + len(cards):
+        if before < self.threshold <= before + len(cards):
             game.recover(seat, 1)
 
 

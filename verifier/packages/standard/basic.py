@@ -61,6 +61,10 @@ class Slash(CardSpec):
         yield from slash_effect(game, use, *use.targets)
         game.processing_to_discard(use.card.ids)
 
+    def cancelled(self, game: Game, use: Use) -> Settle[None]:
+        game.players[use.user].slash_count += 1  # (used all the same: it counts towards the limit)
+        yield from CardSpec.cancelled(self, game, use)
+
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
         return [(t,) for t in game.alive_seats() if game.in_attack_range(user, t)]
 
@@ -161,7 +165,7 @@ class Peach(CardSpec):
                             f"({p.hp}/{p.max_hp})", use.user, use.card.ids[0] if use.card.ids else None)
 
     def resolve(self, game: Game, use: Use) -> Settle[None]:
-        game.recover(use.user, 1)
+        yield from game.recovered(use.user, game.recover(use.user, 1))
         return
         yield  # pragma: no cover
 

@@ -16,8 +16,10 @@ from verifier.packages.standard.package import PACKAGE
 def reaches(game: Game, user: int, target: int, card_name: str) -> bool:
     """docs/rules.md#distance-limit: 顺手牵羊 and 兵粮寸断 need distance 1 (horses count, weapons do not), unless an
     effect lifts the limit for that card (奇才)."""
-    return game.distance(user, target) <= 1 or any(
-        e.unlimited_distance(game, user, card_name) for e in game.effects_of(user))
+    d = game.distance(user, target)
+    return d <= 1 or any(e.unlimited_distance(game, user, card_name) for e in game.effects_of(user)) or (
+        game.ruleset.distance_limits and any(d <= e.distance_limit(game, user, card_name)
+                                             for e in game.effects_of(user)))
 
 
 def verify_reaches(game: Game, use: Use, target: int, card_name: str, label: str) -> Iterator[Violation]:
@@ -217,7 +219,7 @@ class GodSalvation(AreaTrick):
             # A character at full HP is not affected, so no 无懈可击 window opens for them.
             if not p.alive or not p.wounded or (yield from game.nullified(self.name, t)):
                 continue
-            game.recover(t, 1)
+            yield from game.recovered(t, game.recover(t, 1))
 
 
 @PACKAGE.card

@@ -1,0 +1,80 @@
+"""The one interface between the core and a game mode (identity, hegemony, ...).
+
+A mode is a package (verifier/packages/modes/): it sets the game up from a header, and the
+core asks it, through one ``Mode`` object per game, what only the mode knows — whose turn is
+first, what a death reveals and sets off, when the game is won, and who sides with whom. The
+core never names a mode; every hook here has a default that does nothing, so a mode overrides
+only what it changes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from sgsverify.v1 import game_log_pb2 as pb
+
+if TYPE_CHECKING:
+    from verifier.engine.game import Game, Settle
+    from verifier.engine.requests import Answer, Request
+
+
+class Mode:
+    """A game mode's rules, as the core sees them. Subclasses override the hooks they need."""
+
+    name: ClassVar[str] = ""
+    # The header's ``ruleset`` for this mode, e.g. "identity/1".
+    ruleset: ClassVar[str] = ""
+    # Does the mode take decisions of its own between any two requests (``intercept``)? Only then
+    # does Game.run pass every answer through it (a generator level less for modes that do not).
+    intercepts: ClassVar[bool] = False
+    # Does the mode act when a phase begins (``phase_begins``)?
+    phase_hook: ClassVar[bool] = False
+
+    # ------------------------------------------------------------------ the turn order
+
+    def first_seat(self, game: Game) -> int:
+        """Whose turn is the game's first."""
+        return 0
+
+    # ------------------------------------------------------------------ death
+
+    def fill_death(self, game: Game, seat: int, death: pb.Death) -> None:
+        """Complete the Death outcome with what the mode reveals of the victim (identity: the role)."""
+
+    def death_revealed(self, game: Game, seat: int) -> Settle[None]:
+        """Right after the Death outcome, before victory is judged: what the death reveals (hegemony:
+        the face-down generals)."""
+        return None
+        yield  # pragma: no cover
+
+    def check_victory(self, game: Game, just_died: int | None) -> None:
+        """Raise GameEnded when the death of ``just_died`` (None: something else) ends the game."""
+
+    def reward_or_penalty(self, game: Game, victim: int, killer: int | None) -> Settle[None]:
+        """The killer's reward or penalty, once the victim's cards are discarded."""
+        return None
+        yield  # pragma: no cover
+
+    # ------------------------------------------------------------------ sides
+
+    def allegiance(self, game: Game, seat: int) -> str:
+        """Whom the seat plays for, as far as the rules know it now ("" when nobody knows yet)."""
+        return ""
+
+    def same_side(self, game: Game, a: int, b: int) -> bool:
+        """Are ``a`` and ``b`` known to play for the same side?"""
+        side = self.allegiance(game, a)
+        return a == b or (bool(side) and side == self.allegiance(game, b))
+
+    # ------------------------------------------------------------------ the mode's own decisions
+
+    def intercept(self, game: Game, request: Request, answer: Answer) -> Settle[bool]:
+        """Called (when ``intercepts``) with every answer before the settlement waiting on ``request``
+        gets it. True when the mode took the answer itself: ``request`` is then asked again."""
+        return False
+        yield  # pragma: no cover
+
+    def phase_begins(self, game: Game, seat: int, phase: int) -> Settle[None]:
+        """Called (when ``phase_hook``) as ``seat``'s ``phase`` begins, before the skills of that moment."""
+        return None
+        yield  # pragma: no cover

@@ -1,0 +1,3 @@
+from verifier.engine.effects import Package
+
+PACKAGE = Package("hegemony")
