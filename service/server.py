@@ -9,7 +9,10 @@ replay is one transaction, so nothing is half-written), then the pools and the d
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Awaitable, Callable
@@ -18,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from service.config import ServiceConfig
+from service.reflection import enable_server_reflection
 from service.servicer import SERVICE_NAME, VerifierServicer, new_io_executor
 from service.workers import WorkerPool
 from storage import migrate
@@ -95,16 +98,15 @@ class VerificationServer:
         ])
         server.add_generic_rpc_handlers((servicer.generic_handler(),))
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
-        reflection.enable_server_reflection(
-            (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
-            server)
-        try:
-            self.port = server.add_insecure_port(config.address)
-        except RuntimeError as err:
-            self.port = 0
-            failure: Exception | None = err
-        else:
-            failure = None
+        enable_server_reflection((SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server)
+        # Asked first, so that a busy port is said plainly (gRPC would log a raw error of its own).
+        failure: Exception | str | None = address_problem(config.address)
+        if failure is None:
+            try:
+                self.port = server.add_insecure_port(config.address)
+            except RuntimeError as err:
+                self.port = 0
+                failure = err
         if not self.port:
             await self._close_resources()
             raise ServerStartError(f"cannot listen on {config.address}: {failure or 'the address is in use'}")
@@ -170,6 +172,40 @@ class VerificationServer:
     async def wait(self) -> None:
         if self.server is not None:
             await self.server.wait_for_termination()
+
+
+def address_problem(address: str) -> str | None:
+    """Why the server could not listen on HOST:PORT — the port is in use, the host is not this machine's
+    — or None if it can (or if that cannot be told before trying: gRPC then says)."""
+    host, _, port_text = address.rpartition(":")
+    host = host.strip("[]")
+    try:
+        port = int(port_text)
+    except ValueError:
+        return f"{port_text!r} is not a port number (HOST:PORT)"
+    if port == 0:
+        return None
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as err:
+        return f"the host {host!r} cannot be resolved ({err})"
+    for family, kind, proto, _, sockaddr in infos:
+        with contextlib.closing(socket.socket(family, kind, proto)) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC binds
+            if family == socket.AF_INET6:
+                with contextlib.suppress(OSError):
+                    probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                probe.bind(sockaddr)
+            except OSError as err:
+                if err.errno == errno.EADDRINUSE:
+                    return "the port is in use (is another server running there?); choose another with --address"
+                if err.errno == errno.EADDRNOTAVAIL:
+                    return f"{host} is not an address of this machine"
+                if err.errno == errno.EACCES:
+                    return f"no permission to listen on port {port} (ports below 1024 need privileges)"
+                return err.strerror or str(err)
+    return None
 
 
 def describe_start(server: VerificationServer) -> str:

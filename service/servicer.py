@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -18,9 +19,9 @@ import grpc
 from google.protobuf.message import Message
 
 from service.config import Limits
-from service.convert import filter_from, metadata_from, replay_change, replay_info, summary_only
+from service.convert import metadata_from, replay_change, replay_info, request_filter, summary_only
 from service.live import LiveGame
-from service.work import TooManyEvents, VerifyJob, canonical_bytes, log_sha256
+from service.work import TooManyEvents, VerifyJob, canonical_bytes, header_problems, log_sha256
 from service.workers import LiveSession, WorkerLost, WorkerPool
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
@@ -28,16 +29,20 @@ from sgsverify.v1 import service_pb2 as spb
 from storage.store import (
     HASH_LENGTH,
     InvalidQuery,
+    InvalidRecord,
     NewReplay,
     ReplayNotFound,
     ReplaySummary,
     StorageUnavailable,
     Store,
     SubmissionMetadata,
+    run_name_problems,
 )
 from verifier import LogFormatError, load_log
+from verifier.logio import MAX_LOG_BYTES, printable
 
 SERVICE_NAME = spb.DESCRIPTOR.services_by_name["VerifierService"].full_name
+log = logging.getLogger("sgs-verify.service")
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -47,6 +52,9 @@ class RpcFailure(Exception):
     """Ends an RPC with a status code and a message saying what and where."""
 
     def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        # The message goes out as the status's details: it must encode as UTF-8 (input may put a lone
+        # surrogate into it) and stay small (details travel in a trailer, which gRPC limits).
+        message = printable(message)
         super().__init__(message)
         self.code = code
         self.message = message
@@ -85,13 +93,25 @@ def failure_for(err: BaseException) -> RpcFailure | None:
         return RpcFailure(grpc.StatusCode.UNAVAILABLE, str(err))
     if isinstance(err, ReplayNotFound):
         return RpcFailure(grpc.StatusCode.NOT_FOUND, str(err))
-    if isinstance(err, InvalidQuery):
+    if isinstance(err, InvalidQuery | InvalidRecord | LogFormatError):
         return RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, str(err))
     if isinstance(err, TooManyEvents):
         return RpcFailure(grpc.StatusCode.RESOURCE_EXHAUSTED, str(err))
     if isinstance(err, WorkerLost):
         return RpcFailure(grpc.StatusCode.UNAVAILABLE, str(err))
     return None
+
+
+def failure_or_internal(err: BaseException, rpc: str) -> RpcFailure:
+    """The RPC status for any exception: an unexpected one (a bug) is logged with its traceback and
+    answered INTERNAL, naming only its type — never UNKNOWN, never a message that might carry an SQL
+    statement or the server's internals."""
+    failure = failure_for(err)
+    if failure is not None:
+        return failure
+    log.error("%s failed unexpectedly", rpc, exc_info=err)
+    return RpcFailure(grpc.StatusCode.INTERNAL, f"{rpc} failed on the server ({type(err).__name__}); the server's "
+                      "log has the details")
 
 
 def unary_errors(handler: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
@@ -101,14 +121,21 @@ def unary_errors(handler: Callable[..., Awaitable[T]]) -> Callable[..., Awaitabl
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> T:
         try:
             return await handler(self, request, context)
+        except asyncio.CancelledError:
+            raise
         except Exception as err:
-            failure = failure_for(err)
-            if failure is None:
+            if isinstance(err, grpc.aio.AbortError):
                 raise
+            failure = failure_or_internal(err, handler.__name__)
             await context.abort(failure.code, failure.message)
             raise  # unreachable: abort raises
 
     return wrapper
+
+
+def _invalid(problems: list[str], where: str) -> None:
+    if problems:
+        raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, "; ".join(f"{where}{p}" for p in problems))
 
 
 class VerifierServicer:
@@ -141,6 +168,14 @@ class VerifierServicer:
     def _check_event_count(self, count: int) -> None:
         if count > self.limits.max_events_per_game:
             raise TooManyEvents(count, self.limits.max_events_per_game)
+
+    @staticmethod
+    def _check_log_size(size: int) -> None:
+        """A game sent in pieces (upload, live) is bound like a whole log: its events together."""
+        if size > MAX_LOG_BYTES:
+            raise RpcFailure(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                             f"the game's events are over {MAX_LOG_BYTES} bytes together, the largest log this "
+                             "server takes")
 
     def _check_record_size(self, size: int) -> None:
         if size > self.limits.max_record_bytes:
@@ -232,6 +267,7 @@ class VerifierServicer:
             if not log.HasField("header"):
                 raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                                  "VerifyLogRequest.log has no header: a GameLog starts with its GameHeader")
+            _invalid(header_problems(log.header), "VerifyLogRequest.log.")
             self._check_event_count(len(log.events))
             data = canonical_bytes(log)
             job = VerifyJob(data, meta, self.limits.max_events_per_game, canonical=True)
@@ -274,6 +310,7 @@ class VerifierServicer:
                                      f"{where} has no header: the first message must carry the GameHeader (or a "
                                      "foreign record)")
                 meta = self._metadata(msg.metadata, f"{where}: ")
+                _invalid(header_problems(msg.header), f"{where}: ")
                 log.header.CopyFrom(msg.header)
                 want_summary_only = msg.summary_only
             elif msg.HasField("header") or msg.HasField("metadata"):
@@ -293,6 +330,8 @@ class VerifierServicer:
             if foreign is not None:
                 continue
             self._check_event_count(len(log.events) + len(msg.events))
+            size += msg.ByteSize()
+            self._check_log_size(size)
             log.events.extend(msg.events)
         if count == 0:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
@@ -309,10 +348,12 @@ class VerifierServicer:
         try:
             async for response in self._live_game(request_iterator):
                 yield response
+        except asyncio.CancelledError:
+            raise
         except Exception as err:
-            failure = failure_for(err)
-            if failure is None:
+            if isinstance(err, grpc.aio.AbortError):
                 raise
+            failure = failure_or_internal(err, "VerifyLive")
             await context.abort(failure.code, failure.message)
 
     async def _live_game(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest]
@@ -321,6 +362,7 @@ class VerifierServicer:
         try:
             discard = False
             count = 0
+            size = 0
             async for msg in request_iterator:
                 where = f"VerifyLiveRequest message {count}"
                 count += 1
@@ -332,6 +374,7 @@ class VerifierServicer:
                         raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                                          f"{where} has no header: the first message must carry the GameHeader")
                     meta = self._metadata(msg.metadata, f"{where}: ")
+                    _invalid(header_problems(msg.header), f"{where}: ")
                     discard = msg.discard
                     game = self.pool.open_live()
                     await game.start(msg.header, meta)
@@ -339,11 +382,19 @@ class VerifierServicer:
                     raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                                      f"{where} carries a header or metadata: only the first message may")
                 self._check_event_count(game.event_count + len(msg.events))
-                yield await game.feed(pb.GameLog(events=msg.events))
+                size += msg.ByteSize()
+                self._check_log_size(size)
+                try:
+                    yield await game.feed(pb.GameLog(events=msg.events))
+                except LogFormatError as err:
+                    raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: {err}") from None
             if game is None:
                 raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                                  "the live stream is empty: its first message must carry the GameHeader")
-            last, record = await game.finish()
+            try:
+                last, record = await game.finish()
+            except LogFormatError as err:
+                raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"the live game cannot be stored: {err}") from None
             finished = last.finished
             finished.annotation_count = record.verdict.annotation_count
             if discard:
@@ -364,6 +415,7 @@ class VerifierServicer:
                         context: grpc.aio.ServicerContext) -> spb.GetReplayResponse:
         if isinstance(request, MalformedRequest):
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"the request is {request.reason}")
+        _invalid(run_name_problems(request.run, "run"), "GetReplayRequest.")
         return await self._io(self._get_replay, request)
 
     def _get_replay(self, request: spb.GetReplayRequest) -> spb.GetReplayResponse:
@@ -383,7 +435,8 @@ class VerifierServicer:
                           context: grpc.aio.ServicerContext) -> spb.ListReplaysResponse:
         if isinstance(request, MalformedRequest):
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"the request is {request.reason}")
-        page = await self._io(self.store.list, filter_from(request), request.page_size, request.page_token)
+        filters = request_filter(request, "ListReplaysRequest.")
+        page = await self._io(self.store.list, filters, request.page_size, request.page_token)
         return spb.ListReplaysResponse(replays=[replay_info(s) for s in page.replays],
                                        next_page_token=page.next_page_token, total_count=page.total_count)
 
@@ -393,9 +446,9 @@ class VerifierServicer:
         if isinstance(request, MalformedRequest):
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"the request is {request.reason}")
         replay_id = request.id.strip().lower()
-        if len(replay_id) != HASH_LENGTH:
-            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
-                             f"DeleteReplayRequest.id {request.id!r} is not a full replay id (64 hex digits)")
+        if len(replay_id) != HASH_LENGTH or any(c not in "0123456789abcdef" for c in replay_id):
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"DeleteReplayRequest.id "
+                             f"{request.id[:HASH_LENGTH + 8]!r} is not a full replay id (64 hex digits)")
         await self._io(self.store.delete, replay_id)
         return spb.DeleteReplayResponse(id=replay_id)
 
@@ -404,9 +457,18 @@ class VerifierServicer:
         """Runs service.regress in a thread (its own worker processes, one per core); progress
         and changes are passed to the stream as they come."""
         if isinstance(request, MalformedRequest):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the request is {request.reason}")
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, printable(f"the request is {request.reason}"))
             return
         from service.regress import LocalBackend, RegressError, RegressOptions, ReplayReport, regress
+
+        try:
+            filters = request_filter(request.filter, "RegressRequest.filter.")
+            _invalid(run_name_problems(request.run, "run") + run_name_problems(request.against, "against"),
+                     "RegressRequest.")
+        except Exception as err:
+            failure = failure_or_internal(err, "Regress")
+            await context.abort(failure.code, failure.message)
+            return
 
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[spb.RegressResponse | BaseException | None] = asyncio.Queue()
@@ -420,7 +482,7 @@ class VerifierServicer:
 
         def work() -> None:
             try:
-                options = RegressOptions(filters=filter_from(request.filter), run=request.run,
+                options = RegressOptions(filters=filters, run=request.run,
                                          against=request.against, restart=request.restart)
                 result = regress(self.store, options, LocalBackend(start_method="spawn"),
                                  on_progress=lambda d, t: put(spb.RegressResponse(
@@ -442,12 +504,11 @@ class VerifierServicer:
             if item is None:
                 return
             if isinstance(item, BaseException):
-                if isinstance(item, RegressError | InvalidQuery):
-                    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(item))
-                failure = failure_for(item)
-                if failure is not None:
-                    await context.abort(failure.code, failure.message)
-                raise item
+                error = RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, str(item)) if isinstance(item, RegressError) \
+                    else item
+                failure = failure_or_internal(error, "Regress")
+                await context.abort(failure.code, failure.message)
+                return
             yield item
 
     # ------------------------------------------------------------------ registration

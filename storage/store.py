@@ -28,8 +28,21 @@ HASH_LENGTH = 64
 MIN_ID_PREFIX = 8
 MAX_PAGE_SIZE = 1000
 DEFAULT_PAGE_SIZE = 50
-MAX_LABEL_LENGTH = 200
+# What a stored replay's text and numbers may be, the same on every backend (docs/service.md, "Field
+# limits"): the sizes of their columns (storage/models.py), and for the texts that are indexed or
+# listed with every replay, a bound that keeps their rows and list pages small. No stored text may
+# hold a NUL character (PostgreSQL's text cannot), and every stored whole number fits a 32-bit column.
+MAX_LABEL_LENGTH = 200  # metadata: tournament, round, table, submitter
+MAX_PLAYER_LENGTH = 200  # a seat's player (indexed)
+MAX_GENERAL_LENGTH = 64  # a seat's general
+MAX_RULESET_LENGTH = 64
+MAX_RECORDER_LENGTH = 200
+MAX_CODE_LENGTH = 64  # a violation code
 MAX_RUN_NAME = 100
+MAX_SEATS = 32
+MAX_STORED_INT = 2**31 - 1
+# A page token this store issues is ~130 characters; anything much longer is not one.
+MAX_PAGE_TOKEN_LENGTH = 1000
 _HEX = re.compile(r"[0-9a-f]+")
 
 
@@ -55,6 +68,37 @@ class InvalidQuery(StorageError, ValueError):
     """A malformed id, filter or page token; the message says which."""
 
 
+class InvalidRecord(StorageError, ValueError):
+    """A record the store cannot hold (a text over its column's size, a NUL character, a number over
+    32 bits): nothing of it was written, and trying again will not help. The message names the field."""
+
+
+def text_problem(name: str, value: object, limit: int | None) -> str | None:
+    """Why the text ``value`` of the field ``name`` cannot be stored or looked up, if it cannot."""
+    if not isinstance(value, str):
+        return None
+    if "\0" in value:
+        return f"{name} contains a NUL character (U+0000), which this service does not store"
+    if limit is not None and len(value) > limit:
+        return f"{name} is {len(value)} characters; the limit is {limit}"
+    return None
+
+
+def int_problem(name: str, value: object) -> str | None:
+    """Why the whole number ``value`` of the field ``name`` cannot be stored, if it cannot."""
+    if isinstance(value, int) and not -MAX_STORED_INT - 1 <= value <= MAX_STORED_INT:
+        return f"{name} is {value}; the largest number this service stores is {MAX_STORED_INT}"
+    return None
+
+
+def _problems(*found: str | None) -> list[str]:
+    return [p for p in found if p is not None]
+
+
+def run_name_problems(name: str, what: str = "run name") -> list[str]:
+    return _problems(text_problem(what, name, MAX_RUN_NAME))
+
+
 # ---------------------------------------------------------------------------------------- records
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +109,9 @@ class SubmissionMetadata:
     submitter: str = ""
 
     def problems(self) -> list[str]:
-        return [f"metadata.{name} is {len(value)} characters; the limit is {MAX_LABEL_LENGTH}"
-                for name, value in (("tournament", self.tournament), ("round", self.round),
-                                    ("table", self.table), ("submitter", self.submitter))
-                if len(value) > MAX_LABEL_LENGTH]
+        return _problems(*(text_problem(f"metadata.{name}", value, MAX_LABEL_LENGTH)
+                           for name, value in (("tournament", self.tournament), ("round", self.round),
+                                               ("table", self.table), ("submitter", self.submitter))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +132,18 @@ class ViolationFacts:
     seat: int | None = None
     card: int | None = None
 
+    def problems(self) -> list[str]:
+        """Why this violation cannot be stored, naming the event (or the header) it is about."""
+        where = ("header" if self.event_index is None else
+                 f"events[{self.event_index}]" + (" (an outcome derived before it)" if self.derived else ""))
+        return _problems(int_problem(f"{where}: the seat of a {self.code} violation", self.seat),
+                         int_problem(f"{where}: the card id of a {self.code} violation", self.card),
+                         int_problem("an event index", self.event_index),
+                         text_problem(f"{where}: a violation's code", self.code, MAX_CODE_LENGTH),
+                         text_problem(f"{where}: the message of a {self.code} violation (it quotes the log)",
+                                      self.message, None),
+                         text_problem(f"{where}: the rule of a {self.code} violation", self.rule, None))
+
 
 @dataclass(frozen=True, slots=True)
 class VerdictFacts:
@@ -108,6 +163,19 @@ class VerdictFacts:
     replay_blob: bytes = field(repr=False)
     violations: tuple[ViolationFacts, ...] = ()
 
+    def problems(self) -> list[str]:
+        found = _problems(text_problem("the engine version", self.engine_version, 100),
+                          text_problem("the reason the log was not followed (it quotes the log)",
+                                       self.stopped_reason, None),
+                          text_problem("the result's reason (it quotes the log)", self.result_reason, None),
+                          text_problem("the winners", " ".join(str(w) for w in self.winners), 64),
+                          *(int_problem(name, value) for name, value in (
+                              ("the violation count", self.violation_count), ("stopped_at", self.stopped_at),
+                              ("the annotation count", self.annotation_count), ("the side", self.side))))
+        for v in self.violations:
+            found += v.problems()
+        return found
+
 
 @dataclass(frozen=True, slots=True)
 class NewReplay:
@@ -124,6 +192,20 @@ class NewReplay:
     seats: tuple[SeatFacts, ...]
     metadata: SubmissionMetadata
     verdict: VerdictFacts
+
+    def problems(self) -> list[str]:
+        """Why this record cannot be stored (the same on every backend), naming each field; [] if it can."""
+        found = _problems(text_problem("header.ruleset", self.ruleset, MAX_RULESET_LENGTH),
+                          text_problem("header.recorder", self.recorder, MAX_RECORDER_LENGTH),
+                          int_problem("header.mode", self.mode), int_problem("the event count", self.event_count),
+                          text_problem("log_format", self.log_format, 8))
+        if len(self.seats) > MAX_SEATS:
+            found.append(f"header.seats has {len(self.seats)} seats; the limit is {MAX_SEATS}")
+        for s in self.seats[:MAX_SEATS]:
+            found += _problems(text_problem(f"header.seats[{s.seat}].player", s.player, MAX_PLAYER_LENGTH),
+                               text_problem(f"header.seats[{s.seat}].general", s.general, MAX_GENERAL_LENGTH),
+                               int_problem(f"header.seats[{s.seat}].role", s.role))
+        return found + self.metadata.problems() + self.verdict.problems()
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +256,13 @@ class ReplayFilter:
     violation_code: str = ""
     submitted_after: datetime | None = None  # inclusive
     submitted_before: datetime | None = None  # exclusive
+
+    def problems(self) -> list[str]:
+        """Why this filter cannot be looked up (a NUL, a text longer than anything stored), naming the field."""
+        return _problems(*(text_problem(name, value, limit) for name, value, limit in (
+            ("tournament", self.tournament, MAX_LABEL_LENGTH), ("round", self.round, MAX_LABEL_LENGTH),
+            ("table", self.table, MAX_LABEL_LENGTH), ("submitter", self.submitter, MAX_LABEL_LENGTH),
+            ("player", self.player, MAX_PLAYER_LENGTH), ("violation_code", self.violation_code, MAX_CODE_LENGTH))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,10 +315,15 @@ class Store:
 
     @contextmanager
     def _unavailable_on_failure(self) -> Iterator[None]:
+        """Database errors as the store's own: a value the database refuses (DataError, or a limit of
+        PostgreSQL's such as an index row's size) is permanent, InvalidRecord; a database that cannot be
+        reached or stays locked is StorageUnavailable. Neither message carries the SQL statement."""
         try:
             yield
-        except (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.TimeoutError) as err:
+        except (sa_exc.DataError, sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.TimeoutError) as err:
             cause = err.orig if isinstance(err, sa_exc.DBAPIError) and err.orig is not None else err
+            if isinstance(err, sa_exc.DataError) or _sqlstate(cause)[:2] in _PERMANENT_SQLSTATE_CLASSES:
+                raise InvalidRecord(f"the replay store refused a value: {_first_line(cause)}") from err
             raise StorageUnavailable(f"the replay store ({self.url}) is unavailable: {_first_line(cause)}") from err
 
     @contextmanager
@@ -253,7 +347,11 @@ class Store:
 
     def save(self, new: NewReplay) -> tuple[ReplaySummary, bool]:
         """Store a verified log in one transaction. If the same log (by hash) is already stored,
-        nothing is written and the stored replay is returned. Returns (summary, created)."""
+        nothing is written and the stored replay is returned. Returns (summary, created). A record
+        that cannot be stored (``NewReplay.problems``) is InvalidRecord, on every backend."""
+        problems = new.problems()
+        if problems:
+            raise InvalidRecord("; ".join(problems))
         try:
             with self._session(write=True) as session:
                 if session.scalar(_REPLAY_EXISTS, {"id": new.log_sha256}) is not None:
@@ -272,6 +370,8 @@ class Store:
             return found, False
 
     def delete(self, replay_id: str) -> None:
+        if len(replay_id) != HASH_LENGTH or not _HEX.fullmatch(replay_id):
+            raise InvalidQuery(f"replay id {replay_id!r} is not a full replay id (64 hex digits)")
         with self._session(write=True) as session:
             replay = session.get(Replay, replay_id)
             if replay is None:
@@ -293,8 +393,9 @@ class Store:
         verdict as of that named re-verification run (ReplayNotFound if the run did not verify it)."""
         key = replay_id.strip().lower()
         if len(key) < MIN_ID_PREFIX or len(key) > HASH_LENGTH or not _HEX.fullmatch(key):
-            raise InvalidQuery(f"replay id {replay_id!r} is not a hex SHA-256 or a prefix of at least "
-                               f"{MIN_ID_PREFIX} hex digits")
+            raise InvalidQuery(f"replay id {replay_id[:HASH_LENGTH + 8]!r} is not a hex SHA-256 or a prefix of at "
+                               f"least {MIN_ID_PREFIX} hex digits")
+        _check_run_name(run)
         with self._session() as session:
             if len(key) == HASH_LENGTH:
                 replay = session.get(Replay, key, options=[selectinload(Replay.seats)])
@@ -323,6 +424,7 @@ class Store:
         if page_size <= 0:
             page_size = DEFAULT_PAGE_SIZE
         page_size = min(page_size, MAX_PAGE_SIZE)
+        _check_filters(filters)
         after = _decode_page_token(page_token) if page_token else None
         if (filters.submitted_after and filters.submitted_before
                 and filters.submitted_after > filters.submitted_before):
@@ -356,6 +458,7 @@ class Store:
 
     def ids(self, filters: ReplayFilter = ReplayFilter()) -> tuple[str, ...]:
         """The ids of every replay matching the list filters, in id order."""
+        _check_filters(filters)
         query = (select(Replay.id)
                  .join(Verdict, and_(Verdict.replay_id == Replay.id, Verdict.run == SUBMISSION_RUN))
                  .where(*_conditions(filters)).order_by(Replay.id))
@@ -370,6 +473,7 @@ class Store:
 
     def verdict_blobs(self, ids: Sequence[str], run: str = SUBMISSION_RUN) -> dict[str, bytes]:
         """The serialized AnnotatedReplay of each of these replays' verdict of ``run`` (if any)."""
+        _check_run_name(run)
         with self._session() as session:
             rows = session.execute(select(Verdict.replay_id, Verdict.replay_blob)
                                    .where(Verdict.replay_id.in_(ids), Verdict.run == run)).all()
@@ -377,6 +481,7 @@ class Store:
 
     def run_ids(self, run: str) -> set[str]:
         """The replays that already have a verdict of this run."""
+        _check_run_name(run)
         with self._session() as session:
             return set(session.scalars(select(Verdict.replay_id).where(Verdict.run == run)))
 
@@ -403,8 +508,11 @@ class Store:
         """Store one run's verdicts of several replays in one transaction."""
         if run == SUBMISSION_RUN:
             raise InvalidQuery("a re-verification run needs a name (the empty name is the submission's)")
-        if len(run) > MAX_RUN_NAME:
-            raise InvalidQuery(f"run name is {len(run)} characters; the limit is {MAX_RUN_NAME}")
+        _check_run_name(run)
+        for _, facts in verdicts:
+            problems = facts.problems()
+            if problems:
+                raise InvalidRecord("; ".join(problems))
         with self._session(write=True) as session:
             conn = session.connection()
             now = self.clock()
@@ -415,6 +523,7 @@ class Store:
         """Delete every verdict of a named run; returns how many there were."""
         if run == SUBMISSION_RUN:
             raise InvalidQuery("the submission's verdicts are not a run that can be deleted")
+        _check_run_name(run)
         with self._session(write=True) as session:
             verdicts = session.scalars(select(Verdict).where(Verdict.run == run)).all()
             for verdict in verdicts:
@@ -430,6 +539,18 @@ class Store:
 
     def _summary(self, session: Session, replay: Replay) -> ReplaySummary:
         return _summary_of(replay, self._verdict(session, replay.id))
+
+
+def _check_filters(filters: ReplayFilter) -> None:
+    problems = filters.problems()
+    if problems:
+        raise InvalidQuery("; ".join(problems))
+
+
+def _check_run_name(run: str) -> None:
+    problems = run_name_problems(run)
+    if problems:
+        raise InvalidQuery("; ".join(problems))
 
 
 def _conditions(f: ReplayFilter) -> list[ColumnElement[bool]]:
@@ -524,20 +645,36 @@ def _encode_page_token(at: datetime, replay_id: str) -> str:
 
 
 def _decode_page_token(token: str) -> tuple[datetime, str]:
+    if len(token) > MAX_PAGE_TOKEN_LENGTH:
+        raise InvalidQuery(f"page_token is {len(token)} characters: it is not one this service issued "
+                           f"(those are under {MAX_PAGE_TOKEN_LENGTH})")
+    shown = token[:80]
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         doc = json.loads(raw)
         at = datetime.fromisoformat(doc["t"])
-        replay_id = str(doc["id"])
-    except (binascii.Error, ValueError, KeyError, TypeError) as err:
-        raise InvalidQuery(f"page_token {token!r} is not one this service issued ({err})") from None
-    if at.tzinfo is None:
-        at = at.replace(tzinfo=UTC)
+        replay_id = doc["id"]
+        if not isinstance(replay_id, str) or len(replay_id) != HASH_LENGTH or not _HEX.fullmatch(replay_id):
+            raise ValueError("its id is not a replay id")
+        at = _aware(at)
+    except (binascii.Error, ValueError, KeyError, TypeError, RecursionError, OverflowError) as err:
+        reason = "it nests too deeply" if isinstance(err, RecursionError) else str(err)[:200]
+        raise InvalidQuery(f"page_token {shown!r} is not one this service issued ({reason})") from None
     return at, replay_id
 
 
 def _aware(at: datetime) -> datetime:
     return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+
+
+# SQLSTATE classes of errors that a retry cannot cure: 22 data exception (a value out of range, a NUL
+# in text), 54 program limit exceeded (e.g. an index row over its size).
+_PERMANENT_SQLSTATE_CLASSES = ("22", "54")
+
+
+def _sqlstate(err: BaseException) -> str:
+    state = getattr(err, "sqlstate", None)
+    return state if isinstance(state, str) else ""
 
 
 def _first_line(err: BaseException) -> str:
@@ -546,7 +683,7 @@ def _first_line(err: BaseException) -> str:
 
 
 __all__ = [
-    "InvalidQuery", "NewReplay", "Page", "ReplayFilter", "ReplayNotFound", "ReplaySummary", "RunInfo",
+    "InvalidQuery", "InvalidRecord", "NewReplay", "Page", "ReplayFilter", "ReplayNotFound", "ReplaySummary", "RunInfo",
     "SchemaOutOfDate", "SeatFacts", "StorageError", "StorageUnavailable", "Store", "StoredReplay", "SubmissionMetadata",
     "VerdictFacts", "ViolationFacts",
 ]
