@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -22,7 +23,16 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session, selectinload
 
 from storage.database import SQLITE_BEGIN_OPTION, create_database_engine
-from storage.models import SUBMISSION_RUN, Base, Replay, ReplaySeat, Verdict, ViolationRow
+from storage.models import (
+    DEFAULT_TENANT,
+    SUBMISSION_RUN,
+    AuditEntry,
+    Base,
+    Replay,
+    ReplaySeat,
+    Verdict,
+    ViolationRow,
+)
 
 HASH_LENGTH = 64
 MIN_ID_PREFIX = 8
@@ -44,6 +54,24 @@ MAX_STORED_INT = 2**31 - 1
 # A page token this store issues is ~130 characters; anything much longer is not one.
 MAX_PAGE_TOKEN_LENGTH = 1000
 _HEX = re.compile(r"[0-9a-f]+")
+# A tenant's name: lower-case letters, digits and . _ -, at most 64 (it is a column and a label).
+TENANT_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+
+def tenant_problem(name: str) -> str | None:
+    if TENANT_NAME.fullmatch(name):
+        return None
+    return (f"tenant {name[:80]!r} is not a tenant name (1-64 of a-z, 0-9, '.', '_', '-', beginning with a "
+            "letter or digit)")
+
+
+def replay_id_for(tenant: str, log_sha256: str) -> str:
+    """A replay's id: the log's hash in the default tenant (so ids stored before tenants existed stay
+    valid), else the SHA-256 of the tenant's name and the log's hash. Each tenant thus has its own copy
+    of a log, and one tenant's id says nothing about another's."""
+    if tenant == DEFAULT_TENANT:
+        return log_sha256
+    return hashlib.sha256(f"sgs-verify replay\0{tenant}\0{log_sha256}".encode()).hexdigest()
 
 
 # ---------------------------------------------------------------------------------------- errors
@@ -234,6 +262,9 @@ class ReplaySummary:
     winners: tuple[int, ...]
     result_reason: str
     annotation_count: int
+    # Whose replay it is, and its log's hash (the id, in the default tenant).
+    tenant: str = DEFAULT_TENANT
+    log_sha256: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,10 +287,13 @@ class ReplayFilter:
     violation_code: str = ""
     submitted_after: datetime | None = None  # inclusive
     submitted_before: datetime | None = None  # exclusive
+    # Only this tenant's replays; None: every tenant's.
+    tenant: str | None = None
 
     def problems(self) -> list[str]:
         """Why this filter cannot be looked up (a NUL, a text longer than anything stored), naming the field."""
-        return _problems(*(text_problem(name, value, limit) for name, value, limit in (
+        return _problems(None if self.tenant is None else tenant_problem(self.tenant),
+                         *(text_problem(name, value, limit) for name, value, limit in (
             ("tournament", self.tournament, MAX_LABEL_LENGTH), ("round", self.round, MAX_LABEL_LENGTH),
             ("table", self.table, MAX_LABEL_LENGTH), ("submitter", self.submitter, MAX_LABEL_LENGTH),
             ("player", self.player, MAX_PLAYER_LENGTH), ("violation_code", self.violation_code, MAX_CODE_LENGTH))))
@@ -343,54 +377,73 @@ class Store:
     def connect(self) -> Connection:
         return self.engine.connect()
 
+    @contextmanager
+    def transaction(self, write: bool = False) -> Iterator[Session]:
+        """One transaction for the store's other modules (storage/access.py): committed if the block ends
+        normally; database failures as StorageUnavailable / InvalidRecord."""
+        with self._session(write) as session:
+            yield session
+
     # ------------------------------------------------------------------ writing
 
-    def save(self, new: NewReplay) -> tuple[ReplaySummary, bool]:
-        """Store a verified log in one transaction. If the same log (by hash) is already stored,
-        nothing is written and the stored replay is returned. Returns (summary, created). A record
-        that cannot be stored (``NewReplay.problems``) is InvalidRecord, on every backend."""
-        problems = new.problems()
+    def save(self, new: NewReplay, tenant: str = DEFAULT_TENANT) -> tuple[ReplaySummary, bool]:
+        """Store a verified log as the tenant's, in one transaction. If the tenant already has the same log
+        (by hash), nothing is written and its stored replay is returned; another tenant's copy is not looked
+        at. Returns (summary, created). A record that cannot be stored (``NewReplay.problems``) is
+        InvalidRecord, on every backend."""
+        problems = new.problems() + _problems(tenant_problem(tenant))
         if problems:
             raise InvalidRecord("; ".join(problems))
+        replay_id = replay_id_for(tenant, new.log_sha256)
         try:
             with self._session(write=True) as session:
-                if session.scalar(_REPLAY_EXISTS, {"id": new.log_sha256}) is not None:
-                    existing = session.get(Replay, new.log_sha256, options=[selectinload(Replay.seats)])
+                if session.scalar(_REPLAY_EXISTS, {"id": replay_id}) is not None:
+                    existing = session.get(Replay, replay_id, options=[selectinload(Replay.seats)])
                     assert existing is not None
                     return self._summary(session, existing), False
                 now = self.clock()
-                _insert_replay(session, new, now)
-                return _summary_of_new(new, now), True
+                _insert_replay(session, new, now, tenant, replay_id)
+                return _summary_of_new(new, now, tenant, replay_id), True
         except sa_exc.IntegrityError:
             # Another writer stored the same log between our check and our insert — or the
             # record itself is unstorable, and then nothing of it was written.
-            found = self.find(new.log_sha256)
+            found = self.find(new.log_sha256, tenant)
             if found is None:
                 raise
             return found, False
 
-    def delete(self, replay_id: str) -> None:
+    def delete(self, replay_id: str, tenant: str | None = None, audit: Audit | None = None) -> None:
+        """Delete a replay by its full id — only the tenant's, when one is given (ReplayNotFound for another
+        tenant's, as for none). With ``audit``, an audit log entry is written in the same transaction."""
         if len(replay_id) != HASH_LENGTH or not _HEX.fullmatch(replay_id):
             raise InvalidQuery(f"replay id {replay_id!r} is not a full replay id (64 hex digits)")
         with self._session(write=True) as session:
             replay = session.get(Replay, replay_id)
-            if replay is None:
+            if replay is None or (tenant is not None and replay.tenant != tenant):
                 raise ReplayNotFound(f"no stored replay has the id {replay_id!r}")
+            if audit is not None:
+                session.add(audit.entry(self.clock(), "replay.delete", replay.tenant, replay_id,
+                                        f"tournament {replay.tournament!r}, submitter {replay.submitter!r}, "
+                                        f"{replay.event_count} events"))
             session.delete(replay)
 
     # ------------------------------------------------------------------ reading
 
-    def find(self, log_sha256: str) -> ReplaySummary | None:
-        """The stored replay of this log, if there is one (cheap when there is none)."""
+    def find(self, log_sha256: str, tenant: str = DEFAULT_TENANT) -> ReplaySummary | None:
+        """The tenant's stored replay of this log, if there is one (cheap when there is none)."""
+        replay_id = replay_id_for(tenant, log_sha256)
         with self._session() as session:
-            if session.scalar(_REPLAY_EXISTS, {"id": log_sha256}) is None:
+            if session.scalar(_REPLAY_EXISTS, {"id": replay_id}) is None:
                 return None
-            replay = session.get(Replay, log_sha256, options=[selectinload(Replay.seats)])
+            replay = session.get(Replay, replay_id, options=[selectinload(Replay.seats)])
             return None if replay is None else self._summary(session, replay)
 
-    def get(self, replay_id: str, include_log: bool = False, run: str = SUBMISSION_RUN) -> StoredReplay:
+    def get(self, replay_id: str, include_log: bool = False, run: str = SUBMISSION_RUN,
+            tenant: str | None = None) -> StoredReplay:
         """A stored replay by id or unique id prefix (at least 8 hex digits); with ``run``, its
-        verdict as of that named re-verification run (ReplayNotFound if the run did not verify it)."""
+        verdict as of that named re-verification run (ReplayNotFound if the run did not verify it).
+        With ``tenant``, only that tenant's replays are looked at: another tenant's is not found, and
+        does not make a prefix ambiguous."""
         key = replay_id.strip().lower()
         if len(key) < MIN_ID_PREFIX or len(key) > HASH_LENGTH or not _HEX.fullmatch(key):
             raise InvalidQuery(f"replay id {replay_id[:HASH_LENGTH + 8]!r} is not a hex SHA-256 or a prefix of at "
@@ -399,9 +452,13 @@ class Store:
         with self._session() as session:
             if len(key) == HASH_LENGTH:
                 replay = session.get(Replay, key, options=[selectinload(Replay.seats)])
+                if replay is not None and tenant is not None and replay.tenant != tenant:
+                    replay = None
             else:
-                found = session.scalars(select(Replay).where(Replay.id.startswith(key, autoescape=True))
-                                        .options(selectinload(Replay.seats)).limit(2)).all()
+                query = select(Replay).where(Replay.id.startswith(key, autoescape=True))
+                if tenant is not None:
+                    query = query.where(Replay.tenant == tenant)
+                found = session.scalars(query.options(selectinload(Replay.seats)).limit(2)).all()
                 if len(found) > 1:
                     raise InvalidQuery(f"replay id prefix {replay_id!r} is ambiguous: give more digits")
                 replay = found[0] if found else None
@@ -555,6 +612,8 @@ def _check_run_name(run: str) -> None:
 
 def _conditions(f: ReplayFilter) -> list[ColumnElement[bool]]:
     conds: list[ColumnElement[bool]] = []
+    if f.tenant is not None:
+        conds.append(Replay.tenant == f.tenant)
     for value, column in ((f.tournament, Replay.tournament), (f.round, Replay.round),
                           (f.table, Replay.table_label), (f.submitter, Replay.submitter)):
         if value:
@@ -583,21 +642,22 @@ _INSERT_VIOLATIONS = insert(_TABLES[ViolationRow.__tablename__])
 _REPLAY_EXISTS = select(Replay.id).where(Replay.id == bindparam("id"))
 
 
-def _insert_replay(session: Session, new: NewReplay, now: datetime) -> None:
+def _insert_replay(session: Session, new: NewReplay, now: datetime, tenant: str, replay_id: str) -> None:
     """The rows of one replay, as plain inserts (no ORM unit of work: this is the hot path)."""
     conn = session.connection()
     v = new.verdict
     m = new.metadata
     conn.execute(_INSERT_REPLAY, {
-        "id": new.log_sha256, "submitted_at": now, "log_bytes": new.log_bytes, "log_format": new.log_format,
+        "id": replay_id, "tenant": tenant, "log_sha256": new.log_sha256, "submitted_at": now,
+        "log_bytes": new.log_bytes, "log_format": new.log_format,
         "log_size": len(new.log_bytes), "event_count": new.event_count, "ruleset": new.ruleset, "mode": new.mode,
         "seed": str(new.seed), "recorder": new.recorder, "player_count": len(new.seats),
         "tournament": m.tournament, "round": m.round, "table_label": m.table, "submitter": m.submitter})
     if new.seats:
         conn.execute(_INSERT_SEATS, [
-            {"replay_id": new.log_sha256, "seat": s.seat, "player": s.player, "role": s.role, "general": s.general}
+            {"replay_id": replay_id, "seat": s.seat, "player": s.player, "role": s.role, "general": s.general}
             for s in new.seats])
-    _insert_verdict(conn, new.log_sha256, SUBMISSION_RUN, now, v)
+    _insert_verdict(conn, replay_id, SUBMISSION_RUN, now, v)
 
 
 def _insert_verdict(conn: Connection, replay_id: str, run: str, now: datetime, v: VerdictFacts) -> None:
@@ -614,10 +674,11 @@ def _insert_verdict(conn: Connection, replay_id: str, run: str, now: datetime, v
              "seat": x.seat, "card": x.card, "message": x.message, "rule": x.rule} for x in v.violations])
 
 
-def _summary_of_new(new: NewReplay, now: datetime) -> ReplaySummary:
+def _summary_of_new(new: NewReplay, now: datetime, tenant: str, replay_id: str) -> ReplaySummary:
     v = new.verdict
     return ReplaySummary(
-        id=new.log_sha256, submitted_at=now, metadata=new.metadata, log_format=new.log_format,
+        id=replay_id, tenant=tenant, log_sha256=new.log_sha256, submitted_at=now, metadata=new.metadata,
+        log_format=new.log_format,
         log_size=len(new.log_bytes), event_count=new.event_count, ruleset=new.ruleset, mode=new.mode, seed=new.seed,
         recorder=new.recorder, seats=new.seats, engine_version=v.engine_version, violation_count=v.violation_count,
         violation_codes=v.violation_codes, followed=v.followed, stopped_at=v.stopped_at,
@@ -627,7 +688,7 @@ def _summary_of_new(new: NewReplay, now: datetime) -> ReplaySummary:
 
 def _summary_of(replay: Replay, verdict: Verdict) -> ReplaySummary:
     return ReplaySummary(
-        id=replay.id, submitted_at=replay.submitted_at,
+        id=replay.id, tenant=replay.tenant, log_sha256=replay.log_sha256, submitted_at=replay.submitted_at,
         metadata=SubmissionMetadata(replay.tournament, replay.round, replay.table_label, replay.submitter),
         log_format=replay.log_format, log_size=replay.log_size, event_count=replay.event_count,
         ruleset=replay.ruleset, mode=replay.mode, seed=int(replay.seed), recorder=replay.recorder,
@@ -637,6 +698,18 @@ def _summary_of(replay: Replay, verdict: Verdict) -> ReplaySummary:
         stopped_at=verdict.stopped_at, stopped_reason=verdict.stopped_reason, finished=verdict.finished,
         side=verdict.side, winners=tuple(int(w) for w in verdict.winners.split()),
         result_reason=verdict.result_reason, annotation_count=verdict.annotation_count)
+
+
+@dataclass(frozen=True, slots=True)
+class Audit:
+    """Who does an audited action, and the request it is part of (storage/access.py writes the entries)."""
+
+    actor: str
+    request_id: str = ""
+
+    def entry(self, at: datetime, action: str, tenant: str, target: str, detail: str) -> AuditEntry:
+        return AuditEntry(at=at, actor=self.actor[:200], tenant=tenant, action=action, target=target[:200],
+                          request_id=self.request_id[:64], detail=detail)
 
 
 def _encode_page_token(at: datetime, replay_id: str) -> str:
@@ -683,7 +756,8 @@ def _first_line(err: BaseException) -> str:
 
 
 __all__ = [
+    "DEFAULT_TENANT", "Audit",
     "InvalidQuery", "InvalidRecord", "NewReplay", "Page", "ReplayFilter", "ReplayNotFound", "ReplaySummary", "RunInfo",
     "SchemaOutOfDate", "SeatFacts", "StorageError", "StorageUnavailable", "Store", "StoredReplay", "SubmissionMetadata",
-    "VerdictFacts", "ViolationFacts",
+    "VerdictFacts", "ViolationFacts", "replay_id_for", "tenant_problem",
 ]
