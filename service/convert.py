@@ -19,7 +19,7 @@ def metadata_from(msg: spb.SubmissionMetadata) -> SubmissionMetadata:
 
 def replay_info(s: ReplaySummary) -> spb.ReplayInfo:
     info = spb.ReplayInfo(
-        id=s.id, log_sha256=s.id, ruleset=s.ruleset, mode=s.mode, seed=s.seed,  # type: ignore[arg-type]
+        id=s.id, log_sha256=s.log_sha256 or s.id, tenant=s.tenant, ruleset=s.ruleset, mode=s.mode, seed=s.seed,  # type: ignore[arg-type]
         recorder=s.recorder, event_count=s.event_count, log_size=s.log_size, engine_version=s.engine_version,
         violation_count=s.violation_count, followed=s.followed)
     m = s.metadata

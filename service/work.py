@@ -7,7 +7,7 @@ process boundary: a job goes in as the log's bytes, a storage record (``NewRepla
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
@@ -51,6 +51,9 @@ class VerifyJob:
     # Another engine's record (ForeignLog): ``data`` is imported first, and the converted log is stored.
     foreign: str = ""
     name: str = ""
+    # False: the record comes back without the log's bytes when they are ``data`` itself (the caller has
+    # them; a copy back across the process boundary is memory the server would hold twice).
+    return_log: bool = True
 
 
 def log_sha256(canonical: bytes) -> str:
@@ -103,7 +106,7 @@ def run_job(job: VerifyJob) -> NewReplay:
             log = importer(job.foreign)(job.data, job.name)
         except RecordError as err:
             raise LogFormatError(f"cannot import the {job.foreign} record: {err}") from None
-        job = VerifyJob(canonical_bytes(log), job.metadata, job.max_events, canonical=True)
+        job = VerifyJob(canonical_bytes(log), job.metadata, job.max_events, canonical=True, return_log=True)
         log_format = "binary"
     elif job.canonical:
         log, log_format = parse_log(job.data, "binary")
@@ -119,7 +122,7 @@ def run_job(job: VerifyJob) -> NewReplay:
     replay = verifier.finish(log_sha256(canonical))
     record = record_for(log, job.data, log_format, job.metadata, replay, dealt_roles(verifier))
     _check(record.problems())  # what the engine says quotes the log: a card id over 32 bits, a NUL
-    return record
+    return record if job.return_log else replace(record, log_bytes=b"")
 
 
 def dealt_roles(verifier: Verifier) -> list[int]:

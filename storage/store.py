@@ -13,16 +13,18 @@ import binascii
 import hashlib
 import json
 import re
+import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 from sqlalchemy import ColumnElement, Connection, Engine, and_, bindparam, exists, func, insert, or_, select, text
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session, selectinload
 
-from storage.database import SQLITE_BEGIN_OPTION, create_database_engine
+from storage.database import SQLITE_BEGIN_OPTION, create_database_engine, sqlite_file_uri
 from storage.models import (
     DEFAULT_TENANT,
     SUBMISSION_RUN,
@@ -369,8 +371,20 @@ class Store:
             with Session(bind=conn, expire_on_commit=False) as session, session.begin():
                 yield session
 
-    def ping(self) -> None:
-        """Raise StorageUnavailable unless the database answers."""
+    def ping(self, fresh: bool = False) -> None:
+        """Raise StorageUnavailable unless the database answers. ``fresh``: on SQLite, through a new
+        connection to the file (a pooled one keeps a moved or deleted file open and still answers)."""
+        database = self.engine.url.database
+        if fresh and self.sqlite and database and database != ":memory:":
+            try:
+                probe = sqlite3.connect(sqlite_file_uri(Path(database), "rw"), uri=True, timeout=5)
+                try:
+                    probe.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                finally:
+                    probe.close()
+            except sqlite3.Error as err:
+                raise StorageUnavailable(f"the replay store ({self.url}) is unavailable: {err}") from err
+            return
         with self._unavailable_on_failure(), self.engine.connect() as conn:
             conn.execute(text("SELECT 1"))
 
@@ -474,6 +488,25 @@ class Store:
                 verdict = self._verdict(session, replay.id)
             return StoredReplay(_summary_of(replay, verdict), verdict.replay_blob,
                                 replay.log_bytes if include_log else None)
+
+    def resolve(self, replay_id: str, tenant: str | None = None) -> str:
+        """The full id of the replay this id or unique prefix names (only the tenant's, when one is given);
+        cheap: no blobs are read. InvalidQuery / ReplayNotFound as for ``get``."""
+        key = replay_id.strip().lower()
+        if len(key) < MIN_ID_PREFIX or len(key) > HASH_LENGTH or not _HEX.fullmatch(key):
+            raise InvalidQuery(f"replay id {replay_id[:HASH_LENGTH + 8]!r} is not a hex SHA-256 or a prefix of at "
+                               f"least {MIN_ID_PREFIX} hex digits")
+        query = select(Replay.id).where(Replay.id == key if len(key) == HASH_LENGTH
+                                        else Replay.id.startswith(key, autoescape=True))
+        if tenant is not None:
+            query = query.where(Replay.tenant == tenant)
+        with self._session() as session:
+            found = session.scalars(query.limit(2)).all()
+        if len(found) > 1:
+            raise InvalidQuery(f"replay id prefix {replay_id!r} is ambiguous: give more digits")
+        if not found:
+            raise ReplayNotFound(f"no stored replay has the id {replay_id!r}")
+        return found[0]
 
     def list(self, filters: ReplayFilter = ReplayFilter(), page_size: int = DEFAULT_PAGE_SIZE,
              page_token: str = "") -> Page:

@@ -65,6 +65,28 @@ def register(sub: Any) -> None:
     serve.add_argument("--http", metavar="HOST:PORT", help="also serve the annotated replay viewer and its JSON API "
                        "over HTTP there, e.g. 127.0.0.1:8080 ($SGS_VERIFY_HTTP; needs the web extra; see "
                        "docs/viewer.md)")
+    serve.add_argument("--max-concurrent", type=int, help="RPCs in progress at once, over every tenant "
+                       "($SGS_VERIFY_MAX_CONCURRENT; default 256)")
+    serve.add_argument("--rate-limit", type=float, help="each tenant's requests per second, 0 for none "
+                       "($SGS_VERIFY_RATE_LIMIT; default 100)")
+    serve.add_argument("--rate-burst", type=int, help="requests a tenant may make at once above its rate "
+                       "($SGS_VERIFY_RATE_BURST; default 200)")
+    serve.add_argument("--max-streams-per-tenant", type=int, help="upload and live streams one tenant may have open "
+                       "($SGS_VERIFY_MAX_STREAMS_PER_TENANT; default 32)")
+    serve.add_argument("--stream-idle-timeout", type=float, metavar="SECONDS", help="end a client stream that sends "
+                       "nothing for this long ($SGS_VERIFY_STREAM_IDLE_TIMEOUT; default 300)")
+    serve.add_argument("--max-buffered-bytes", type=int, help="request bytes held at once over every request; a "
+                       "request that does not fit waits, then is refused unread ($SGS_VERIFY_MAX_BUFFERED_BYTES; "
+                       "default 128 MiB)")
+    serve.add_argument("--tls-cert", type=Path, metavar="PEM", help="serve TLS with this certificate chain "
+                       "($SGS_VERIFY_TLS_CERT; with --tls-key)")
+    serve.add_argument("--tls-key", type=Path, metavar="PEM", help="the certificate's private key ($SGS_VERIFY_TLS_KEY)")
+    serve.add_argument("--tls-client-ca", type=Path, metavar="PEM", help="require client certificates signed by this "
+                       "CA ($SGS_VERIFY_TLS_CLIENT_CA)")
+    serve.add_argument("--insecure", action="store_true", help="serve an address other than loopback without TLS or "
+                       "without tokens (docs/security.md)")
+    serve.add_argument("--metrics", metavar="HOST:PORT", help="serve Prometheus metrics there, e.g. 127.0.0.1:9464 "
+                       "($SGS_VERIFY_METRICS)")
     serve.add_argument("--examples", action="store_true", help="when the store is empty, store a few example games "
                        "(the documented examples and self-play games, two with a cheat) under the tournament "
                        "'examples' (make run does)")
@@ -175,13 +197,22 @@ def _service_config(args: argparse.Namespace) -> Any:
         ("max_message_bytes", getattr(args, "max_message_bytes", None)),
         ("max_stream_messages", getattr(args, "max_stream_messages", None)),
         ("deadline_seconds", getattr(args, "deadline", None)),
-        ("max_record_bytes", getattr(args, "max_record_bytes", None))) if value is not None}
+        ("max_record_bytes", getattr(args, "max_record_bytes", None)),
+        ("max_concurrent_rpcs", getattr(args, "max_concurrent", None)),
+        ("rate_limit", getattr(args, "rate_limit", None)), ("rate_burst", getattr(args, "rate_burst", None)),
+        ("max_streams_per_tenant", getattr(args, "max_streams_per_tenant", None)),
+        ("stream_idle_seconds", getattr(args, "stream_idle_timeout", None)),
+        ("max_buffered_bytes", getattr(args, "max_buffered_bytes", None))) if value is not None}
     changes: dict[str, Any] = {name: value for name, value in (
         ("address", getattr(args, "address", None)), ("db_url", getattr(args, "db", None)),
         ("data_dir", getattr(args, "data_dir", None)), ("workers", getattr(args, "workers", None)),
         ("grace_seconds", getattr(args, "grace", None)), ("migrate", getattr(args, "migrate", None)),
-        ("http_address", getattr(args, "http", None)))
+        ("http_address", getattr(args, "http", None)), ("tls_cert", getattr(args, "tls_cert", None)),
+        ("tls_key", getattr(args, "tls_key", None)), ("tls_client_ca", getattr(args, "tls_client_ca", None)),
+        ("metrics_address", getattr(args, "metrics", None)))
         if value is not None}
+    if getattr(args, "insecure", False):
+        changes["insecure"] = True
     if limit_changes:
         changes["limits"] = replace(limits, **limit_changes)
     return replace(config, **changes)
