@@ -443,7 +443,7 @@ def info_header(info: spb.ReplayInfo) -> list[str]:
     meta = ", ".join(f"{k} {v}" for k, v in (("tournament", m.tournament), ("round", m.round), ("table", m.table),
                                                 ("submitter", m.submitter)) if v)
     lines = [
-        f"replay {info.id}",
+        f"replay {info.id}" + (f" (tenant {info.tenant})" if info.tenant and info.tenant != "default" else ""),
         f"  submitted {info.submitted_at.ToDatetime(tzinfo=UTC):%Y-%m-%d %H:%M:%S} UTC"
         + (f"; {meta}" if meta else ""),
         f"  {info.ruleset} {pb.Mode.Name(info.mode).removeprefix('MODE_').lower()}, seed {info.seed}, "
