@@ -493,6 +493,7 @@ class VerifierServicer:
             if discard:
                 finished.info.CopyFrom(replay_info(LiveGame.unstored_summary(record)))
                 finished.info.id = ""
+                finished.info.tenant = principal.tenant
             else:
                 summary, created = await self._io(self.store.save, record, principal.tenant)
                 finished.info.CopyFrom(replay_info(summary))

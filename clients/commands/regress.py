@@ -45,6 +45,7 @@ def register(sub: Any) -> None:
     for name in ("tournament", "round", "table", "submitter"):
         rg.add_argument(f"--{name}", default="")
     rg.add_argument("--player", default="", help="a player at any seat")
+    rg.add_argument("--tenant", default="", help="only this tenant's replays (default: every tenant's)")
     which = rg.add_mutually_exclusive_group()
     which.add_argument("--violations", action="store_true", help="only replays with violations")
     which.add_argument("--clean", action="store_true", help="only replays without violations")
@@ -60,7 +61,7 @@ def _filters(args: argparse.Namespace) -> Any:
     return ReplayFilter(tournament=args.tournament, round=args.round, table=args.table, submitter=args.submitter,
                         player=args.player, violation_code=args.code,
                         has_violations=True if args.violations else False if args.clean else None,
-                        submitted_after=args.since, submitted_before=args.until)
+                        submitted_after=args.since, submitted_before=args.until, tenant=args.tenant or None)
 
 
 def report_lines(r: Any) -> list[str]:

@@ -140,6 +140,8 @@ def register(sub: Any) -> None:
     ls.add_argument("--table", default="")
     ls.add_argument("--submitter", default="")
     ls.add_argument("--player", default="", help="a player at any seat")
+    ls.add_argument("--tenant", default="", help="only this tenant's replays (an admin token sees every tenant's "
+                    "otherwise; any other token only its own)")
     which = ls.add_mutually_exclusive_group()
     which.add_argument("--violations", action="store_true", help="only replays with violations")
     which.add_argument("--clean", action="store_true", help="only replays without violations")
@@ -274,7 +276,8 @@ def configure_logging() -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s [request %(request_id)s] %(message)s"))
     handler.addFilter(RequestIdFilter())
     root.addHandler(handler)
-    root.setLevel(logging.INFO)
+    root.setLevel(logging.WARNING)
+    logging.getLogger("sgs-verify").setLevel(logging.INFO)  # the service's own (the audit log among them)
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -509,7 +512,7 @@ def list_filter(args: argparse.Namespace) -> ListFilter:
     return ListFilter(tournament=args.tournament, round=args.round, table=args.table, submitter=args.submitter,
                       player=args.player, violation_code=args.code,
                       has_violations=True if args.violations else False if args.clean else None,
-                      submitted_after=args.since, submitted_before=args.until)
+                      submitted_after=args.since, submitted_before=args.until, tenant=getattr(args, "tenant", "") or "")
 
 
 def run_list(args: argparse.Namespace) -> int:

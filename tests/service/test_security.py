@@ -5,6 +5,7 @@ token commands and --token; a server that runs open until a first token exists."
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -286,6 +287,12 @@ def test_the_cli_token_commands_and_token_option(secured: Secured, capsys: pytes
     assert "1 of 1 matching" in capsys.readouterr().out
     assert main(["delete", "0123456789abcdef", "--server", secured.address]) == 2
     monkeypatch.delenv("SGS_VERIFY_TOKEN")
+    capsys.readouterr()
+    assert main(["list", "--server", secured.address, "--token", secured.tokens["admin"], "--tenant", "charlie",
+                 "--json"]) == 0
+    assert [json.loads(line)["tenant"] for line in capsys.readouterr().out.splitlines()] == ["charlie"]
+    assert main(["list", "--server", secured.address, "--token", token, "--tenant", "acme"]) == 2
+    assert "PERMISSION_DENIED" in capsys.readouterr().err
     assert main(["token", "revoke", token.split("_")[1], "--db", secured.url]) == 0
     assert main(["token", "revoke", "ffffffffffff", "--db", secured.url]) == 2
     capsys.readouterr()
