@@ -128,7 +128,9 @@ def offline(blobs: list[bytes]) -> tuple[float, int]:
 
 def start_server(data_dir: Path, workers: int) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen([sys.executable, "-m", "clients.cli", "serve", "--address", "127.0.0.1:0",
-                             "--data-dir", str(data_dir), "--workers", str(workers)],
+                             "--data-dir", str(data_dir), "--workers", str(workers),
+                             # the benchmark measures throughput: no per-tenant rate limit in the way
+                             "--rate-limit", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
                             start_new_session=True)
     assert proc.stdout is not None
@@ -141,6 +143,8 @@ def start_server(data_dir: Path, workers: int) -> tuple[subprocess.Popen[str], s
             break
     if not address:
         raise SystemExit("the server did not start")
+    # Keep reading what the server says (its log), so that a full pipe never stalls it.
+    threading.Thread(target=lambda: [None for _ in proc.stdout or ()], daemon=True).start()
     return proc, address
 
 

@@ -1,7 +1,7 @@
 """A typed Python client for the verification service (sgsverify.v1.VerifierService).
 
     >>> from clients.client import VerifierClient
-    >>> with VerifierClient("127.0.0.1:50051") as client:
+    >>> with VerifierClient("127.0.0.1:50051") as client:     # token: $SGS_VERIFY_TOKEN, or token=...
     ...     sub = client.verify(Path("game.pb"), metadata=Metadata(tournament="spring-cup"))
     ...     print(sub.id, sub.replay.violation_count)
     ...     for update in client.live(log.header, log.events):    # batched for you
@@ -30,6 +30,11 @@ from sgsverify.v1 import service_pb2 as spb
 from sgsverify.v1 import service_pb2_grpc as spb_grpc
 
 ENV_SERVER = "SGS_VERIFY_SERVER"
+ENV_TOKEN = "SGS_VERIFY_TOKEN"
+ENV_TLS = "SGS_VERIFY_TLS"
+ENV_TLS_CA = "SGS_VERIFY_TLS_CA"
+ENV_CLIENT_CERT = "SGS_VERIFY_CLIENT_CERT"
+ENV_CLIENT_KEY = "SGS_VERIFY_CLIENT_KEY"
 DEFAULT_SERVER = "127.0.0.1:50051"
 DEFAULT_BATCH_SIZE = 256
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
@@ -44,12 +49,16 @@ def default_server() -> str:
 # ---------------------------------------------------------------------------------------- errors
 
 class ServiceError(Exception):
-    """An RPC failed; ``code`` is the gRPC status, ``details`` the server's message."""
+    """An RPC failed; ``code`` is the gRPC status, ``details`` the server's message, ``request_id`` the id the
+    server's log knows the request by, ``retry_after`` the seconds the server asks to wait (limits)."""
 
-    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+    def __init__(self, code: grpc.StatusCode, details: str, request_id: str = "",
+                 retry_after: float | None = None) -> None:
         super().__init__(f"{code.name}: {details}")
         self.code = code
         self.details = details
+        self.request_id = request_id
+        self.retry_after = retry_after
 
 
 class InvalidRequest(ServiceError):
@@ -72,19 +81,61 @@ class ServiceUnavailable(ServiceError):
     """UNAVAILABLE: the server or its store cannot be reached; retrying later may work."""
 
 
+class Unauthenticated(ServiceError):
+    """UNAUTHENTICATED: the server needs a token (--token, $SGS_VERIFY_TOKEN), or the one given is not valid."""
+
+
+class PermissionDenied(ServiceError):
+    """PERMISSION_DENIED: the token lacks the scope the call needs."""
+
+
 _ERRORS: dict[grpc.StatusCode, type[ServiceError]] = {
     grpc.StatusCode.INVALID_ARGUMENT: InvalidRequest,
     grpc.StatusCode.RESOURCE_EXHAUSTED: LimitExceeded,
     grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceeded,
     grpc.StatusCode.NOT_FOUND: NotFound,
     grpc.StatusCode.UNAVAILABLE: ServiceUnavailable,
+    grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
+    grpc.StatusCode.PERMISSION_DENIED: PermissionDenied,
 }
 
 
 def service_error(err: grpc.RpcError) -> ServiceError:
     code: grpc.StatusCode = err.code()
     details: str = err.details() or ""
-    return _ERRORS.get(code, ServiceError)(code, details)
+    request_id = ""
+    retry_after: float | None = None
+    trailers = err.trailing_metadata() if hasattr(err, "trailing_metadata") else None
+    for key, value in trailers or ():
+        if key == "x-request-id" and isinstance(value, str):
+            request_id = value
+        elif key == "grpc-status-details-bin" and isinstance(value, bytes):
+            retry_after = _retry_delay(value)
+    return _ERRORS.get(code, ServiceError)(code, details, request_id, retry_after)
+
+
+def _retry_delay(status_bytes: bytes) -> float | None:
+    """The google.rpc.RetryInfo in a grpc-status-details-bin trailer, in seconds."""
+    try:
+        from google.rpc import error_details_pb2, status_pb2
+
+        status = status_pb2.Status.FromString(status_bytes)
+        for detail in status.details:
+            if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+                info = error_details_pb2.RetryInfo()
+                detail.Unpack(info)
+                return float(info.retry_delay.ToTimedelta().total_seconds())
+    except Exception:  # not ours to fail on: the hint is optional
+        return None
+    return None
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _read(path: str | Path | None) -> bytes | None:
+    return Path(path).expanduser().read_bytes() if path else None
 
 
 # ---------------------------------------------------------------------------------------- results
@@ -127,12 +178,14 @@ class ListFilter:
     violation_code: str = ""
     submitted_after: datetime | None = None
     submitted_before: datetime | None = None
+    # Only this tenant's (an admin token sees every tenant's otherwise; any other sees only its own).
+    tenant: str = ""
 
     def request(self, page_size: int, page_token: str) -> spb.ListReplaysRequest:
         req = spb.ListReplaysRequest(tournament=self.tournament, round=self.round, table=self.table,
                                      submitter=self.submitter, player=self.player,
                                      violation_code=self.violation_code, page_size=page_size,
-                                     page_token=page_token)
+                                     page_token=page_token, tenant=self.tenant)
         if self.has_violations is not None:
             req.has_violations = self.has_violations
         if self.submitted_after is not None:
@@ -167,13 +220,35 @@ class VerifierClient:
     """A connection to one server. Thread-safe; close it (or use ``with``) when done."""
 
     def __init__(self, address: str | None = None, *, timeout: float | None = None,
-                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
+                 max_message_bytes: int = MAX_MESSAGE_BYTES, token: str | None = None, tls: bool | None = None,
+                 tls_ca: str | Path | None = None, client_cert: str | Path | None = None,
+                 client_key: str | Path | None = None) -> None:
+        """``token``: the bearer token sent with every call (default $SGS_VERIFY_TOKEN; "" sends none).
+        TLS (default: $SGS_VERIFY_TLS, or when a CA or a client certificate is given): ``tls_ca`` the CA that
+        signed the server's certificate (default $SGS_VERIFY_TLS_CA, else the system's roots),
+        ``client_cert`` / ``client_key`` a client certificate (default $SGS_VERIFY_CLIENT_CERT /
+        $SGS_VERIFY_CLIENT_KEY) for a server that requires one."""
         self.address = address or default_server()
         self.timeout = timeout
-        self.channel = grpc.insecure_channel(self.address, options=[
-            ("grpc.max_receive_message_length", max_message_bytes),
-            ("grpc.max_send_message_length", max_message_bytes),
-        ])
+        token = os.environ.get(ENV_TOKEN, "") if token is None else token
+        self.metadata: tuple[tuple[str, str], ...] = (("authorization", f"Bearer {token.strip()}"),) \
+            if token.strip() else ()
+        tls_ca = tls_ca or os.environ.get(ENV_TLS_CA) or None
+        client_cert = client_cert or os.environ.get(ENV_CLIENT_CERT) or None
+        client_key = client_key or os.environ.get(ENV_CLIENT_KEY) or None
+        if tls is None:
+            tls = _env_flag(ENV_TLS) or bool(tls_ca or client_cert)
+        if bool(client_cert) != bool(client_key):
+            raise ValueError("a client certificate needs its key, and a key its certificate")
+        options = [("grpc.max_receive_message_length", max_message_bytes),
+                   ("grpc.max_send_message_length", max_message_bytes)]
+        self.tls = tls
+        if tls:
+            credentials = grpc.ssl_channel_credentials(root_certificates=_read(tls_ca), private_key=_read(client_key),
+                                                       certificate_chain=_read(client_cert))
+            self.channel = grpc.secure_channel(self.address, credentials, options=options)
+        else:
+            self.channel = grpc.insecure_channel(self.address, options=options)
         self.stub = spb_grpc.VerifierServiceStub(self.channel)  # type: ignore[no-untyped-call]
 
     def close(self) -> None:
@@ -211,7 +286,7 @@ class VerifierClient:
         if metadata is not None:
             req.metadata.CopyFrom(metadata)
         try:
-            res = self.stub.VerifyLog(req, timeout=self._timeout(timeout))
+            res = self.stub.VerifyLog(req, timeout=self._timeout(timeout), metadata=self.metadata)
         except grpc.RpcError as err:
             raise service_error(err) from None
         return Submission(res.info, res.created, res.replay)
@@ -231,7 +306,7 @@ class VerifierClient:
                 yield spb.UploadLogRequest(events=batch)
 
         try:
-            res = self.stub.UploadLog(requests(), timeout=self._timeout(timeout))
+            res = self.stub.UploadLog(requests(), timeout=self._timeout(timeout), metadata=self.metadata)
         except grpc.RpcError as err:
             raise service_error(err) from None
         return Submission(res.info, res.created, res.replay)
@@ -252,7 +327,7 @@ class VerifierClient:
                 yield spb.UploadLogRequest(foreign=spb.ForeignLog(data=data[start:start + chunk_size]))
 
         try:
-            res = self.stub.UploadLog(requests(), timeout=self._timeout(timeout))
+            res = self.stub.UploadLog(requests(), timeout=self._timeout(timeout), metadata=self.metadata)
         except grpc.RpcError as err:
             raise service_error(err) from None
         return Submission(res.info, res.created, res.replay)
@@ -287,7 +362,7 @@ class VerifierClient:
             if pending:
                 yield spb.VerifyLiveRequest(events=pending)
 
-        call = self.stub.VerifyLive(requests(), timeout=self._timeout(timeout))
+        call = self.stub.VerifyLive(requests(), timeout=self._timeout(timeout), metadata=self.metadata)
         try:
             for res in call:
                 yield LiveUpdate(list(res.annotations), res.events_received, res.game_over,
@@ -306,17 +381,18 @@ class VerifierClient:
             res: spb.GetReplayResponse = self.stub.GetReplay(
                 spb.GetReplayRequest(id=replay_id, include_log=include_log, include_original=include_original,
                                      run=run),
-                timeout=self._timeout(timeout))
+                timeout=self._timeout(timeout), metadata=self.metadata)
         except grpc.RpcError as err:
             raise service_error(err) from None
         return res
 
     def regress(self, filters: ListFilter = ListFilter(), *, run: str = "", against: str = "",
                 restart: bool = False) -> Iterator[spb.RegressResponse]:
-        """Re-verify stored replays on the server and compare (progress, changes, then a summary)."""
+        """Re-verify stored replays on the server and compare (progress, changes, then a summary); needs a token
+        with the admin scope."""
         req = spb.RegressRequest(filter=filters.request(0, ""), run=run, against=against, restart=restart)
         try:
-            yield from self.stub.Regress(req)
+            yield from self.stub.Regress(req, metadata=self.metadata)
         except grpc.RpcError as err:
             raise service_error(err) from None
 
@@ -324,7 +400,7 @@ class VerifierClient:
                   timeout: float | None = None) -> spb.ListReplaysResponse:
         try:
             res: spb.ListReplaysResponse = self.stub.ListReplays(filters.request(page_size, page_token),
-                                                                 timeout=self._timeout(timeout))
+                                                                 timeout=self._timeout(timeout), metadata=self.metadata)
         except grpc.RpcError as err:
             raise service_error(err) from None
         return res
@@ -347,7 +423,8 @@ class VerifierClient:
 
     def delete(self, replay_id: str, *, timeout: float | None = None) -> None:
         try:
-            self.stub.DeleteReplay(spb.DeleteReplayRequest(id=replay_id), timeout=self._timeout(timeout))
+            self.stub.DeleteReplay(spb.DeleteReplayRequest(id=replay_id), timeout=self._timeout(timeout),
+                                   metadata=self.metadata)
         except grpc.RpcError as err:
             raise service_error(err) from None
 

@@ -6,6 +6,7 @@ a command-line option (clients/commands/service.py); the option wins over the va
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,16 @@ ENV_DEADLINE = "SGS_VERIFY_DEADLINE"
 ENV_MAX_RECORD_BYTES = "SGS_VERIFY_MAX_RECORD_BYTES"
 ENV_GRACE = "SGS_VERIFY_GRACE"
 ENV_HTTP = "SGS_VERIFY_HTTP"
+ENV_TLS_CERT = "SGS_VERIFY_TLS_CERT"
+ENV_TLS_KEY = "SGS_VERIFY_TLS_KEY"
+ENV_TLS_CLIENT_CA = "SGS_VERIFY_TLS_CLIENT_CA"
+ENV_METRICS = "SGS_VERIFY_METRICS"
+ENV_MAX_CONCURRENT = "SGS_VERIFY_MAX_CONCURRENT"
+ENV_RATE_LIMIT = "SGS_VERIFY_RATE_LIMIT"
+ENV_RATE_BURST = "SGS_VERIFY_RATE_BURST"
+ENV_MAX_STREAMS = "SGS_VERIFY_MAX_STREAMS_PER_TENANT"
+ENV_STREAM_IDLE = "SGS_VERIFY_STREAM_IDLE_TIMEOUT"
+ENV_MAX_BUFFERED_BYTES = "SGS_VERIFY_MAX_BUFFERED_BYTES"
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 DATABASE_FILE = "replays.sqlite3"
@@ -83,6 +94,19 @@ class Limits:
     # The largest record of another engine (ForeignLog) taken, in one message or all the chunks of an
     # upload together: a FreeKill transcript of a long game is ~15 MB.
     max_record_bytes: int = 64 * 1024 * 1024
+    # RPCs in progress at once, over every tenant (health and reflection are not counted).
+    max_concurrent_rpcs: int = 256
+    # Each tenant's requests per second (a token bucket: ``rate_burst`` at once, refilled at this rate);
+    # 0: no rate limit.
+    rate_limit: float = 100.0
+    rate_burst: int = 200
+    # Upload and live streams one tenant may have open at once.
+    max_streams_per_tenant: int = 32
+    # A client stream (upload, live game) that sends nothing for this long is ended.
+    stream_idle_seconds: float = 300.0
+    # Request bytes the server holds at once, over every request: a request is admitted only when its
+    # largest possible first message (max_message_bytes) fits, before any of it is read.
+    max_buffered_bytes: int = 64 * 1024 * 1024
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -91,13 +115,25 @@ class Limits:
                    max_message_bytes=_env_int(ENV_MAX_MESSAGE_BYTES, d.max_message_bytes),
                    max_stream_messages=_env_int(ENV_MAX_STREAM_MESSAGES, d.max_stream_messages),
                    deadline_seconds=_env_float(ENV_DEADLINE, d.deadline_seconds),
-                   max_record_bytes=_env_int(ENV_MAX_RECORD_BYTES, d.max_record_bytes))
+                   max_record_bytes=_env_int(ENV_MAX_RECORD_BYTES, d.max_record_bytes),
+                   max_concurrent_rpcs=_env_int(ENV_MAX_CONCURRENT, d.max_concurrent_rpcs),
+                   rate_limit=_env_float(ENV_RATE_LIMIT, d.rate_limit),
+                   rate_burst=_env_int(ENV_RATE_BURST, d.rate_burst),
+                   max_streams_per_tenant=_env_int(ENV_MAX_STREAMS, d.max_streams_per_tenant),
+                   stream_idle_seconds=_env_float(ENV_STREAM_IDLE, d.stream_idle_seconds),
+                   max_buffered_bytes=_env_int(ENV_MAX_BUFFERED_BYTES, d.max_buffered_bytes))
 
     def check(self) -> None:
         for name in ("max_events_per_game", "max_message_bytes", "max_stream_messages", "deadline_seconds",
-                     "max_record_bytes"):
+                     "max_record_bytes", "max_concurrent_rpcs", "rate_burst", "max_streams_per_tenant",
+                     "stream_idle_seconds", "max_buffered_bytes"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive, not {getattr(self, name)}")
+        if self.rate_limit < 0:
+            raise ConfigError(f"rate_limit must not be negative (0 turns it off), not {self.rate_limit}")
+        if self.max_buffered_bytes < self.max_message_bytes:
+            raise ConfigError(f"max_buffered_bytes ({self.max_buffered_bytes}) must be at least max_message_bytes "
+                              f"({self.max_message_bytes}): no message could be admitted")
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +153,17 @@ class ServiceConfig:
     migrate: bool | None = None
     # Where the annotated replay viewer and its JSON API listen (HTTP, host:port); None: not served.
     http_address: str | None = None
+    # TLS: the server's certificate chain and key (PEM), and optionally the CA whose client certificates
+    # are required (docs/security.md). The viewer and the metrics endpoint use them too.
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    tls_client_ca: Path | None = None
+    # Serve on a non-loopback address without TLS, or without tokens (docs/security.md).
+    insecure: bool = False
+    # Where Prometheus metrics are served (HTTP, host:port); None: not served.
+    metrics_address: str | None = None
+    # How often the store is checked for the health service (and, while no token exists, for a first one).
+    health_interval_seconds: float = 5.0
 
     @classmethod
     def from_env(cls) -> ServiceConfig:
@@ -127,7 +174,14 @@ class ServiceConfig:
                    workers=_env_int(ENV_WORKERS, d.workers),
                    limits=Limits.from_env(),
                    grace_seconds=_env_float(ENV_GRACE, d.grace_seconds),
-                   http_address=os.environ.get(ENV_HTTP) or None)
+                   http_address=os.environ.get(ENV_HTTP) or None,
+                   tls_cert=_env_path(ENV_TLS_CERT), tls_key=_env_path(ENV_TLS_KEY),
+                   tls_client_ca=_env_path(ENV_TLS_CLIENT_CA),
+                   metrics_address=os.environ.get(ENV_METRICS) or None)
+
+    @property
+    def tls(self) -> bool:
+        return self.tls_cert is not None
 
     @property
     def database_url(self) -> str:
@@ -146,9 +200,47 @@ class ServiceConfig:
             raise ConfigError(f"workers must be at least 1, not {self.workers}")
         if self.grace_seconds < 0:
             raise ConfigError(f"grace_seconds must not be negative, not {self.grace_seconds}")
+        if self.health_interval_seconds <= 0:
+            raise ConfigError(f"health_interval_seconds must be positive, not {self.health_interval_seconds}")
         self.limits.check()
         if self.http_address is not None:
             split_address(self.http_address, "the viewer's address (--http)")
+        if self.metrics_address is not None:
+            split_address(self.metrics_address, "the metrics address (--metrics)")
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ConfigError("TLS needs both --tls-cert and --tls-key")
+        if self.tls_client_ca is not None and self.tls_cert is None:
+            raise ConfigError("--tls-client-ca needs TLS (--tls-cert and --tls-key)")
+        for name in ("tls_cert", "tls_key", "tls_client_ca"):
+            path = getattr(self, name)
+            if path is not None and not Path(path).is_file():
+                raise ConfigError(f"--{name.replace('_', '-')} {path}: no such file")
+
+    def addresses(self) -> list[tuple[str, str]]:
+        """Every address the server listens on, with what it is: (address, what)."""
+        found = [(self.address, "gRPC (--address)")]
+        if self.http_address is not None:
+            found.append((self.http_address, "the viewer (--http)"))
+        if self.metrics_address is not None:
+            found.append((self.metrics_address, "metrics (--metrics)"))
+        return found
+
+
+def is_loopback(address: str) -> bool:
+    """Whether HOST:PORT names this machine's loopback only (127.0.0.0/8, ::1, localhost); a wildcard
+    (0.0.0.0, ::, an empty host) or any other host is not."""
+    host = address.rpartition(":")[0].strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _env_path(name: str) -> Path | None:
+    raw = os.environ.get(name)
+    return Path(raw).expanduser() if raw else None
 
 
 def split_address(address: str, what: str) -> tuple[str, int]:

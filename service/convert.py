@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC
 
+from google.protobuf.timestamp_pb2 import Timestamp
+
 from service.regress import ReplayReport, ViolationAt
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
-from storage.store import ReplayFilter, ReplaySummary, SubmissionMetadata
+from storage.store import InvalidQuery, ReplayFilter, ReplaySummary, SubmissionMetadata
 
 
 def metadata_from(msg: spb.SubmissionMetadata) -> SubmissionMetadata:
@@ -17,7 +19,7 @@ def metadata_from(msg: spb.SubmissionMetadata) -> SubmissionMetadata:
 
 def replay_info(s: ReplaySummary) -> spb.ReplayInfo:
     info = spb.ReplayInfo(
-        id=s.id, log_sha256=s.id, ruleset=s.ruleset, mode=s.mode, seed=s.seed,  # type: ignore[arg-type]
+        id=s.id, log_sha256=s.log_sha256 or s.id, tenant=s.tenant, ruleset=s.ruleset, mode=s.mode, seed=s.seed,  # type: ignore[arg-type]
         recorder=s.recorder, event_count=s.event_count, log_size=s.log_size, engine_version=s.engine_version,
         violation_count=s.violation_count, followed=s.followed)
     m = s.metadata
@@ -30,6 +32,35 @@ def replay_info(s: ReplaySummary) -> spb.ReplayInfo:
     info.result.CopyFrom(apb.GameResult(finished=s.finished, side=s.side, winners=s.winners,  # type: ignore[arg-type]
                                         reason=s.result_reason))
     return info
+
+
+# The range of google.protobuf.Timestamp (and of Python's datetime): 0001-01-01 to 9999-12-31.
+MIN_TIMESTAMP_SECONDS = -62_135_596_800
+MAX_TIMESTAMP_SECONDS = 253_402_300_799
+
+
+def timestamp_problem(name: str, ts: Timestamp) -> str | None:
+    if not MIN_TIMESTAMP_SECONDS <= ts.seconds <= MAX_TIMESTAMP_SECONDS:
+        return (f"{name}.seconds is {ts.seconds}: a timestamp is from 0001-01-01 to 9999-12-31 UTC (seconds "
+                f"{MIN_TIMESTAMP_SECONDS} to {MAX_TIMESTAMP_SECONDS})")
+    if not 0 <= ts.nanos <= 999_999_999:
+        return f"{name}.nanos is {ts.nanos}; it is from 0 to 999999999"
+    return None
+
+
+def request_filter(req: spb.ListReplaysRequest, where: str) -> ReplayFilter:
+    """The store's filter for a ListReplaysRequest (or a RegressRequest's filter), checked: InvalidQuery
+    naming the field (``where`` + its name) when a value can match nothing stored or is no timestamp."""
+    problems = [p for p in (timestamp_problem(name, getattr(req, name))
+                            for name in ("submitted_after", "submitted_before") if req.HasField(name))
+                if p is not None]
+    if problems:
+        raise InvalidQuery("; ".join(where + p for p in problems))
+    filters = filter_from(req)
+    problems = filters.problems()
+    if problems:
+        raise InvalidQuery("; ".join(where + p for p in problems))
+    return filters
 
 
 def filter_from(req: spb.ListReplaysRequest) -> ReplayFilter:

@@ -281,6 +281,10 @@ def _ignore_sigint() -> None:
     # Ctrl-C goes to the whole process group: the parent stops handing out chunks and waits for
     # the running ones, so their verdicts are stored (nothing half-done to redo).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # and a worker ends with its parent, even when that was killed (a server running the Regress RPC)
+    from service.workers import exit_with_parent
+
+    exit_with_parent()
 
 
 class LocalBackend:

@@ -9,7 +9,12 @@ replay is one transaction, so nothing is half-written), then the pools and the d
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
+import ctypes.util
+import errno
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Awaitable, Callable
@@ -18,12 +23,17 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
-from service.config import ServiceConfig
+from service import tls
+from service.config import ServiceConfig, is_loopback, split_address
+from service.guard import Authenticator, GuardInterceptor
+from service.health import StoreHealth
+from service.metrics import Metrics
+from service.reflection import enable_server_reflection
 from service.servicer import SERVICE_NAME, VerifierServicer, new_io_executor
 from service.workers import WorkerPool
 from storage import migrate
+from storage.access import any_active_token
 from storage.store import SchemaOutOfDate, Store
 
 if TYPE_CHECKING:
@@ -73,53 +83,134 @@ class VerificationServer:
         self.viewer_guard = viewer_guard
         self.servicer: VerifierServicer | None = None
         self.http: HttpFrontend | None = None
+        self.metrics = Metrics()
+        self.auth: Authenticator | None = None
+        self.guard: GuardInterceptor | None = None
+        self.store_health: StoreHealth | None = None
+        self.exposure: list[str] = []  # what a start on this configuration warns of
 
     @property
     def address(self) -> str:
         host = self.config.address.rsplit(":", 1)[0]
         return f"{host}:{self.port}"
 
+    async def _io(self, fn: Callable[..., Any], *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.io_executor, fn, *args)
+
+    def _exposure(self, tokens: bool) -> list[str]:
+        """What this configuration exposes (warnings, said at start); ServerStartError when it would serve a
+        non-loopback address without TLS or without tokens and --insecure was not given."""
+        config = self.config
+        outside = [f"{address} ({what})" for address, what in config.addresses() if not is_loopback(address)]
+        if not outside:
+            return [] if tokens else ["authentication is OFF: no token exists and every address is loopback, so "
+                                      "anyone on this machine may use every RPC (sgs-verify token create turns it on)"]
+        missing = ([] if config.tls else ["TLS (--tls-cert, --tls-key)"]) + \
+            ([] if tokens else ["tokens (none exists: sgs-verify token create)"])
+        if not missing:
+            return []
+        if not config.insecure:
+            raise ServerStartError(f"{', '.join(outside)} is not a loopback address, and this server would serve it "
+                                   f"without {' and without '.join(missing)}: set them up (docs/security.md), or "
+                                   "pass --insecure to serve anyway")
+        return [f"--insecure: serving {', '.join(outside)} without {' and without '.join(missing)}"
+                + ("; tokens travel in the clear" if tokens and not config.tls else "")
+                + ("; anyone who can reach it may use every RPC" if not tokens else "")]
+
     async def start(self) -> int:
         config = self.config
         if self.store is None:
             self.store = await asyncio.to_thread(open_store, config)
         limits = config.limits
+        try:
+            tls.check_files(config)
+            tokens = await asyncio.to_thread(any_active_token, self.store)
+            self.exposure = self._exposure(tokens)
+        except ValueError as err:
+            await self._close_resources()
+            raise ServerStartError(str(err)) from None
+        except Exception:
+            await self._close_resources()
+            raise
         self.pool = WorkerPool(config.workers)
         self.io_executor = new_io_executor(IO_THREADS)
-        servicer = VerifierServicer(self.store, limits, self.pool, self.io_executor)
+        pool = self.pool
+        self.metrics.watch_workers(lambda: sum(max(0, w.busy - 1) for w in pool.workers),
+                                   lambda: sum(w.busy for w in pool.workers),
+                                   lambda: sum(w.games for w in pool.workers))
+        self.store_health = StoreHealth(self.store, self.health, ("", SERVICE_NAME), config.health_interval_seconds,
+                                        self.metrics)
+        store_health = self.store_health
+        servicer = VerifierServicer(self.store, limits, self.pool, self.io_executor, self.metrics,
+                                    on_store_unavailable=store_health.poke)
         self.servicer = servicer
-        server = grpc.aio.server(options=[
+        self.auth = Authenticator(self.store, self._io, required=tokens)
+        if not tokens:
+            store_health.on_token = self.auth.require
+        self.guard = GuardInterceptor(self.auth, limits, self.metrics)
+        server = grpc.aio.server(interceptors=[self.guard], options=[
             ("grpc.max_receive_message_length", limits.max_message_bytes),
             ("grpc.max_send_message_length", max(4 * limits.max_message_bytes, 64 * 1024 * 1024)),
             ("grpc.so_reuseport", 0),
+            # Without BDP probing the HTTP/2 windows stay small, so a request waiting for the byte budget
+            # (service/guard.py) is not received into gRPC's buffers meanwhile (measured: 8 waiting 15 MB
+            # requests held ~65 MiB more with it). The cost: less throughput for large messages over
+            # high-latency links.
+            ("grpc.http2.bdp_probe", 0),
         ])
         server.add_generic_rpc_handlers((servicer.generic_handler(),))
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
-        reflection.enable_server_reflection(
-            (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
-            server)
-        try:
-            self.port = server.add_insecure_port(config.address)
-        except RuntimeError as err:
-            self.port = 0
-            failure: Exception | None = err
-        else:
-            failure = None
+        enable_server_reflection((SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server)
+        # Asked first, so that a busy port is said plainly (gRPC would log a raw error of its own).
+        failure: Exception | str | None = address_problem(config.address)
+        if failure is None:
+            try:
+                if config.tls:
+                    self.port = server.add_secure_port(config.address, tls.server_credentials(config))
+                else:
+                    self.port = server.add_insecure_port(config.address)
+            except RuntimeError as err:
+                self.port = 0
+                failure = err
         if not self.port:
             await self._close_resources()
             raise ServerStartError(f"cannot listen on {config.address}: {failure or 'the address is in use'}")
         await self.pool.warm_up()
-        if config.http_address is not None:
-            try:
+        try:
+            if config.metrics_address is not None:
+                self._start_metrics()
+            if config.http_address is not None:
                 self.http = await self._start_viewer(servicer)
-            except Exception:
-                await self._close_resources()
-                raise
+        except Exception:
+            self.metrics.stop()
+            await self._close_resources()
+            raise
         await server.start()
         self.server = server
-        for name in ("", SERVICE_NAME):
-            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        await store_health.check()  # SERVING (the store was just opened), and from now on as the store goes
+        store_health.start()
         return self.port
+
+    def _start_metrics(self) -> None:
+        config = self.config
+        assert config.metrics_address is not None
+        host, port = split_address(config.metrics_address, "the metrics address (--metrics)")
+        try:
+            self.metrics.serve(host, port, certfile=str(config.tls_cert) if config.tls_cert else None,
+                               keyfile=str(config.tls_key) if config.tls_key else None,
+                               client_cafile=str(config.tls_client_ca) if config.tls_client_ca else None)
+        except OSError as err:
+            raise ServerStartError(f"cannot listen on {config.metrics_address} (metrics, --metrics): "
+                                   f"{err.strerror or err}") from None
+
+    @property
+    def metrics_url(self) -> str | None:
+        if self.config.metrics_address is None or not self.metrics.port:
+            return None
+        host = split_address(self.config.metrics_address, "--metrics")[0]
+        host = f"[{host}]" if ":" in host else host
+        return f"{'https' if self.config.tls else 'http'}://{host}:{self.metrics.port}/metrics"
 
     async def _start_viewer(self, servicer: VerifierServicer) -> HttpFrontend:
         """The viewer and its JSON API (service/web), on this event loop, over the same store, workers and
@@ -128,14 +219,16 @@ class VerificationServer:
         assert config.http_address is not None and self.store is not None
         assert self.pool is not None and self.io_executor is not None
         try:
-            from service.web.app import ViewerApi, allow_all, create_app
+            from service.web.app import ViewerApi, create_app, token_guard
             from service.web.server import HttpFrontend
         except ImportError as err:
             raise ServerStartError(f"the viewer (--http) needs the web extra: pip install 'sgs-verify[web]' "
                                    f"({err})") from None
+        assert self.auth is not None and self.guard is not None
         api = ViewerApi(self.store, servicer, self.pool, self.io_executor, config.limits)
-        frontend = HttpFrontend(create_app(api, self.viewer_guard or allow_all), config.http_address,
-                                config.grace_seconds)
+        guard = token_guard(self.auth, self.guard.rates, self.metrics, self.viewer_guard)
+        frontend = HttpFrontend(create_app(api, guard), config.http_address, config.grace_seconds,
+                                tls.uvicorn_options(config))
         try:
             await frontend.start()
         except OSError as err:
@@ -146,6 +239,8 @@ class VerificationServer:
     async def stop(self, grace: float | None = None) -> None:
         """Refuse new RPCs, let in-flight ones finish (up to ``grace`` seconds), then close."""
         grace = self.config.grace_seconds if grace is None else grace
+        if self.store_health is not None:
+            await self.store_health.stop()
         await self.health.enter_graceful_shutdown()
         if self.http is not None:
             await self.http.stop(grace)
@@ -153,6 +248,7 @@ class VerificationServer:
         if self.server is not None:
             await self.server.stop(grace)
             self.server = None
+        await asyncio.to_thread(self.metrics.stop)
         await self._close_resources()
 
     async def _close_resources(self) -> None:
@@ -172,24 +268,82 @@ class VerificationServer:
             await self.server.wait_for_termination()
 
 
+def address_problem(address: str) -> str | None:
+    """Why the server could not listen on HOST:PORT — the port is in use, the host is not this machine's
+    — or None if it can (or if that cannot be told before trying: gRPC then says)."""
+    host, _, port_text = address.rpartition(":")
+    host = host.strip("[]")
+    try:
+        port = int(port_text)
+    except ValueError:
+        return f"{port_text!r} is not a port number (HOST:PORT)"
+    if port == 0:
+        return None
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as err:
+        return f"the host {host!r} cannot be resolved ({err})"
+    for family, kind, proto, _, sockaddr in infos:
+        with contextlib.closing(socket.socket(family, kind, proto)) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC binds
+            if family == socket.AF_INET6:
+                with contextlib.suppress(OSError):
+                    probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                probe.bind(sockaddr)
+            except OSError as err:
+                if err.errno == errno.EADDRINUSE:
+                    return "the port is in use (is another server running there?); choose another with --address"
+                if err.errno == errno.EADDRNOTAVAIL:
+                    return f"{host} is not an address of this machine"
+                if err.errno == errno.EACCES:
+                    return f"no permission to listen on port {port} (ports below 1024 need privileges)"
+                return err.strerror or str(err)
+    return None
+
+
 def describe_start(server: VerificationServer) -> str:
     config = server.config
     assert server.store is not None
     where = (f"{config.data_dir / 'replays.sqlite3'} (embedded SQLite)" if config.embedded
              else server.store.url)
     limits = config.limits
-    return (f"sgs-verify: listening on {server.address} (gRPC, plaintext; health and reflection on)\n"
-            f"sgs-verify: data in {where}\n"
-            f"sgs-verify: {config.workers} verification worker(s); limits: {limits.max_events_per_game} events/game, "
-            f"{limits.max_message_bytes} bytes/message, {limits.max_stream_messages} messages/stream, "
-            f"{limits.deadline_seconds:g} s/verification"
-            + (f"\nsgs-verify: viewer on {server.http.url} (HTTP; JSON API under {server.http.url}api/)"
-               if server.http is not None else ""))
+    transport = ("TLS, client certificates required" if config.tls_client_ca else "TLS") if config.tls else "plaintext"
+    auth = server.auth
+    access = ("bearer tokens required (sgs-verify token list)" if auth is not None and auth.required
+              else "OFF (no tokens)")
+    lines = [f"sgs-verify: listening on {server.address} (gRPC, {transport}; health and reflection on)",
+             f"sgs-verify: data in {where}",
+             f"sgs-verify: authentication: {access}",
+             f"sgs-verify: {config.workers} verification worker(s); limits: {limits.max_events_per_game} events/game, "
+             f"{limits.max_message_bytes} bytes/message, {limits.max_stream_messages} messages/stream, "
+             f"{limits.deadline_seconds:g} s/verification, {limits.max_concurrent_rpcs} requests at once, "
+             f"{limits.rate_limit:g} requests/s per tenant" + (" (off)" if not limits.rate_limit else "")
+             + f", {limits.max_streams_per_tenant} streams per tenant"]
+    if server.http is not None:
+        lines.append(f"sgs-verify: viewer on {server.http.url} (JSON API under {server.http.url}api/)")
+    if server.metrics_url is not None:
+        lines.append(f"sgs-verify: Prometheus metrics on {server.metrics_url}")
+    lines += [f"sgs-verify: WARNING: {warning}" for warning in server.exposure]
+    return "\n".join(lines)
+
+
+def return_large_blocks_to_the_system() -> None:
+    """glibc: blocks of 1 MiB and more are mapped on their own and unmapped when freed, so that the memory of
+    large requests goes back to the system once they are done (by default glibc raises that threshold as it
+    sees large blocks freed, and then keeps them). Nothing elsewhere."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        m_mmap_threshold = -3
+        libc.mallopt(m_mmap_threshold, 1 << 20)
+    except (OSError, AttributeError):
+        pass
 
 
 async def serve(config: ServiceConfig, announce: Callable[[str], None] = print,
                 started: Callable[[VerificationServer], Awaitable[None]] | None = None) -> None:
     """Run until SIGTERM/SIGINT, then stop gracefully. ``started`` runs once the server serves."""
+    return_large_blocks_to_the_system()
     server = VerificationServer(config)
     await server.start()
     announce(describe_start(server))

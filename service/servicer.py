@@ -8,7 +8,9 @@ processes, and every store call runs in an I/O thread pool.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
+import logging
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -17,27 +19,38 @@ from typing import Any, ParamSpec, TypeVar
 import grpc
 from google.protobuf.message import Message
 
+from service import guard
 from service.config import Limits
-from service.convert import filter_from, metadata_from, replay_change, replay_info, summary_only
+from service.convert import metadata_from, replay_change, replay_info, request_filter, summary_only
+from service.guard import Principal, StreamIdle, idle_limited
 from service.live import LiveGame
-from service.work import TooManyEvents, VerifyJob, canonical_bytes, log_sha256
+from service.metrics import Metrics
+from service.work import TooManyEvents, VerifyJob, canonical_bytes, header_problems, log_sha256
 from service.workers import LiveSession, WorkerLost, WorkerPool
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
 from storage.store import (
     HASH_LENGTH,
+    Audit,
     InvalidQuery,
+    InvalidRecord,
     NewReplay,
+    ReplayFilter,
     ReplayNotFound,
     ReplaySummary,
     StorageUnavailable,
     Store,
     SubmissionMetadata,
+    run_name_problems,
+    tenant_problem,
 )
 from verifier import LogFormatError, load_log
+from verifier.logio import MAX_LOG_BYTES, printable
 
-SERVICE_NAME = spb.DESCRIPTOR.services_by_name["VerifierService"].full_name
+SERVICE_NAME = guard.SERVICE_NAME
+log = logging.getLogger("sgs-verify.service")
+audit_log = logging.getLogger("sgs-verify.audit")
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -46,24 +59,50 @@ T = TypeVar("T")
 class RpcFailure(Exception):
     """Ends an RPC with a status code and a message saying what and where."""
 
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+    def __init__(self, code: grpc.StatusCode, message: str, retry_after: float | None = None) -> None:
+        # The message goes out as the status's details: it must encode as UTF-8 (input may put a lone
+        # surrogate into it) and stay small (details travel in a trailer, which gRPC limits).
+        message = printable(message)
         super().__init__(message)
         self.code = code
         self.message = message
+        self.retry_after = retry_after
+
+    def failure(self, where: str) -> RpcFailure:
+        return self
+
+    def status(self) -> tuple[grpc.StatusCode, str, float | None]:
+        """What ``guard.abort`` takes, without the exception (and the frames its traceback holds)."""
+        return self.code, self.message, self.retry_after
 
 
 class MalformedRequest:
-    """Stands in for a request message that could not be parsed (see ``lenient``)."""
+    """Stands in for a request message that could not be parsed, or was not taken (see ``lenient``)."""
 
-    def __init__(self, type_name: str, error: Exception) -> None:
-        self.reason = f"not a valid {type_name}: {error}"
+    def __init__(self, type_name: str, error: Exception | str, code: grpc.StatusCode = grpc.StatusCode.INVALID_ARGUMENT
+                 ) -> None:
+        self.code = code
+        self.reason = error if isinstance(error, str) else f"not a valid {type_name}: {error}"
+
+    def failure(self, where: str) -> RpcFailure:
+        """The RPC's status: ``where`` ("the request", "UploadLogRequest message 3") is / was refused."""
+        if self.code == grpc.StatusCode.INVALID_ARGUMENT:
+            return RpcFailure(self.code, f"{where} is {self.reason}")
+        return RpcFailure(self.code, f"{where} was not taken: {self.reason}", retry_after=1.0)
 
 
 def lenient(message_type: Any) -> Callable[[bytes], Any]:
     """A request deserializer that never raises, so that bytes that are no valid message end
-    the RPC with INVALID_ARGUMENT (saying which message) instead of gRPC's bare INTERNAL."""
+    the RPC with INVALID_ARGUMENT (saying which message) instead of gRPC's bare INTERNAL. Each message's
+    bytes are counted against the server's byte budget (service/guard.py) before they are parsed: one that
+    does not fit is not parsed, and the RPC ends RESOURCE_EXHAUSTED."""
 
     def parse(data: bytes) -> Any:
+        scope = guard.current()
+        if scope is not None:
+            problem = scope.charge(len(data))
+            if problem is not None:
+                return MalformedRequest(message_type.DESCRIPTOR.name, problem, grpc.StatusCode.RESOURCE_EXHAUSTED)
         try:
             return message_type.FromString(data)
         except Exception as err:  # DecodeError, or anything the parser raises
@@ -82,16 +121,35 @@ def failure_for(err: BaseException) -> RpcFailure | None:
     if isinstance(err, RpcFailure):
         return err
     if isinstance(err, StorageUnavailable):
-        return RpcFailure(grpc.StatusCode.UNAVAILABLE, str(err))
+        # The detail (the database's URL, host, driver message) is for the server's log, not for clients.
+        log.warning("%s", err)
+        why = "locked by another writer" if "locked" in str(err) else "it cannot be reached"
+        return RpcFailure(grpc.StatusCode.UNAVAILABLE, f"the replay store is unavailable ({why}); retry later",
+                          retry_after=1.0)
+    if isinstance(err, StreamIdle):
+        return RpcFailure(grpc.StatusCode.DEADLINE_EXCEEDED, str(err))
     if isinstance(err, ReplayNotFound):
         return RpcFailure(grpc.StatusCode.NOT_FOUND, str(err))
-    if isinstance(err, InvalidQuery):
+    if isinstance(err, InvalidQuery | InvalidRecord | LogFormatError):
         return RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, str(err))
     if isinstance(err, TooManyEvents):
         return RpcFailure(grpc.StatusCode.RESOURCE_EXHAUSTED, str(err))
     if isinstance(err, WorkerLost):
         return RpcFailure(grpc.StatusCode.UNAVAILABLE, str(err))
     return None
+
+
+def failure_or_internal(err: BaseException, rpc: str) -> RpcFailure:
+    """The RPC status for any exception: an unexpected one (a bug) is logged with its traceback and
+    answered INTERNAL, naming only its type — never UNKNOWN, never a message that might carry an SQL
+    statement or the server's internals."""
+    failure = failure_for(err)
+    if failure is not None:
+        return failure
+    rid = guard.request_id()
+    log.error("%s failed unexpectedly", rpc, exc_info=err)
+    return RpcFailure(grpc.StatusCode.INTERNAL, f"{rpc} failed on the server ({type(err).__name__}); the server's "
+                      "log has the details" + (f" (request id {rid})" if rid else ""))
 
 
 def unary_errors(handler: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
@@ -101,26 +159,57 @@ def unary_errors(handler: Callable[..., Awaitable[T]]) -> Callable[..., Awaitabl
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> T:
         try:
             return await handler(self, request, context)
+        except asyncio.CancelledError:
+            raise
         except Exception as err:
-            failure = failure_for(err)
-            if failure is None:
+            if isinstance(err, grpc.aio.AbortError):
                 raise
-            await context.abort(failure.code, failure.message)
-            raise  # unreachable: abort raises
+            self._noticed(err)
+            status = failure_or_internal(err, handler.__name__).status()
+        # Aborted outside the except block, with no exception left in this frame: the AbortError that gRPC keeps
+        # with the call must not reach the exception (as its __context__, or through this frame), whose
+        # traceback holds every frame of the request — and its bytes.
+        await guard.abort(context, *status)
+        raise AssertionError("unreachable: abort raises")
 
     return wrapper
+
+
+def _invalid(problems: list[str], where: str) -> None:
+    if problems:
+        raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, "; ".join(f"{where}{p}" for p in problems))
 
 
 class VerifierServicer:
     """sgsverify.v1.VerifierService."""
 
-    def __init__(self, store: Store, limits: Limits, pool: WorkerPool, io: Executor) -> None:
+    def __init__(self, store: Store, limits: Limits, pool: WorkerPool, io: Executor,
+                 metrics: Metrics | None = None, on_store_unavailable: Callable[[], None] | None = None) -> None:
         self.store = store
         self.limits = limits
         self.pool = pool
         self.io_executor = io
+        self.metrics = metrics or Metrics()
+        self.on_store_unavailable = on_store_unavailable
 
     # ------------------------------------------------------------------ helpers
+
+    def _noticed(self, err: BaseException) -> None:
+        """An RPC failed on ``err``: a store found unavailable is checked by the health monitor at once."""
+        if isinstance(err, StorageUnavailable) and self.on_store_unavailable is not None:
+            self.on_store_unavailable()
+
+    @staticmethod
+    def _principal() -> Principal:
+        """The caller of the RPC in progress (set by service.guard.GuardInterceptor, always installed)."""
+        scope = guard.current()
+        if scope is None:  # no interceptor: refuse rather than serve everyone
+            raise RpcFailure(grpc.StatusCode.INTERNAL, "the request has no caller (the server's guard is missing)")
+        return scope.principal
+
+    def _counted(self, source: str, record: NewReplay) -> None:
+        v = record.verdict
+        self.metrics.verified(source, [x.code for x in v.violations], record.event_count)
 
     async def _io(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         loop = asyncio.get_running_loop()
@@ -141,6 +230,14 @@ class VerifierServicer:
     def _check_event_count(self, count: int) -> None:
         if count > self.limits.max_events_per_game:
             raise TooManyEvents(count, self.limits.max_events_per_game)
+
+    @staticmethod
+    def _check_log_size(size: int) -> None:
+        """A game sent in pieces (upload, live) is bound like a whole log: its events together."""
+        if size > MAX_LOG_BYTES:
+            raise RpcFailure(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                             f"the game's events are over {MAX_LOG_BYTES} bytes together, the largest log this "
+                             "server takes")
 
     def _check_record_size(self, size: int) -> None:
         if size > self.limits.max_record_bytes:
@@ -168,7 +265,8 @@ class VerifierServicer:
     async def _verify(self, job: VerifyJob, where: str, context: grpc.aio.ServicerContext | None) -> NewReplay:
         timeout = self._timeout(context)
         try:
-            return await self.pool.run(job, timeout)
+            record = await self.pool.run(dataclasses.replace(job, return_log=False), timeout)
+            return record if record.log_bytes else dataclasses.replace(record, log_bytes=job.data)
         except LogFormatError as err:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: {err}") from None
         except TimeoutError:
@@ -177,20 +275,24 @@ class VerifierServicer:
                              f"{self.limits.deadline_seconds:g} s, or the call's own deadline is shorter)") from None
 
     async def _stored_response(self, summary: ReplaySummary, want_summary_only: bool) -> spb.VerifyLogResponse:
-        stored = await self._io(self.store.get, summary.id)
+        stored = await self._io(self.store.get, summary.id, tenant=summary.tenant)
         replay = apb.AnnotatedReplay.FromString(stored.replay_blob)
         if want_summary_only:
             replay = summary_only(replay)
         return spb.VerifyLogResponse(info=replay_info(summary), created=False, replay=replay)
 
     async def _submit(self, job: VerifyJob, known_sha: str | None, want_summary_only: bool, where: str,
-                      context: grpc.aio.ServicerContext | None) -> spb.VerifyLogResponse:
+                      context: grpc.aio.ServicerContext | None, principal: Principal,
+                      source: str) -> spb.VerifyLogResponse:
+        """Verify and store as the principal's tenant's (only that tenant's copy of the log is looked for)."""
+        tenant = principal.tenant
         if known_sha is not None:
-            found = await self._io(self.store.find, known_sha)
+            found = await self._io(self.store.find, known_sha, tenant)
             if found is not None:
                 return await self._stored_response(found, want_summary_only)
         record = await self._verify(job, where, context)
-        summary, created = await self._io(self.store.save, record)
+        self._counted(source, record)
+        summary, created = await self._io(self.store.save, record, tenant)
         if not created:
             return await self._stored_response(summary, want_summary_only)
         replay = apb.AnnotatedReplay.FromString(record.verdict.replay_blob)
@@ -199,11 +301,11 @@ class VerifierServicer:
         return spb.VerifyLogResponse(info=replay_info(summary), created=True, replay=replay)
 
     async def submit_encoded(self, data: bytes, meta: SubmissionMetadata, engine: str = "", name: str = "",
-                             where: str = "the upload") -> spb.VerifyLogResponse:
+                             where: str = "the upload", principal: Principal = guard.OPEN) -> spb.VerifyLogResponse:
         """VerifyLog for callers in this process other than gRPC (the viewer's upload, service/web): a log's
         bytes (binary or JSON), or with ``engine`` another engine's record, verified and stored like
-        ``encoded_log`` / ``foreign_log`` under the server's deadline; the response is summary only.
-        Raises RpcFailure, or an error ``failure_for`` maps to one."""
+        ``encoded_log`` / ``foreign_log`` under the server's deadline, as the principal's tenant's; the
+        response is summary only. Raises RpcFailure, or an error ``failure_for`` maps to one."""
         problems = meta.problems()
         if problems:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: " + "; ".join(problems))
@@ -213,7 +315,7 @@ class VerifierServicer:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where} is empty")
         else:
             job = VerifyJob(data, meta, self.limits.max_events_per_game)
-        return await self._submit(job, None, True, where, None)
+        return await self._submit(job, None, True, where, None, principal, "viewer")
 
     # ------------------------------------------------------------------ RPCs
 
@@ -221,7 +323,8 @@ class VerifierServicer:
     async def VerifyLog(self, request: spb.VerifyLogRequest | MalformedRequest,
                         context: grpc.aio.ServicerContext) -> spb.VerifyLogResponse:
         if isinstance(request, MalformedRequest):
-            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"the request is {request.reason}")
+            raise request.failure("the request")
+        principal = self._principal()
         meta = self._metadata(request.metadata, "VerifyLogRequest.")
         source = request.WhichOneof("source")
         if source is None:
@@ -232,34 +335,44 @@ class VerifierServicer:
             if not log.HasField("header"):
                 raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                                  "VerifyLogRequest.log has no header: a GameLog starts with its GameHeader")
+            _invalid(header_problems(log.header), "VerifyLogRequest.log.")
             self._check_event_count(len(log.events))
             data = canonical_bytes(log)
             job = VerifyJob(data, meta, self.limits.max_events_per_game, canonical=True)
-            return await self._submit(job, log_sha256(data), request.summary_only, "VerifyLogRequest.log", context)
+            return await self._submit(job, log_sha256(data), request.summary_only, "VerifyLogRequest.log", context,
+                                      principal, "whole")
         if source == "foreign_log":
             job = self._foreign_job(request.foreign_log, request.foreign_log.data, meta, "VerifyLogRequest.foreign_log")
-            return await self._submit(job, None, request.summary_only, "VerifyLogRequest.foreign_log", context)
-        if not request.encoded_log:
+            return await self._submit(job, None, request.summary_only, "VerifyLogRequest.foreign_log", context,
+                                      principal, "foreign")
+        encoded = request.encoded_log  # (each read of a bytes field is a copy)
+        if not encoded:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, "VerifyLogRequest.encoded_log is empty")
-        job = VerifyJob(request.encoded_log, meta, self.limits.max_events_per_game)
-        return await self._submit(job, None, request.summary_only, "VerifyLogRequest.encoded_log", context)
+        job = VerifyJob(encoded, meta, self.limits.max_events_per_game)
+        return await self._submit(job, None, request.summary_only, "VerifyLogRequest.encoded_log", context,
+                                  principal, "whole")
 
     @unary_errors
     async def UploadLog(self, request_iterator: AsyncIterator[spb.UploadLogRequest | MalformedRequest],
                         context: grpc.aio.ServicerContext) -> spb.VerifyLogResponse:
-        log = pb.GameLog()
+        principal = self._principal()
+        header = pb.GameHeader()
+        # The events arrive as batches; each is kept as its GameLog encoding (the canonical encoding of the
+        # whole log is the header's followed by the batches', in order), not as parsed messages.
+        batches: list[bytes] = []
+        event_count = 0
         meta = SubmissionMetadata()
         want_summary_only = False
         count = 0
         foreign: spb.ForeignLog | None = None
         chunks: list[bytes] = []
         size = 0
-        async for msg in request_iterator:
+        async for msg in idle_limited(request_iterator, self.limits.stream_idle_seconds, "the upload"):
             where = f"UploadLogRequest message {count}"
             count += 1
             self._check_stream_length(count)
             if isinstance(msg, MalformedRequest):
-                raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where} is {msg.reason}")
+                raise msg.failure(where)
             if count == 1:
                 if msg.HasField("foreign"):
                     if msg.HasField("header") or msg.events:
@@ -274,7 +387,8 @@ class VerifierServicer:
                                      f"{where} has no header: the first message must carry the GameHeader (or a "
                                      "foreign record)")
                 meta = self._metadata(msg.metadata, f"{where}: ")
-                log.header.CopyFrom(msg.header)
+                _invalid(header_problems(msg.header), f"{where}: ")
+                header.CopyFrom(msg.header)
                 want_summary_only = msg.summary_only
             elif msg.HasField("header") or msg.HasField("metadata"):
                 raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
@@ -292,46 +406,63 @@ class VerifierServicer:
                                  f"{where} carries a foreign record chunk, but the upload began with a header")
             if foreign is not None:
                 continue
-            self._check_event_count(len(log.events) + len(msg.events))
-            log.events.extend(msg.events)
+            event_count += len(msg.events)
+            self._check_event_count(event_count)
+            size += msg.ByteSize()
+            self._check_log_size(size)
+            if msg.events:
+                batches.append(canonical_bytes(pb.GameLog(events=msg.events)))
         if count == 0:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                              "the upload stream is empty: its first message must carry the GameHeader")
         if foreign is not None:
-            job = self._foreign_job(foreign, b"".join(chunks), meta, "UploadLog (foreign record)")
-            return await self._submit(job, None, want_summary_only, "UploadLog (foreign record)", context)
-        data = canonical_bytes(log)
+            data = b"".join(chunks)
+            del chunks[:]
+            job = self._foreign_job(foreign, data, meta, "UploadLog (foreign record)")
+            return await self._submit(job, None, want_summary_only, "UploadLog (foreign record)", context,
+                                      principal, "foreign")
+        data = canonical_bytes(pb.GameLog(header=header)) + b"".join(batches)
+        del batches[:]
         job = VerifyJob(data, meta, self.limits.max_events_per_game, canonical=True)
-        return await self._submit(job, log_sha256(data), want_summary_only, "UploadLog", context)
+        return await self._submit(job, log_sha256(data), want_summary_only, "UploadLog", context, principal, "upload")
 
     async def VerifyLive(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest],
                          context: grpc.aio.ServicerContext) -> AsyncIterator[spb.VerifyLiveResponse | bytes]:
         try:
             async for response in self._live_game(request_iterator):
                 yield response
+        except asyncio.CancelledError:
+            raise
         except Exception as err:
-            failure = failure_for(err)
-            if failure is None:
+            if isinstance(err, grpc.aio.AbortError):
                 raise
-            await context.abort(failure.code, failure.message)
+            self._noticed(err)
+            status = failure_or_internal(err, "VerifyLive").status()
+        else:
+            return
+        await guard.abort(context, *status)  # (outside the except block: see unary_errors)
 
     async def _live_game(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest]
                          ) -> AsyncIterator[spb.VerifyLiveResponse | bytes]:
+        principal = self._principal()
+        scope = guard.current()
         game: LiveSession | None = None
         try:
             discard = False
             count = 0
-            async for msg in request_iterator:
+            size = 0
+            async for msg in idle_limited(request_iterator, self.limits.stream_idle_seconds, "the live game"):
                 where = f"VerifyLiveRequest message {count}"
                 count += 1
                 self._check_stream_length(count)
                 if isinstance(msg, MalformedRequest):
-                    raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where} is {msg.reason}")
+                    raise msg.failure(where)
                 if game is None:
                     if not msg.HasField("header"):
                         raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                                          f"{where} has no header: the first message must carry the GameHeader")
                     meta = self._metadata(msg.metadata, f"{where}: ")
+                    _invalid(header_problems(msg.header), f"{where}: ")
                     discard = msg.discard
                     game = self.pool.open_live()
                     await game.start(msg.header, meta)
@@ -339,18 +470,32 @@ class VerifierServicer:
                     raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                                      f"{where} carries a header or metadata: only the first message may")
                 self._check_event_count(game.event_count + len(msg.events))
-                yield await game.feed(pb.GameLog(events=msg.events))
+                size += msg.ByteSize()
+                self._check_log_size(size)
+                try:
+                    answer = await game.feed(pb.GameLog(events=msg.events))
+                except LogFormatError as err:
+                    raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: {err}") from None
+                del msg
+                if scope is not None:
+                    scope.release_received()  # the batch is in the worker now
+                yield answer
             if game is None:
                 raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                                  "the live stream is empty: its first message must carry the GameHeader")
-            last, record = await game.finish()
+            try:
+                last, record = await game.finish()
+            except LogFormatError as err:
+                raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"the live game cannot be stored: {err}") from None
             finished = last.finished
             finished.annotation_count = record.verdict.annotation_count
+            self._counted("live", record)
             if discard:
                 finished.info.CopyFrom(replay_info(LiveGame.unstored_summary(record)))
                 finished.info.id = ""
+                finished.info.tenant = principal.tenant
             else:
-                summary, created = await self._io(self.store.save, record)
+                summary, created = await self._io(self.store.save, record, principal.tenant)
                 finished.info.CopyFrom(replay_info(summary))
                 finished.stored = True
                 finished.created = created
@@ -363,12 +508,14 @@ class VerifierServicer:
     async def GetReplay(self, request: spb.GetReplayRequest | MalformedRequest,
                         context: grpc.aio.ServicerContext) -> spb.GetReplayResponse:
         if isinstance(request, MalformedRequest):
-            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"the request is {request.reason}")
-        return await self._io(self._get_replay, request)
+            raise request.failure("the request")
+        principal = self._principal()
+        _invalid(run_name_problems(request.run, "run"), "GetReplayRequest.")
+        return await self._io(self._get_replay, request, principal.sees)
 
-    def _get_replay(self, request: spb.GetReplayRequest) -> spb.GetReplayResponse:
+    def _get_replay(self, request: spb.GetReplayRequest, tenant: str | None) -> spb.GetReplayResponse:
         stored = self.store.get(request.id, include_log=request.include_log or request.include_original,
-                                run=request.run)
+                                run=request.run, tenant=tenant)
         response = spb.GetReplayResponse(info=replay_info(stored.summary))
         response.replay.ParseFromString(stored.replay_blob)
         if stored.log_bytes is not None:
@@ -382,8 +529,9 @@ class VerifierServicer:
     async def ListReplays(self, request: spb.ListReplaysRequest | MalformedRequest,
                           context: grpc.aio.ServicerContext) -> spb.ListReplaysResponse:
         if isinstance(request, MalformedRequest):
-            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"the request is {request.reason}")
-        page = await self._io(self.store.list, filter_from(request), request.page_size, request.page_token)
+            raise request.failure("the request")
+        filters = self._scoped(request_filter(request, "ListReplaysRequest."), request.tenant, "ListReplaysRequest")
+        page = await self._io(self.store.list, filters, request.page_size, request.page_token)
         return spb.ListReplaysResponse(replays=[replay_info(s) for s in page.replays],
                                        next_page_token=page.next_page_token, total_count=page.total_count)
 
@@ -391,22 +539,50 @@ class VerifierServicer:
     async def DeleteReplay(self, request: spb.DeleteReplayRequest | MalformedRequest,
                            context: grpc.aio.ServicerContext) -> spb.DeleteReplayResponse:
         if isinstance(request, MalformedRequest):
-            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"the request is {request.reason}")
+            raise request.failure("the request")
+        principal = self._principal()
         replay_id = request.id.strip().lower()
-        if len(replay_id) != HASH_LENGTH:
-            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
-                             f"DeleteReplayRequest.id {request.id!r} is not a full replay id (64 hex digits)")
-        await self._io(self.store.delete, replay_id)
+        if len(replay_id) != HASH_LENGTH or any(c not in "0123456789abcdef" for c in replay_id):
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"DeleteReplayRequest.id "
+                             f"{request.id[:HASH_LENGTH + 8]!r} is not a full replay id (64 hex digits)")
+        await self._io(self.store.delete, replay_id, principal.sees, Audit(principal.actor, guard.request_id()))
+        audit_log.info("replay.delete %s by %s", replay_id, principal.actor)
+        self.metrics.audit.labels("replay.delete").inc()
         return spb.DeleteReplayResponse(id=replay_id)
+
+    def _scoped(self, filters: ReplayFilter, tenant: str, where: str) -> ReplayFilter:
+        """The filter narrowed to what the caller may see: its own tenant's replays (an admin: every tenant's,
+        or the one it names)."""
+        principal = self._principal()
+        if tenant:
+            problem = tenant_problem(tenant)
+            if problem is not None:
+                raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}.{problem}")
+            if not principal.admin and tenant != principal.tenant:
+                raise RpcFailure(grpc.StatusCode.PERMISSION_DENIED, f"{where}.tenant: only a token with the admin "
+                                 "scope sees another tenant's replays")
+            return dataclasses.replace(filters, tenant=tenant)
+        return dataclasses.replace(filters, tenant=principal.sees)
 
     async def Regress(self, request: spb.RegressRequest | MalformedRequest,
                       context: grpc.aio.ServicerContext) -> AsyncIterator[spb.RegressResponse]:
         """Runs service.regress in a thread (its own worker processes, one per core); progress
         and changes are passed to the stream as they come."""
         if isinstance(request, MalformedRequest):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the request is {request.reason}")
+            failure = request.failure("the request")
+            await guard.abort(context, failure.code, failure.message, failure.retry_after)
             return
         from service.regress import LocalBackend, RegressError, RegressOptions, ReplayReport, regress
+
+        try:
+            filters = self._scoped(request_filter(request.filter, "RegressRequest.filter."), request.filter.tenant,
+                                   "RegressRequest.filter")
+            _invalid(run_name_problems(request.run, "run") + run_name_problems(request.against, "against"),
+                     "RegressRequest.")
+        except Exception as err:
+            failure = failure_or_internal(err, "Regress")
+            await guard.abort(context, failure.code, failure.message, failure.retry_after)
+            return
 
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[spb.RegressResponse | BaseException | None] = asyncio.Queue()
@@ -420,7 +596,7 @@ class VerifierServicer:
 
         def work() -> None:
             try:
-                options = RegressOptions(filters=filter_from(request.filter), run=request.run,
+                options = RegressOptions(filters=filters, run=request.run,
                                          against=request.against, restart=request.restart)
                 result = regress(self.store, options, LocalBackend(start_method="spawn"),
                                  on_progress=lambda d, t: put(spb.RegressResponse(
@@ -442,12 +618,11 @@ class VerifierServicer:
             if item is None:
                 return
             if isinstance(item, BaseException):
-                if isinstance(item, RegressError | InvalidQuery):
-                    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(item))
-                failure = failure_for(item)
-                if failure is not None:
-                    await context.abort(failure.code, failure.message)
-                raise item
+                error = RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, str(item)) if isinstance(item, RegressError) \
+                    else item
+                failure = failure_or_internal(error, "Regress")
+                await guard.abort(context, failure.code, failure.message, failure.retry_after)
+                return
             yield item
 
     # ------------------------------------------------------------------ registration

@@ -7,12 +7,25 @@ process boundary: a job goes in as the log's bytes, a storage record (``NewRepla
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
-from storage.store import NewReplay, SeatFacts, SubmissionMetadata, VerdictFacts, ViolationFacts
-from verifier import LogFormatError, Verifier, load_log
+from storage.store import (
+    MAX_GENERAL_LENGTH,
+    MAX_PLAYER_LENGTH,
+    MAX_RECORDER_LENGTH,
+    MAX_RULESET_LENGTH,
+    MAX_SEATS,
+    NewReplay,
+    SeatFacts,
+    SubmissionMetadata,
+    VerdictFacts,
+    ViolationFacts,
+    text_problem,
+)
+from verifier import LogFormatError, Verifier
+from verifier.logio import parse_log
 
 
 class TooManyEvents(Exception):
@@ -38,6 +51,9 @@ class VerifyJob:
     # Another engine's record (ForeignLog): ``data`` is imported first, and the converted log is stored.
     foreign: str = ""
     name: str = ""
+    # False: the record comes back without the log's bytes when they are ``data`` itself (the caller has
+    # them; a copy back across the process boundary is memory the server would hold twice).
+    return_log: bool = True
 
 
 def log_sha256(canonical: bytes) -> str:
@@ -48,8 +64,37 @@ def canonical_bytes(log: pb.GameLog) -> bytes:
     return log.SerializeToString(deterministic=True)
 
 
-def detect_format(data: bytes) -> str:
-    return "json" if data.lstrip()[:1] == b"{" else "binary"
+def header_problems(header: pb.GameHeader) -> list[str]:
+    """Why a log with this header cannot be stored (docs/service.md, "Field limits"), naming each field;
+    cheap (it looks at the stored fields only), so it is checked before a log is verified."""
+    found = [text_problem("header.ruleset", header.ruleset, MAX_RULESET_LENGTH),
+             text_problem("header.recorder", header.recorder, MAX_RECORDER_LENGTH)]
+    if len(header.seats) > MAX_SEATS:
+        found.append(f"header.seats has {len(header.seats)} seats; the limit is {MAX_SEATS}")
+    for i, seat in enumerate(header.seats[:MAX_SEATS]):
+        found += [text_problem(f"header.seats[{i}].player", seat.player, MAX_PLAYER_LENGTH),
+                  text_problem(f"header.seats[{i}].general", seat.general, MAX_GENERAL_LENGTH)]
+    return [p for p in found if p is not None]
+
+
+def annotation_problems(annotations: list[apb.Annotation]) -> list[str]:
+    """Why these annotations' violations cannot be stored (a card id or seat over 32 bits, a NUL quoted
+    from the log), naming the event; checked on each batch of a live game."""
+    found: list[str] = []
+    for ann in annotations:
+        for v in ann.violations:
+            found += _violation_facts(ann.index, ann.derived, v).problems()
+    return found
+
+
+def _violation_facts(index: int | None, derived: bool, v: apb.Violation) -> ViolationFacts:
+    return ViolationFacts(event_index=index, derived=derived, code=v.code, message=v.message, rule=v.rule,
+                          seat=v.seat if v.HasField("seat") else None, card=v.card if v.HasField("card") else None)
+
+
+def _check(problems: list[str]) -> None:
+    if problems:
+        raise LogFormatError("; ".join(problems))
 
 
 def run_job(job: VerifyJob) -> NewReplay:
@@ -61,17 +106,23 @@ def run_job(job: VerifyJob) -> NewReplay:
             log = importer(job.foreign)(job.data, job.name)
         except RecordError as err:
             raise LogFormatError(f"cannot import the {job.foreign} record: {err}") from None
-        job = VerifyJob(canonical_bytes(log), job.metadata, job.max_events, canonical=True)
+        job = VerifyJob(canonical_bytes(log), job.metadata, job.max_events, canonical=True, return_log=True)
+        log_format = "binary"
+    elif job.canonical:
+        log, log_format = parse_log(job.data, "binary")
     else:
-        log = load_log(job.data)
+        # The format is the one the bytes parse as (a binary log may begin like JSON).
+        log, log_format = parse_log(job.data)
     if len(log.events) > job.max_events:
         raise TooManyEvents(len(log.events), job.max_events)
+    _check(header_problems(log.header))
     canonical = job.data if job.canonical else canonical_bytes(log)
     verifier = Verifier(log.header)
     verifier.follow(log.events)
     replay = verifier.finish(log_sha256(canonical))
-    return record_for(log, job.data, "binary" if job.canonical else detect_format(job.data), job.metadata,
-                      replay, dealt_roles(verifier))
+    record = record_for(log, job.data, log_format, job.metadata, replay, dealt_roles(verifier))
+    _check(record.problems())  # what the engine says quotes the log: a card id over 32 bits, a NUL
+    return record if job.return_log else replace(record, log_bytes=b"")
 
 
 def dealt_roles(verifier: Verifier) -> list[int]:
@@ -92,15 +143,10 @@ def record_for(log: pb.GameLog, log_bytes: bytes, log_format: str, metadata: Sub
 
 
 def verdict_facts(replay: apb.AnnotatedReplay) -> VerdictFacts:
-    violations: list[ViolationFacts] = [
-        ViolationFacts(event_index=None, derived=False, code=v.code, message=v.message, rule=v.rule,
-                       seat=v.seat if v.HasField("seat") else None, card=v.card if v.HasField("card") else None)
-        for v in replay.header_violations]
+    violations = [_violation_facts(None, False, v) for v in replay.header_violations]
     for ann in replay.annotations:
         for v in ann.violations:
-            violations.append(ViolationFacts(
-                event_index=ann.index, derived=ann.derived, code=v.code, message=v.message, rule=v.rule,
-                seat=v.seat if v.HasField("seat") else None, card=v.card if v.HasField("card") else None))
+            violations.append(_violation_facts(ann.index, ann.derived, v))
     res = replay.result
     return VerdictFacts(
         engine_version=replay.engine_version, violation_count=replay.violation_count,

@@ -17,6 +17,9 @@ import contextlib
 import functools
 import itertools
 import multiprocessing
+import multiprocessing.connection
+import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -24,15 +27,42 @@ from dataclasses import dataclass
 from typing import ParamSpec, TypeVar
 
 from service.live import LiveGame
-from service.work import VerifyJob, run_job, warm_up
+from service.work import VerifyJob, annotation_problems, run_job, warm_up
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
 from storage.store import NewReplay, SubmissionMetadata
+from verifier import LogFormatError
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
 # ---------------------------------------------------------------------------------------- in the worker
+
+# How often a worker looks whether its parent is still there (besides waiting on the pipe to it).
+PARENT_POLL_SECONDS = 1.0
+
+
+def exit_with_parent() -> None:
+    """Run in each new worker process (the executor's initializer): a daemon thread ends the process as
+    soon as its parent — the server — is gone, even when that was killed (SIGKILL) and could not shut
+    its pool down: then the pipe the parent held open reaches end-of-file (multiprocessing's parent
+    sentinel), or the process is re-parented. Without it, workers outlive a killed server."""
+    parent = multiprocessing.parent_process()
+    sentinel = parent.sentinel if parent is not None else None
+    ppid = os.getppid()
+
+    def watch() -> None:
+        while True:
+            if sentinel is not None:
+                if multiprocessing.connection.wait([sentinel], timeout=PARENT_POLL_SECONDS):
+                    os._exit(1)
+            else:
+                threading.Event().wait(PARENT_POLL_SECONDS)
+            if os.getppid() != ppid:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="sgs-verify-parent-watch", daemon=True).start()
+
 
 _LIVE_GAMES: dict[int, LiveGame] = {}
 
@@ -45,6 +75,9 @@ def live_feed(game_id: int, events: bytes) -> bytes:
     """Feed a batch (a GameLog holding only events); returns a serialized VerifyLiveResponse."""
     game = _LIVE_GAMES[game_id]
     annotations = game.feed(list(pb.GameLog.FromString(events).events))
+    problems = annotation_problems(annotations)
+    if problems:
+        raise LogFormatError("; ".join(problems))
     return spb.VerifyLiveResponse(annotations=annotations, events_received=game.event_count,
                                   game_over=game.over).SerializeToString()
 
@@ -53,6 +86,9 @@ def live_finish(game_id: int) -> tuple[bytes, NewReplay]:
     """Close the game: the last VerifyLiveResponse (without `finished`) and the record to store."""
     game = _LIVE_GAMES.pop(game_id)
     rest, record = game.finish()
+    problems = record.problems()
+    if problems:
+        raise LogFormatError("; ".join(problems))
     last = spb.VerifyLiveResponse(annotations=rest, events_received=game.event_count, game_over=game.over)
     return last.SerializeToString(), record
 
@@ -80,7 +116,7 @@ class Worker:
 
 def _new_executor() -> ProcessPoolExecutor:
     # spawn: forking a process that runs gRPC's threads is unsafe.
-    return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=exit_with_parent)
 
 
 class WorkerPool:

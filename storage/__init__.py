@@ -3,6 +3,7 @@ finds annotated replays. SQLite by default, PostgreSQL by URL. Knows nothing of 
 
 from storage.store import (
     InvalidQuery,
+    InvalidRecord,
     NewReplay,
     Page,
     ReplayFilter,
@@ -20,7 +21,7 @@ from storage.store import (
 )
 
 __all__ = [
-    "InvalidQuery", "NewReplay", "Page", "ReplayFilter", "ReplayNotFound", "ReplaySummary", "SchemaOutOfDate",
-    "SeatFacts", "StorageError", "StorageUnavailable", "Store", "StoredReplay", "SubmissionMetadata",
+    "InvalidQuery", "InvalidRecord", "NewReplay", "Page", "ReplayFilter", "ReplayNotFound", "ReplaySummary",
+    "SchemaOutOfDate", "SeatFacts", "StorageError", "StorageUnavailable", "Store", "StoredReplay", "SubmissionMetadata",
     "VerdictFacts", "ViolationFacts",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,11 @@ def normalize_url(url: str) -> URL:
     return parsed
 
 
+def sqlite_file_uri(path: Path, mode: str) -> str:
+    """An SQLite URI for ``path`` opened in ``mode`` (ro, rw, rwc)."""
+    return f"file:{urllib.parse.quote(str(path.resolve()))}?mode={mode}"
+
+
 def is_sqlite(url: str | URL) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
 
@@ -46,16 +52,28 @@ def create_database_engine(url: str, *, busy_timeout_ms: int = DEFAULT_BUSY_TIME
                            connect_timeout_s: int = DEFAULT_CONNECT_TIMEOUT_S, pool_size: int = 5) -> Engine:
     parsed = normalize_url(url)
     backend = parsed.get_backend_name()
+    # hide_parameters: an error's text (logged, never sent to a client) leaves out the values bound to its
+    # statement — they are players' logs, token hashes.
     if backend == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(parsed, connect_args={"check_same_thread": False,
-                                                     "timeout": busy_timeout_ms / 1000})
+        kwargs: dict[str, Any] = {}
+        if parsed.database and parsed.database != ":memory:" and not parsed.query.get("uri"):
+            path = Path(parsed.database)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists():
+                sqlite3.connect(path).close()
+            timeout = busy_timeout_ms / 1000
+            # Later connections open the file read-write but never create it: a database file moved or
+            # deleted while the server runs is "unavailable", not silently replaced by an empty one.
+            kwargs["creator"] = lambda: sqlite3.connect(sqlite_file_uri(path, "rw"), uri=True,
+                                                        check_same_thread=False, timeout=timeout)
+        engine = create_engine(parsed, connect_args={"check_same_thread": False, "timeout": busy_timeout_ms / 1000},
+                               hide_parameters=True, **kwargs)
         _configure_sqlite(engine, busy_timeout_ms)
         return engine
     if backend == "postgresql":
         return create_engine(parsed, pool_pre_ping=True, pool_size=pool_size, max_overflow=pool_size,
-                             pool_timeout=connect_timeout_s, connect_args={"connect_timeout": connect_timeout_s})
+                             pool_timeout=connect_timeout_s, connect_args={"connect_timeout": connect_timeout_s},
+                             hide_parameters=True)
     raise UnsupportedDatabaseURL(f"unsupported database URL {parsed.render_as_string()!r}: use sqlite:///PATH or "
                      "postgresql+psycopg://USER@HOST:PORT/DB")
 

@@ -14,7 +14,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, text
+from sqlalchemy import Connection, Engine, text
 
 from storage.database import SQLITE_BEGIN_OPTION
 
@@ -46,17 +46,38 @@ def is_current(engine: Engine) -> bool:
 
 def _run(engine: Engine, action: str, revision: str) -> None:
     cfg = alembic_config()
+    sqlite = engine.dialect.name == "sqlite"
     with engine.connect() as conn:
-        if engine.dialect.name == "sqlite":
+        if sqlite:
             conn.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"})
-        with conn.begin():
-            if engine.dialect.name == "postgresql":
-                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": ADVISORY_LOCK_KEY})
-            cfg.attributes["connection"] = conn
-            if action == "upgrade":
-                command.upgrade(cfg, revision)
-            else:
-                command.downgrade(cfg, revision)
+            # SQLite alters a table by copying it and dropping the old one, and with foreign keys on, that
+            # drop deletes every row that refers to the table (ON DELETE CASCADE): off while migrating
+            # (the pragma only takes effect outside a transaction), checked before the commit.
+            _sqlite_pragma(conn, "PRAGMA foreign_keys=OFF")
+        try:
+            with conn.begin():
+                if engine.dialect.name == "postgresql":
+                    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": ADVISORY_LOCK_KEY})
+                cfg.attributes["connection"] = conn
+                if action == "upgrade":
+                    command.upgrade(cfg, revision)
+                else:
+                    command.downgrade(cfg, revision)
+                if sqlite:
+                    broken = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                    if broken:
+                        raise RuntimeError(f"the migration left rows that refer to nothing: {broken[:5]}")
+        finally:
+            if sqlite:
+                _sqlite_pragma(conn, "PRAGMA foreign_keys=ON")
+
+
+def _sqlite_pragma(conn: Connection, pragma: str) -> None:
+    """Run a pragma on the DBAPI connection itself, outside any transaction (pysqlite's own transaction
+    handling is off: storage/database.py)."""
+    dbapi = conn.connection.dbapi_connection
+    assert dbapi is not None
+    dbapi.execute(pragma)
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:

@@ -7,6 +7,10 @@
                  (the serialized AnnotatedReplay). Keyed by (replay_id, run): the submission's
                  own verdict has run = "" — re-verification runs add rows with their run name
     violations   one row per violation of a verdict (filters: has violations, violation code)
+    api_tokens   one row per bearer token: its public id, tenant, scopes and the SHA-256 of the token
+                 (the token itself is never stored); revoked tokens stay, with revoked_at
+    audit_log    one row per audited action (a replay deleted, a token created or revoked): when,
+                 who, which tenant, what
 
 Changing a model needs a migration: ``alembic revision --autogenerate`` (see docs/service.md),
 and ``tests/test_service_migrations.py`` fails while models and migrations disagree.
@@ -36,6 +40,9 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 # The run name of the verdict made when a replay is submitted.
 SUBMISSION_RUN = ""
+# The tenant of replays submitted without a token (a local server with no tokens) and of every replay
+# stored before tenants existed; its replays' ids are their logs' hashes.
+DEFAULT_TENANT = "default"
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -74,7 +81,13 @@ class Base(DeclarativeBase):
 class Replay(Base):
     __tablename__ = "replays"
 
+    # The log's hash in the default tenant; in another, a hash of the tenant and the log's hash
+    # (storage.store.replay_id_for), so that every tenant has its own copy of a log.
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    # Who submitted it: the tenant of the token (docs/security.md). A tenant sees only its own.
+    tenant: Mapped[str] = mapped_column(String(64))
+    # The SHA-256 of the log's canonical encoding (the AnnotatedReplay's log_sha256).
+    log_sha256: Mapped[str] = mapped_column(String(64))
     submitted_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
     # The log exactly as submitted, and how it was encoded ("binary" or "json").
     log_bytes: Mapped[bytes] = mapped_column(LargeBinary)
@@ -97,6 +110,9 @@ class Replay(Base):
         back_populates="replay", cascade="all, delete-orphan", passive_deletes=True, order_by="ReplaySeat.seat")
     verdicts: Mapped[list[Verdict]] = relationship(
         back_populates="replay", cascade="all, delete-orphan", passive_deletes=True)
+
+    __table_args__ = (UniqueConstraint("tenant", "log_sha256"),
+                      Index("ix_replays_tenant_submitted_at", "tenant", "submitted_at"))
 
 
 class ReplaySeat(Base):
@@ -160,3 +176,37 @@ class ViolationRow(Base):
     verdict: Mapped[Verdict] = relationship(back_populates="violations")
 
     __table_args__ = (Index("ix_violations_code_verdict_id", "code", "verdict_id"),)
+
+
+class ApiToken(Base):
+    """A bearer token (docs/security.md). The token is ``sgsv_<id>_<secret>``; only the SHA-256 of the whole
+    token is kept, so the database cannot give a token away."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    tenant: Mapped[str] = mapped_column(String(64), index=True)
+    # Space-separated: submit, read, delete, admin.
+    scopes: Mapped[str] = mapped_column(String(100))
+    token_hash: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    created_by: Mapped[str] = mapped_column(String(200))
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class AuditEntry(Base):
+    """One audited action: a replay deleted, a token created or revoked."""
+
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    # Who: "token ID (NAME)", "cli USER@HOST", or "local (no authentication)".
+    actor: Mapped[str] = mapped_column(String(200))
+    tenant: Mapped[str] = mapped_column(String(64))
+    # replay.delete, token.create, token.revoke
+    action: Mapped[str] = mapped_column(String(64))
+    target: Mapped[str] = mapped_column(String(200))
+    request_id: Mapped[str] = mapped_column(String(64))
+    detail: Mapped[str] = mapped_column(Text)

@@ -10,27 +10,70 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import re
+import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 from sqlalchemy import ColumnElement, Connection, Engine, and_, bindparam, exists, func, insert, or_, select, text
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session, selectinload
 
-from storage.database import SQLITE_BEGIN_OPTION, create_database_engine
-from storage.models import SUBMISSION_RUN, Base, Replay, ReplaySeat, Verdict, ViolationRow
+from storage.database import SQLITE_BEGIN_OPTION, create_database_engine, sqlite_file_uri
+from storage.models import (
+    DEFAULT_TENANT,
+    SUBMISSION_RUN,
+    AuditEntry,
+    Base,
+    Replay,
+    ReplaySeat,
+    Verdict,
+    ViolationRow,
+)
 
 HASH_LENGTH = 64
 MIN_ID_PREFIX = 8
 MAX_PAGE_SIZE = 1000
 DEFAULT_PAGE_SIZE = 50
-MAX_LABEL_LENGTH = 200
+# What a stored replay's text and numbers may be, the same on every backend (docs/service.md, "Field
+# limits"): the sizes of their columns (storage/models.py), and for the texts that are indexed or
+# listed with every replay, a bound that keeps their rows and list pages small. No stored text may
+# hold a NUL character (PostgreSQL's text cannot), and every stored whole number fits a 32-bit column.
+MAX_LABEL_LENGTH = 200  # metadata: tournament, round, table, submitter
+MAX_PLAYER_LENGTH = 200  # a seat's player (indexed)
+MAX_GENERAL_LENGTH = 64  # a seat's general
+MAX_RULESET_LENGTH = 64
+MAX_RECORDER_LENGTH = 200
+MAX_CODE_LENGTH = 64  # a violation code
 MAX_RUN_NAME = 100
+MAX_SEATS = 32
+MAX_STORED_INT = 2**31 - 1
+# A page token this store issues is ~130 characters; anything much longer is not one.
+MAX_PAGE_TOKEN_LENGTH = 1000
 _HEX = re.compile(r"[0-9a-f]+")
+# A tenant's name: lower-case letters, digits and . _ -, at most 64 (it is a column and a label).
+TENANT_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+
+def tenant_problem(name: str) -> str | None:
+    if TENANT_NAME.fullmatch(name):
+        return None
+    return (f"tenant {name[:80]!r} is not a tenant name (1-64 of a-z, 0-9, '.', '_', '-', beginning with a "
+            "letter or digit)")
+
+
+def replay_id_for(tenant: str, log_sha256: str) -> str:
+    """A replay's id: the log's hash in the default tenant (so ids stored before tenants existed stay
+    valid), else the SHA-256 of the tenant's name and the log's hash. Each tenant thus has its own copy
+    of a log, and one tenant's id says nothing about another's."""
+    if tenant == DEFAULT_TENANT:
+        return log_sha256
+    return hashlib.sha256(f"sgs-verify replay\0{tenant}\0{log_sha256}".encode()).hexdigest()
 
 
 # ---------------------------------------------------------------------------------------- errors
@@ -55,6 +98,37 @@ class InvalidQuery(StorageError, ValueError):
     """A malformed id, filter or page token; the message says which."""
 
 
+class InvalidRecord(StorageError, ValueError):
+    """A record the store cannot hold (a text over its column's size, a NUL character, a number over
+    32 bits): nothing of it was written, and trying again will not help. The message names the field."""
+
+
+def text_problem(name: str, value: object, limit: int | None) -> str | None:
+    """Why the text ``value`` of the field ``name`` cannot be stored or looked up, if it cannot."""
+    if not isinstance(value, str):
+        return None
+    if "\0" in value:
+        return f"{name} contains a NUL character (U+0000), which this service does not store"
+    if limit is not None and len(value) > limit:
+        return f"{name} is {len(value)} characters; the limit is {limit}"
+    return None
+
+
+def int_problem(name: str, value: object) -> str | None:
+    """Why the whole number ``value`` of the field ``name`` cannot be stored, if it cannot."""
+    if isinstance(value, int) and not -MAX_STORED_INT - 1 <= value <= MAX_STORED_INT:
+        return f"{name} is {value}; the largest number this service stores is {MAX_STORED_INT}"
+    return None
+
+
+def _problems(*found: str | None) -> list[str]:
+    return [p for p in found if p is not None]
+
+
+def run_name_problems(name: str, what: str = "run name") -> list[str]:
+    return _problems(text_problem(what, name, MAX_RUN_NAME))
+
+
 # ---------------------------------------------------------------------------------------- records
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +139,9 @@ class SubmissionMetadata:
     submitter: str = ""
 
     def problems(self) -> list[str]:
-        return [f"metadata.{name} is {len(value)} characters; the limit is {MAX_LABEL_LENGTH}"
-                for name, value in (("tournament", self.tournament), ("round", self.round),
-                                    ("table", self.table), ("submitter", self.submitter))
-                if len(value) > MAX_LABEL_LENGTH]
+        return _problems(*(text_problem(f"metadata.{name}", value, MAX_LABEL_LENGTH)
+                           for name, value in (("tournament", self.tournament), ("round", self.round),
+                                               ("table", self.table), ("submitter", self.submitter))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +162,18 @@ class ViolationFacts:
     seat: int | None = None
     card: int | None = None
 
+    def problems(self) -> list[str]:
+        """Why this violation cannot be stored, naming the event (or the header) it is about."""
+        where = ("header" if self.event_index is None else
+                 f"events[{self.event_index}]" + (" (an outcome derived before it)" if self.derived else ""))
+        return _problems(int_problem(f"{where}: the seat of a {self.code} violation", self.seat),
+                         int_problem(f"{where}: the card id of a {self.code} violation", self.card),
+                         int_problem("an event index", self.event_index),
+                         text_problem(f"{where}: a violation's code", self.code, MAX_CODE_LENGTH),
+                         text_problem(f"{where}: the message of a {self.code} violation (it quotes the log)",
+                                      self.message, None),
+                         text_problem(f"{where}: the rule of a {self.code} violation", self.rule, None))
+
 
 @dataclass(frozen=True, slots=True)
 class VerdictFacts:
@@ -108,6 +193,19 @@ class VerdictFacts:
     replay_blob: bytes = field(repr=False)
     violations: tuple[ViolationFacts, ...] = ()
 
+    def problems(self) -> list[str]:
+        found = _problems(text_problem("the engine version", self.engine_version, 100),
+                          text_problem("the reason the log was not followed (it quotes the log)",
+                                       self.stopped_reason, None),
+                          text_problem("the result's reason (it quotes the log)", self.result_reason, None),
+                          text_problem("the winners", " ".join(str(w) for w in self.winners), 64),
+                          *(int_problem(name, value) for name, value in (
+                              ("the violation count", self.violation_count), ("stopped_at", self.stopped_at),
+                              ("the annotation count", self.annotation_count), ("the side", self.side))))
+        for v in self.violations:
+            found += v.problems()
+        return found
+
 
 @dataclass(frozen=True, slots=True)
 class NewReplay:
@@ -124,6 +222,20 @@ class NewReplay:
     seats: tuple[SeatFacts, ...]
     metadata: SubmissionMetadata
     verdict: VerdictFacts
+
+    def problems(self) -> list[str]:
+        """Why this record cannot be stored (the same on every backend), naming each field; [] if it can."""
+        found = _problems(text_problem("header.ruleset", self.ruleset, MAX_RULESET_LENGTH),
+                          text_problem("header.recorder", self.recorder, MAX_RECORDER_LENGTH),
+                          int_problem("header.mode", self.mode), int_problem("the event count", self.event_count),
+                          text_problem("log_format", self.log_format, 8))
+        if len(self.seats) > MAX_SEATS:
+            found.append(f"header.seats has {len(self.seats)} seats; the limit is {MAX_SEATS}")
+        for s in self.seats[:MAX_SEATS]:
+            found += _problems(text_problem(f"header.seats[{s.seat}].player", s.player, MAX_PLAYER_LENGTH),
+                               text_problem(f"header.seats[{s.seat}].general", s.general, MAX_GENERAL_LENGTH),
+                               int_problem(f"header.seats[{s.seat}].role", s.role))
+        return found + self.metadata.problems() + self.verdict.problems()
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +264,9 @@ class ReplaySummary:
     winners: tuple[int, ...]
     result_reason: str
     annotation_count: int
+    # Whose replay it is, and its log's hash (the id, in the default tenant).
+    tenant: str = DEFAULT_TENANT
+    log_sha256: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +289,16 @@ class ReplayFilter:
     violation_code: str = ""
     submitted_after: datetime | None = None  # inclusive
     submitted_before: datetime | None = None  # exclusive
+    # Only this tenant's replays; None: every tenant's.
+    tenant: str | None = None
+
+    def problems(self) -> list[str]:
+        """Why this filter cannot be looked up (a NUL, a text longer than anything stored), naming the field."""
+        return _problems(None if self.tenant is None else tenant_problem(self.tenant),
+                         *(text_problem(name, value, limit) for name, value, limit in (
+            ("tournament", self.tournament, MAX_LABEL_LENGTH), ("round", self.round, MAX_LABEL_LENGTH),
+            ("table", self.table, MAX_LABEL_LENGTH), ("submitter", self.submitter, MAX_LABEL_LENGTH),
+            ("player", self.player, MAX_PLAYER_LENGTH), ("violation_code", self.violation_code, MAX_CODE_LENGTH))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,10 +351,15 @@ class Store:
 
     @contextmanager
     def _unavailable_on_failure(self) -> Iterator[None]:
+        """Database errors as the store's own: a value the database refuses (DataError, or a limit of
+        PostgreSQL's such as an index row's size) is permanent, InvalidRecord; a database that cannot be
+        reached or stays locked is StorageUnavailable. Neither message carries the SQL statement."""
         try:
             yield
-        except (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.TimeoutError) as err:
+        except (sa_exc.DataError, sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.TimeoutError) as err:
             cause = err.orig if isinstance(err, sa_exc.DBAPIError) and err.orig is not None else err
+            if isinstance(err, sa_exc.DataError) or _sqlstate(cause)[:2] in _PERMANENT_SQLSTATE_CLASSES:
+                raise InvalidRecord(f"the replay store refused a value: {_first_line(cause)}") from err
             raise StorageUnavailable(f"the replay store ({self.url}) is unavailable: {_first_line(cause)}") from err
 
     @contextmanager
@@ -241,66 +371,108 @@ class Store:
             with Session(bind=conn, expire_on_commit=False) as session, session.begin():
                 yield session
 
-    def ping(self) -> None:
-        """Raise StorageUnavailable unless the database answers."""
+    def ping(self, fresh: bool = False) -> None:
+        """Raise StorageUnavailable unless the database answers. ``fresh``: on SQLite, through a new
+        connection to the file (a pooled one keeps a moved or deleted file open and still answers)."""
+        database = self.engine.url.database
+        if fresh and self.sqlite and database and database != ":memory:":
+            try:
+                probe = sqlite3.connect(sqlite_file_uri(Path(database), "rw"), uri=True, timeout=5)
+                try:
+                    probe.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                finally:
+                    probe.close()
+            except sqlite3.Error as err:
+                raise StorageUnavailable(f"the replay store ({self.url}) is unavailable: {err}") from err
+            return
         with self._unavailable_on_failure(), self.engine.connect() as conn:
             conn.execute(text("SELECT 1"))
 
     def connect(self) -> Connection:
         return self.engine.connect()
 
+    @contextmanager
+    def transaction(self, write: bool = False) -> Iterator[Session]:
+        """One transaction for the store's other modules (storage/access.py): committed if the block ends
+        normally; database failures as StorageUnavailable / InvalidRecord."""
+        with self._session(write) as session:
+            yield session
+
     # ------------------------------------------------------------------ writing
 
-    def save(self, new: NewReplay) -> tuple[ReplaySummary, bool]:
-        """Store a verified log in one transaction. If the same log (by hash) is already stored,
-        nothing is written and the stored replay is returned. Returns (summary, created)."""
+    def save(self, new: NewReplay, tenant: str = DEFAULT_TENANT) -> tuple[ReplaySummary, bool]:
+        """Store a verified log as the tenant's, in one transaction. If the tenant already has the same log
+        (by hash), nothing is written and its stored replay is returned; another tenant's copy is not looked
+        at. Returns (summary, created). A record that cannot be stored (``NewReplay.problems``) is
+        InvalidRecord, on every backend."""
+        problems = new.problems() + _problems(tenant_problem(tenant))
+        if problems:
+            raise InvalidRecord("; ".join(problems))
+        replay_id = replay_id_for(tenant, new.log_sha256)
         try:
             with self._session(write=True) as session:
-                if session.scalar(_REPLAY_EXISTS, {"id": new.log_sha256}) is not None:
-                    existing = session.get(Replay, new.log_sha256, options=[selectinload(Replay.seats)])
+                if session.scalar(_REPLAY_EXISTS, {"id": replay_id}) is not None:
+                    existing = session.get(Replay, replay_id, options=[selectinload(Replay.seats)])
                     assert existing is not None
                     return self._summary(session, existing), False
                 now = self.clock()
-                _insert_replay(session, new, now)
-                return _summary_of_new(new, now), True
+                _insert_replay(session, new, now, tenant, replay_id)
+                return _summary_of_new(new, now, tenant, replay_id), True
         except sa_exc.IntegrityError:
             # Another writer stored the same log between our check and our insert — or the
             # record itself is unstorable, and then nothing of it was written.
-            found = self.find(new.log_sha256)
+            found = self.find(new.log_sha256, tenant)
             if found is None:
                 raise
             return found, False
 
-    def delete(self, replay_id: str) -> None:
+    def delete(self, replay_id: str, tenant: str | None = None, audit: Audit | None = None) -> None:
+        """Delete a replay by its full id — only the tenant's, when one is given (ReplayNotFound for another
+        tenant's, as for none). With ``audit``, an audit log entry is written in the same transaction."""
+        if len(replay_id) != HASH_LENGTH or not _HEX.fullmatch(replay_id):
+            raise InvalidQuery(f"replay id {replay_id!r} is not a full replay id (64 hex digits)")
         with self._session(write=True) as session:
             replay = session.get(Replay, replay_id)
-            if replay is None:
+            if replay is None or (tenant is not None and replay.tenant != tenant):
                 raise ReplayNotFound(f"no stored replay has the id {replay_id!r}")
+            if audit is not None:
+                session.add(audit.entry(self.clock(), "replay.delete", replay.tenant, replay_id,
+                                        f"tournament {replay.tournament!r}, submitter {replay.submitter!r}, "
+                                        f"{replay.event_count} events"))
             session.delete(replay)
 
     # ------------------------------------------------------------------ reading
 
-    def find(self, log_sha256: str) -> ReplaySummary | None:
-        """The stored replay of this log, if there is one (cheap when there is none)."""
+    def find(self, log_sha256: str, tenant: str = DEFAULT_TENANT) -> ReplaySummary | None:
+        """The tenant's stored replay of this log, if there is one (cheap when there is none)."""
+        replay_id = replay_id_for(tenant, log_sha256)
         with self._session() as session:
-            if session.scalar(_REPLAY_EXISTS, {"id": log_sha256}) is None:
+            if session.scalar(_REPLAY_EXISTS, {"id": replay_id}) is None:
                 return None
-            replay = session.get(Replay, log_sha256, options=[selectinload(Replay.seats)])
+            replay = session.get(Replay, replay_id, options=[selectinload(Replay.seats)])
             return None if replay is None else self._summary(session, replay)
 
-    def get(self, replay_id: str, include_log: bool = False, run: str = SUBMISSION_RUN) -> StoredReplay:
+    def get(self, replay_id: str, include_log: bool = False, run: str = SUBMISSION_RUN,
+            tenant: str | None = None) -> StoredReplay:
         """A stored replay by id or unique id prefix (at least 8 hex digits); with ``run``, its
-        verdict as of that named re-verification run (ReplayNotFound if the run did not verify it)."""
+        verdict as of that named re-verification run (ReplayNotFound if the run did not verify it).
+        With ``tenant``, only that tenant's replays are looked at: another tenant's is not found, and
+        does not make a prefix ambiguous."""
         key = replay_id.strip().lower()
         if len(key) < MIN_ID_PREFIX or len(key) > HASH_LENGTH or not _HEX.fullmatch(key):
-            raise InvalidQuery(f"replay id {replay_id!r} is not a hex SHA-256 or a prefix of at least "
-                               f"{MIN_ID_PREFIX} hex digits")
+            raise InvalidQuery(f"replay id {replay_id[:HASH_LENGTH + 8]!r} is not a hex SHA-256 or a prefix of at "
+                               f"least {MIN_ID_PREFIX} hex digits")
+        _check_run_name(run)
         with self._session() as session:
             if len(key) == HASH_LENGTH:
                 replay = session.get(Replay, key, options=[selectinload(Replay.seats)])
+                if replay is not None and tenant is not None and replay.tenant != tenant:
+                    replay = None
             else:
-                found = session.scalars(select(Replay).where(Replay.id.startswith(key, autoescape=True))
-                                        .options(selectinload(Replay.seats)).limit(2)).all()
+                query = select(Replay).where(Replay.id.startswith(key, autoescape=True))
+                if tenant is not None:
+                    query = query.where(Replay.tenant == tenant)
+                found = session.scalars(query.options(selectinload(Replay.seats)).limit(2)).all()
                 if len(found) > 1:
                     raise InvalidQuery(f"replay id prefix {replay_id!r} is ambiguous: give more digits")
                 replay = found[0] if found else None
@@ -317,12 +489,32 @@ class Store:
             return StoredReplay(_summary_of(replay, verdict), verdict.replay_blob,
                                 replay.log_bytes if include_log else None)
 
+    def resolve(self, replay_id: str, tenant: str | None = None) -> str:
+        """The full id of the replay this id or unique prefix names (only the tenant's, when one is given);
+        cheap: no blobs are read. InvalidQuery / ReplayNotFound as for ``get``."""
+        key = replay_id.strip().lower()
+        if len(key) < MIN_ID_PREFIX or len(key) > HASH_LENGTH or not _HEX.fullmatch(key):
+            raise InvalidQuery(f"replay id {replay_id[:HASH_LENGTH + 8]!r} is not a hex SHA-256 or a prefix of at "
+                               f"least {MIN_ID_PREFIX} hex digits")
+        query = select(Replay.id).where(Replay.id == key if len(key) == HASH_LENGTH
+                                        else Replay.id.startswith(key, autoescape=True))
+        if tenant is not None:
+            query = query.where(Replay.tenant == tenant)
+        with self._session() as session:
+            found = session.scalars(query.limit(2)).all()
+        if len(found) > 1:
+            raise InvalidQuery(f"replay id prefix {replay_id!r} is ambiguous: give more digits")
+        if not found:
+            raise ReplayNotFound(f"no stored replay has the id {replay_id!r}")
+        return found[0]
+
     def list(self, filters: ReplayFilter = ReplayFilter(), page_size: int = DEFAULT_PAGE_SIZE,
              page_token: str = "") -> Page:
         """Replays matching the filters, newest first, one page at a time."""
         if page_size <= 0:
             page_size = DEFAULT_PAGE_SIZE
         page_size = min(page_size, MAX_PAGE_SIZE)
+        _check_filters(filters)
         after = _decode_page_token(page_token) if page_token else None
         if (filters.submitted_after and filters.submitted_before
                 and filters.submitted_after > filters.submitted_before):
@@ -356,6 +548,7 @@ class Store:
 
     def ids(self, filters: ReplayFilter = ReplayFilter()) -> tuple[str, ...]:
         """The ids of every replay matching the list filters, in id order."""
+        _check_filters(filters)
         query = (select(Replay.id)
                  .join(Verdict, and_(Verdict.replay_id == Replay.id, Verdict.run == SUBMISSION_RUN))
                  .where(*_conditions(filters)).order_by(Replay.id))
@@ -370,6 +563,7 @@ class Store:
 
     def verdict_blobs(self, ids: Sequence[str], run: str = SUBMISSION_RUN) -> dict[str, bytes]:
         """The serialized AnnotatedReplay of each of these replays' verdict of ``run`` (if any)."""
+        _check_run_name(run)
         with self._session() as session:
             rows = session.execute(select(Verdict.replay_id, Verdict.replay_blob)
                                    .where(Verdict.replay_id.in_(ids), Verdict.run == run)).all()
@@ -377,6 +571,7 @@ class Store:
 
     def run_ids(self, run: str) -> set[str]:
         """The replays that already have a verdict of this run."""
+        _check_run_name(run)
         with self._session() as session:
             return set(session.scalars(select(Verdict.replay_id).where(Verdict.run == run)))
 
@@ -403,8 +598,11 @@ class Store:
         """Store one run's verdicts of several replays in one transaction."""
         if run == SUBMISSION_RUN:
             raise InvalidQuery("a re-verification run needs a name (the empty name is the submission's)")
-        if len(run) > MAX_RUN_NAME:
-            raise InvalidQuery(f"run name is {len(run)} characters; the limit is {MAX_RUN_NAME}")
+        _check_run_name(run)
+        for _, facts in verdicts:
+            problems = facts.problems()
+            if problems:
+                raise InvalidRecord("; ".join(problems))
         with self._session(write=True) as session:
             conn = session.connection()
             now = self.clock()
@@ -415,6 +613,7 @@ class Store:
         """Delete every verdict of a named run; returns how many there were."""
         if run == SUBMISSION_RUN:
             raise InvalidQuery("the submission's verdicts are not a run that can be deleted")
+        _check_run_name(run)
         with self._session(write=True) as session:
             verdicts = session.scalars(select(Verdict).where(Verdict.run == run)).all()
             for verdict in verdicts:
@@ -432,8 +631,22 @@ class Store:
         return _summary_of(replay, self._verdict(session, replay.id))
 
 
+def _check_filters(filters: ReplayFilter) -> None:
+    problems = filters.problems()
+    if problems:
+        raise InvalidQuery("; ".join(problems))
+
+
+def _check_run_name(run: str) -> None:
+    problems = run_name_problems(run)
+    if problems:
+        raise InvalidQuery("; ".join(problems))
+
+
 def _conditions(f: ReplayFilter) -> list[ColumnElement[bool]]:
     conds: list[ColumnElement[bool]] = []
+    if f.tenant is not None:
+        conds.append(Replay.tenant == f.tenant)
     for value, column in ((f.tournament, Replay.tournament), (f.round, Replay.round),
                           (f.table, Replay.table_label), (f.submitter, Replay.submitter)):
         if value:
@@ -462,21 +675,22 @@ _INSERT_VIOLATIONS = insert(_TABLES[ViolationRow.__tablename__])
 _REPLAY_EXISTS = select(Replay.id).where(Replay.id == bindparam("id"))
 
 
-def _insert_replay(session: Session, new: NewReplay, now: datetime) -> None:
+def _insert_replay(session: Session, new: NewReplay, now: datetime, tenant: str, replay_id: str) -> None:
     """The rows of one replay, as plain inserts (no ORM unit of work: this is the hot path)."""
     conn = session.connection()
     v = new.verdict
     m = new.metadata
     conn.execute(_INSERT_REPLAY, {
-        "id": new.log_sha256, "submitted_at": now, "log_bytes": new.log_bytes, "log_format": new.log_format,
+        "id": replay_id, "tenant": tenant, "log_sha256": new.log_sha256, "submitted_at": now,
+        "log_bytes": new.log_bytes, "log_format": new.log_format,
         "log_size": len(new.log_bytes), "event_count": new.event_count, "ruleset": new.ruleset, "mode": new.mode,
         "seed": str(new.seed), "recorder": new.recorder, "player_count": len(new.seats),
         "tournament": m.tournament, "round": m.round, "table_label": m.table, "submitter": m.submitter})
     if new.seats:
         conn.execute(_INSERT_SEATS, [
-            {"replay_id": new.log_sha256, "seat": s.seat, "player": s.player, "role": s.role, "general": s.general}
+            {"replay_id": replay_id, "seat": s.seat, "player": s.player, "role": s.role, "general": s.general}
             for s in new.seats])
-    _insert_verdict(conn, new.log_sha256, SUBMISSION_RUN, now, v)
+    _insert_verdict(conn, replay_id, SUBMISSION_RUN, now, v)
 
 
 def _insert_verdict(conn: Connection, replay_id: str, run: str, now: datetime, v: VerdictFacts) -> None:
@@ -493,10 +707,11 @@ def _insert_verdict(conn: Connection, replay_id: str, run: str, now: datetime, v
              "seat": x.seat, "card": x.card, "message": x.message, "rule": x.rule} for x in v.violations])
 
 
-def _summary_of_new(new: NewReplay, now: datetime) -> ReplaySummary:
+def _summary_of_new(new: NewReplay, now: datetime, tenant: str, replay_id: str) -> ReplaySummary:
     v = new.verdict
     return ReplaySummary(
-        id=new.log_sha256, submitted_at=now, metadata=new.metadata, log_format=new.log_format,
+        id=replay_id, tenant=tenant, log_sha256=new.log_sha256, submitted_at=now, metadata=new.metadata,
+        log_format=new.log_format,
         log_size=len(new.log_bytes), event_count=new.event_count, ruleset=new.ruleset, mode=new.mode, seed=new.seed,
         recorder=new.recorder, seats=new.seats, engine_version=v.engine_version, violation_count=v.violation_count,
         violation_codes=v.violation_codes, followed=v.followed, stopped_at=v.stopped_at,
@@ -506,7 +721,7 @@ def _summary_of_new(new: NewReplay, now: datetime) -> ReplaySummary:
 
 def _summary_of(replay: Replay, verdict: Verdict) -> ReplaySummary:
     return ReplaySummary(
-        id=replay.id, submitted_at=replay.submitted_at,
+        id=replay.id, tenant=replay.tenant, log_sha256=replay.log_sha256, submitted_at=replay.submitted_at,
         metadata=SubmissionMetadata(replay.tournament, replay.round, replay.table_label, replay.submitter),
         log_format=replay.log_format, log_size=replay.log_size, event_count=replay.event_count,
         ruleset=replay.ruleset, mode=replay.mode, seed=int(replay.seed), recorder=replay.recorder,
@@ -518,26 +733,54 @@ def _summary_of(replay: Replay, verdict: Verdict) -> ReplaySummary:
         result_reason=verdict.result_reason, annotation_count=verdict.annotation_count)
 
 
+@dataclass(frozen=True, slots=True)
+class Audit:
+    """Who does an audited action, and the request it is part of (storage/access.py writes the entries)."""
+
+    actor: str
+    request_id: str = ""
+
+    def entry(self, at: datetime, action: str, tenant: str, target: str, detail: str) -> AuditEntry:
+        return AuditEntry(at=at, actor=self.actor[:200], tenant=tenant, action=action, target=target[:200],
+                          request_id=self.request_id[:64], detail=detail)
+
+
 def _encode_page_token(at: datetime, replay_id: str) -> str:
     raw = json.dumps({"t": at.isoformat(), "id": replay_id}, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
 def _decode_page_token(token: str) -> tuple[datetime, str]:
+    if len(token) > MAX_PAGE_TOKEN_LENGTH:
+        raise InvalidQuery(f"page_token is {len(token)} characters: it is not one this service issued "
+                           f"(those are under {MAX_PAGE_TOKEN_LENGTH})")
+    shown = token[:80]
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         doc = json.loads(raw)
         at = datetime.fromisoformat(doc["t"])
-        replay_id = str(doc["id"])
-    except (binascii.Error, ValueError, KeyError, TypeError) as err:
-        raise InvalidQuery(f"page_token {token!r} is not one this service issued ({err})") from None
-    if at.tzinfo is None:
-        at = at.replace(tzinfo=UTC)
+        replay_id = doc["id"]
+        if not isinstance(replay_id, str) or len(replay_id) != HASH_LENGTH or not _HEX.fullmatch(replay_id):
+            raise ValueError("its id is not a replay id")
+        at = _aware(at)
+    except (binascii.Error, ValueError, KeyError, TypeError, RecursionError, OverflowError) as err:
+        reason = "it nests too deeply" if isinstance(err, RecursionError) else str(err)[:200]
+        raise InvalidQuery(f"page_token {shown!r} is not one this service issued ({reason})") from None
     return at, replay_id
 
 
 def _aware(at: datetime) -> datetime:
     return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+
+
+# SQLSTATE classes of errors that a retry cannot cure: 22 data exception (a value out of range, a NUL
+# in text), 54 program limit exceeded (e.g. an index row over its size).
+_PERMANENT_SQLSTATE_CLASSES = ("22", "54")
+
+
+def _sqlstate(err: BaseException) -> str:
+    state = getattr(err, "sqlstate", None)
+    return state if isinstance(state, str) else ""
 
 
 def _first_line(err: BaseException) -> str:
@@ -546,7 +789,8 @@ def _first_line(err: BaseException) -> str:
 
 
 __all__ = [
-    "InvalidQuery", "NewReplay", "Page", "ReplayFilter", "ReplayNotFound", "ReplaySummary", "RunInfo",
+    "DEFAULT_TENANT", "Audit",
+    "InvalidQuery", "InvalidRecord", "NewReplay", "Page", "ReplayFilter", "ReplayNotFound", "ReplaySummary", "RunInfo",
     "SchemaOutOfDate", "SeatFacts", "StorageError", "StorageUnavailable", "Store", "StoredReplay", "SubmissionMetadata",
-    "VerdictFacts", "ViolationFacts",
+    "VerdictFacts", "ViolationFacts", "replay_id_for", "tenant_problem",
 ]

@@ -11,27 +11,76 @@ MAX_LOG_BYTES = 64 * 1024 * 1024
 # The most events in one game: the default of `sgs-verify check --max-events` and of the
 # service's limit (service.config.Limits.max_events_per_game, `sgs-verify serve --max-events`).
 MAX_LOG_EVENTS = 100_000
+# The longest error message (parser messages may quote whole values of the input).
+MAX_MESSAGE_CHARS = 1000
 
 
 class LogFormatError(ValueError):
-    """The input is not a readable GameLog; the message says why."""
+    """The input is not a readable GameLog; the message says why (always printable: no lone
+    surrogates, at most MAX_MESSAGE_CHARS characters)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(printable(message))
+
+
+def printable(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` made safe to encode as UTF-8 (a lone surrogate, which may come from the input, is
+    written as its escape ``\\udXXX``) and cut to ``limit`` characters."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    if len(text) > limit:
+        text = text[:limit - 1] + "…"
+    return text
 
 
 def load_log(data: bytes, fmt: str = "auto") -> pb.GameLog:
-    """Parse a GameLog from bytes; ``fmt`` is "binary", "json" or "auto" (JSON if it starts with '{')."""
+    """Parse a GameLog from bytes; ``fmt`` is "binary", "json" or "auto" (see ``parse_log``)."""
+    return parse_log(data, fmt)[0]
+
+
+def parse_log(data: bytes, fmt: str = "auto") -> tuple[pb.GameLog, str]:
+    """Parse a GameLog from bytes; returns it and the format it was in ("binary" or "json").
+
+    With ``fmt="auto"`` the format is decided by parsing, not by the first byte: bytes that look
+    like JSON (a '{' after white space) are read as JSON and, if they are not, as binary — a
+    binary log can begin with those bytes too (its header's length is then 0x7b) — and any
+    other bytes as binary. When neither reading works, the error is that of the likelier one."""
     if len(data) > MAX_LOG_BYTES:
         raise LogFormatError(f"the log is {len(data)} bytes; the limit is {MAX_LOG_BYTES}")
-    if fmt == "auto":
-        fmt = "json" if data.lstrip()[:1] == b"{" else "binary"
-    log = pb.GameLog()
     if fmt == "json":
+        return _json_log(data), "json"
+    if fmt == "binary":
+        return _binary_log(data), "binary"
+    if fmt != "auto":
+        raise ValueError(f"unknown log format {fmt!r}: binary, json or auto")
+    if data.lstrip()[:1] != b"{":
+        return _binary_log(data), "binary"
+    try:
+        return _json_log(data), "json"
+    except LogFormatError as json_error:
         try:
-            json_format.Parse(data.decode("utf-8"), log)
-        except UnicodeDecodeError as err:
-            raise LogFormatError(f"not UTF-8 JSON: {err}") from None
-        except json_format.ParseError as err:
-            raise LogFormatError(f"not a GameLog in JSON: {err}") from None
-        return log
+            return _binary_log(data), "binary"
+        except LogFormatError:
+            raise json_error from None
+
+
+def _json_log(data: bytes) -> pb.GameLog:
+    log = pb.GameLog()
+    try:
+        json_format.Parse(data.decode("utf-8"), log)
+    except UnicodeDecodeError as err:
+        raise LogFormatError(f"not UTF-8 JSON: {err}") from None
+    except json_format.ParseError as err:
+        raise LogFormatError(f"not a GameLog in JSON: {err}") from None
+    except RecursionError:
+        raise LogFormatError("not a GameLog in JSON: it nests too deeply") from None
+    return log
+
+
+def _binary_log(data: bytes) -> pb.GameLog:
+    log = pb.GameLog()
     try:
         log.ParseFromString(data)
     except DecodeError as err:

@@ -15,7 +15,7 @@ EXIT_UNCHANGED, EXIT_CHANGED, EXIT_FAILED = 0, 1, 2
 
 
 def register(sub: Any) -> None:
-    from clients.commands.service import _date
+    from clients.commands.service import _date, connection_options
 
     rg = sub.add_parser(
         "regress", help="re-verify stored replays under this engine and report what changed",
@@ -27,6 +27,7 @@ def register(sub: Any) -> None:
     rg.add_argument("--data-dir", type=Path, help="folder of the embedded SQLite database")
     rg.add_argument("--server", metavar="ADDR", help="run it on this server instead (the Regress RPC; the "
                     "server's engine, its cores)")
+    connection_options(rg)
     rg.add_argument("--run", dest="run_name", default="", metavar="NAME",
                     help="store the new verdicts as the named run (later runs can compare --against it); an "
                     "interrupted run resumes where it stopped when started again with the same name")
@@ -44,6 +45,7 @@ def register(sub: Any) -> None:
     for name in ("tournament", "round", "table", "submitter"):
         rg.add_argument(f"--{name}", default="")
     rg.add_argument("--player", default="", help="a player at any seat")
+    rg.add_argument("--tenant", default="", help="only this tenant's replays (default: every tenant's)")
     which = rg.add_mutually_exclusive_group()
     which.add_argument("--violations", action="store_true", help="only replays with violations")
     which.add_argument("--clean", action="store_true", help="only replays without violations")
@@ -59,7 +61,7 @@ def _filters(args: argparse.Namespace) -> Any:
     return ReplayFilter(tournament=args.tournament, round=args.round, table=args.table, submitter=args.submitter,
                         player=args.player, violation_code=args.code,
                         has_violations=True if args.violations else False if args.clean else None,
-                        submitted_after=args.since, submitted_before=args.until)
+                        submitted_after=args.since, submitted_before=args.until, tenant=args.tenant or None)
 
 
 def report_lines(r: Any) -> list[str]:
@@ -108,15 +110,15 @@ def summary_lines(s: dict[str, Any]) -> list[str]:
 
 
 def run_remote(args: argparse.Namespace) -> int:
-    from clients.client import ServiceError, VerifierClient
-    from clients.commands.service import _fail, list_filter
+    from clients.client import ServiceError
+    from clients.commands.service import _fail, connect, list_filter
 
     filters = list_filter(args)
     bar: ProgressBar | None = None
     changes: list[dict[str, Any]] = []
     summary: Any = None
     try:
-        with VerifierClient(args.server) as client:
+        with connect(args) as client:
             for msg in client.regress(filters, run=args.run_name, against=args.against, restart=args.restart):
                 kind = msg.WhichOneof("kind")
                 if kind == "progress":
@@ -145,7 +147,7 @@ def run_remote(args: argparse.Namespace) -> int:
                             print(f"  result: {c.stored_result} -> {c.new_result}")
                 else:
                     summary = msg.summary
-    except ServiceError as err:
+    except (ServiceError, ValueError) as err:
         return _fail(err)
     except KeyboardInterrupt:
         print("interrupted" + (f"; run again with --run {args.run_name} to resume" if args.run_name else ""),

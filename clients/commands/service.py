@@ -65,6 +65,29 @@ def register(sub: Any) -> None:
     serve.add_argument("--http", metavar="HOST:PORT", help="also serve the annotated replay viewer and its JSON API "
                        "over HTTP there, e.g. 127.0.0.1:8080 ($SGS_VERIFY_HTTP; needs the web extra; see "
                        "docs/viewer.md)")
+    serve.add_argument("--max-concurrent", type=int, help="RPCs in progress at once, over every tenant "
+                       "($SGS_VERIFY_MAX_CONCURRENT; default 256)")
+    serve.add_argument("--rate-limit", type=float, help="each tenant's requests per second, 0 for none "
+                       "($SGS_VERIFY_RATE_LIMIT; default 100)")
+    serve.add_argument("--rate-burst", type=int, help="requests a tenant may make at once above its rate "
+                       "($SGS_VERIFY_RATE_BURST; default 200)")
+    serve.add_argument("--max-streams-per-tenant", type=int, help="upload and live streams one tenant may have open "
+                       "($SGS_VERIFY_MAX_STREAMS_PER_TENANT; default 32)")
+    serve.add_argument("--stream-idle-timeout", type=float, metavar="SECONDS", help="end a client stream that sends "
+                       "nothing for this long ($SGS_VERIFY_STREAM_IDLE_TIMEOUT; default 300)")
+    serve.add_argument("--max-buffered-bytes", type=int, help="request bytes held at once over every request; a "
+                       "request that does not fit waits, then is refused unread ($SGS_VERIFY_MAX_BUFFERED_BYTES; "
+                       "default 64 MiB)")
+    serve.add_argument("--tls-cert", type=Path, metavar="PEM", help="serve TLS with this certificate chain "
+                       "($SGS_VERIFY_TLS_CERT; with --tls-key)")
+    serve.add_argument("--tls-key", type=Path, metavar="PEM",
+                       help="the certificate's private key ($SGS_VERIFY_TLS_KEY)")
+    serve.add_argument("--tls-client-ca", type=Path, metavar="PEM", help="require client certificates signed by this "
+                       "CA ($SGS_VERIFY_TLS_CLIENT_CA)")
+    serve.add_argument("--insecure", action="store_true", help="serve an address other than loopback without TLS or "
+                       "without tokens (docs/security.md)")
+    serve.add_argument("--metrics", metavar="HOST:PORT", help="serve Prometheus metrics there, e.g. 127.0.0.1:9464 "
+                       "($SGS_VERIFY_METRICS)")
     serve.add_argument("--examples", action="store_true", help="when the store is empty, store a few example games "
                        "(the documented examples and self-play games, two with a cheat) under the tournament "
                        "'examples' (make run does)")
@@ -117,6 +140,8 @@ def register(sub: Any) -> None:
     ls.add_argument("--table", default="")
     ls.add_argument("--submitter", default="")
     ls.add_argument("--player", default="", help="a player at any seat")
+    ls.add_argument("--tenant", default="", help="only this tenant's replays (an admin token sees every tenant's "
+                    "otherwise; any other token only its own)")
     which = ls.add_mutually_exclusive_group()
     which.add_argument("--violations", action="store_true", help="only replays with violations")
     which.add_argument("--clean", action="store_true", help="only replays without violations")
@@ -146,6 +171,29 @@ def register(sub: Any) -> None:
 def _server_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--server", default=None, metavar="ADDR",
                         help="host:port of the service ($SGS_VERIFY_SERVER; default 127.0.0.1:50051)")
+    connection_options(parser)
+
+
+def connection_options(parser: argparse.ArgumentParser) -> None:
+    """How a client command reaches a server that needs a token or TLS (docs/security.md)."""
+    parser.add_argument("--token", default=None, help="the bearer token ($SGS_VERIFY_TOKEN, which keeps it out of "
+                        "the process list; sgs-verify token create makes one)")
+    parser.add_argument("--tls", action="store_true", default=None, help="connect with TLS ($SGS_VERIFY_TLS=1; "
+                        "implied by --tls-ca and --client-cert)")
+    parser.add_argument("--tls-ca", type=Path, metavar="PEM", help="the CA that signed the server's certificate "
+                        "($SGS_VERIFY_TLS_CA; default: the system's)")
+    parser.add_argument("--client-cert", type=Path, metavar="PEM", help="a client certificate, for a server that "
+                        "requires one ($SGS_VERIFY_CLIENT_CERT; with --client-key)")
+    parser.add_argument("--client-key", type=Path, metavar="PEM", help="its private key ($SGS_VERIFY_CLIENT_KEY)")
+
+
+def connect(args: argparse.Namespace) -> VerifierClient:
+    """A client for the command's --server and connection options (ValueError for unusable ones)."""
+    try:
+        return VerifierClient(args.server, token=args.token, tls=args.tls, tls_ca=args.tls_ca,
+                              client_cert=args.client_cert, client_key=args.client_key)
+    except OSError as err:
+        raise ValueError(f"cannot read {err.filename}: {err.strerror}") from None
 
 
 def _date(value: str) -> datetime:
@@ -175,13 +223,22 @@ def _service_config(args: argparse.Namespace) -> Any:
         ("max_message_bytes", getattr(args, "max_message_bytes", None)),
         ("max_stream_messages", getattr(args, "max_stream_messages", None)),
         ("deadline_seconds", getattr(args, "deadline", None)),
-        ("max_record_bytes", getattr(args, "max_record_bytes", None))) if value is not None}
+        ("max_record_bytes", getattr(args, "max_record_bytes", None)),
+        ("max_concurrent_rpcs", getattr(args, "max_concurrent", None)),
+        ("rate_limit", getattr(args, "rate_limit", None)), ("rate_burst", getattr(args, "rate_burst", None)),
+        ("max_streams_per_tenant", getattr(args, "max_streams_per_tenant", None)),
+        ("stream_idle_seconds", getattr(args, "stream_idle_timeout", None)),
+        ("max_buffered_bytes", getattr(args, "max_buffered_bytes", None))) if value is not None}
     changes: dict[str, Any] = {name: value for name, value in (
         ("address", getattr(args, "address", None)), ("db_url", getattr(args, "db", None)),
         ("data_dir", getattr(args, "data_dir", None)), ("workers", getattr(args, "workers", None)),
         ("grace_seconds", getattr(args, "grace", None)), ("migrate", getattr(args, "migrate", None)),
-        ("http_address", getattr(args, "http", None)))
+        ("http_address", getattr(args, "http", None)), ("tls_cert", getattr(args, "tls_cert", None)),
+        ("tls_key", getattr(args, "tls_key", None)), ("tls_client_ca", getattr(args, "tls_client_ca", None)),
+        ("metrics_address", getattr(args, "metrics", None)))
         if value is not None}
+    if getattr(args, "insecure", False):
+        changes["insecure"] = True
     if limit_changes:
         changes["limits"] = replace(limits, **limit_changes)
     return replace(config, **changes)
@@ -205,9 +262,28 @@ def _startup_failure(err: Exception) -> Exception | None:
     return None
 
 
+def configure_logging() -> None:
+    """The server's log on stderr, each line with the request it is about (docs/security.md), unless the
+    embedding program has set logging up itself."""
+    import logging
+
+    from service.guard import RequestIdFilter
+
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s [request %(request_id)s] %(message)s"))
+    handler.addFilter(RequestIdFilter())
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+    logging.getLogger("sgs-verify").setLevel(logging.INFO)  # the service's own (the audit log among them)
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from service.server import serve
 
+    configure_logging()
     try:
         config = _service_config(args)
         config.check()
@@ -305,7 +381,11 @@ def run_submit(args: argparse.Namespace) -> int:
     failed = with_violations = violations = events = 0
     started = time.perf_counter()
     bar = ProgressBar(len(args.files), "submitting ") if len(args.files) > 1 else None
-    with VerifierClient(args.server) as client, ThreadPoolExecutor(max(1, args.jobs)) as pool:
+    try:
+        client = connect(args)
+    except ValueError as err:
+        return _fail(err)
+    with client, ThreadPoolExecutor(max(1, args.jobs)) as pool:
         futures = [(path, pool.submit(_submit_one, client, path, args)) for path in args.files]
         for path, future in futures:
             try:
@@ -366,7 +446,7 @@ def info_header(info: spb.ReplayInfo) -> list[str]:
     meta = ", ".join(f"{k} {v}" for k, v in (("tournament", m.tournament), ("round", m.round), ("table", m.table),
                                                 ("submitter", m.submitter)) if v)
     lines = [
-        f"replay {info.id}",
+        f"replay {info.id}" + (f" (tenant {info.tenant})" if info.tenant and info.tenant != "default" else ""),
         f"  submitted {info.submitted_at.ToDatetime(tzinfo=UTC):%Y-%m-%d %H:%M:%S} UTC"
         + (f"; {meta}" if meta else ""),
         f"  {info.ruleset} {pb.Mode.Name(info.mode).removeprefix('MODE_').lower()}, seed {info.seed}, "
@@ -415,9 +495,9 @@ def replay_lines(res: spb.GetReplayResponse, violations_only: bool = False) -> I
 
 def run_show(args: argparse.Namespace) -> int:
     try:
-        with VerifierClient(args.server) as client:
+        with connect(args) as client:
             res = client.get(args.id, include_log=True, run=args.run_name)
-    except ServiceError as err:
+    except (ServiceError, ValueError) as err:
         return _fail(err)
     if args.json:
         print(json_format.MessageToJson(res, ensure_ascii=False, indent=1, preserving_proto_field_name=True))
@@ -432,14 +512,14 @@ def list_filter(args: argparse.Namespace) -> ListFilter:
     return ListFilter(tournament=args.tournament, round=args.round, table=args.table, submitter=args.submitter,
                       player=args.player, violation_code=args.code,
                       has_violations=True if args.violations else False if args.clean else None,
-                      submitted_after=args.since, submitted_before=args.until)
+                      submitted_after=args.since, submitted_before=args.until, tenant=getattr(args, "tenant", "") or "")
 
 
 def run_list(args: argparse.Namespace) -> int:
     filters = list_filter(args)
     shown = 0
     try:
-        with VerifierClient(args.server) as client:
+        with connect(args) as client:
             total = client.list_page(filters, page_size=1).total_count
             for info in client.list(filters, limit=args.limit or None):
                 shown += 1
@@ -452,7 +532,7 @@ def run_list(args: argparse.Namespace) -> int:
                 players = ",".join(s.player for s in info.seats)
                 print(f"{info.id[:12]}  {when:%Y-%m-%d %H:%M}  {info.metadata.tournament or '-':<12.12}  "
                       f"{info.event_count:6d} ev  {info.violation_count:3d} viol  {codes:<24.24}  {players:.40}")
-    except ServiceError as err:
+    except (ServiceError, ValueError) as err:
         return _fail(err)
     if not args.json:
         print(f"{shown} of {total} matching replay(s)")
@@ -480,7 +560,7 @@ def run_live(args: argparse.Namespace) -> int:
     violations = 0
     started = time.perf_counter()
     try:
-        with VerifierClient(args.server) as client:
+        with connect(args) as client:
             for update in client.live(log.header, batches(), _metadata(args), discard=args.discard):
                 for ann, v in update.violations:
                     violations += 1
@@ -494,17 +574,17 @@ def run_live(args: argparse.Namespace) -> int:
                               else f"already stored as {info.id}" if update.finished.stored else "not stored")
                     print(f"game {'over' if update.game_over else 'not over'}: {_result_text(info.result)}; "
                           f"{info.violation_count} violation(s); {stored}")
-    except ServiceError as err:
+    except (ServiceError, ValueError) as err:
         return _fail(err)
     return EXIT_VIOLATIONS if violations else EXIT_CLEAN
 
 
 def run_delete(args: argparse.Namespace) -> int:
     try:
-        with VerifierClient(args.server) as client:
+        with connect(args) as client:
             replay_id = client.get(args.id).info.id  # a unique prefix names one replay: say which
             client.delete(replay_id)
-    except ServiceError as err:
+    except (ServiceError, ValueError) as err:
         return _fail(err)
     print(f"deleted {replay_id}")
     return EXIT_CLEAN

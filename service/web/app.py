@@ -6,8 +6,9 @@ the gRPC service's store, worker pool and I/O threads: store calls run in the I/
 engine (a replay's state at an event) in the worker processes, nothing CPU-bound on the loop.
 
 Access control goes in one place: every /api/ request passes through ``Guard`` (the ``guard``
-argument of ``create_app``) before its handler; the default lets everything through. A bearer-token
-check is a guard that reads the Authorization header and answers 401 (see docs/viewer.md).
+argument of ``create_app``) before its handler. The server's is ``token_guard``: the same bearer tokens,
+scopes, tenants and rate limit as gRPC (docs/security.md); it puts the caller (a service.guard.Principal)
+on ``request.state.principal``, and every handler sees only that caller's tenant's replays.
 
     GET  /api/replays                        the list: ?player= &code= &tournament= &round= &table=
                                              &submitter= &violations=true|false &since= &until=
@@ -43,6 +44,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from service import viewing
 from service.config import Limits
+from service.guard import Authenticator, Denied, Principal, RateLimiter
+from service.metrics import Metrics
 from service.servicer import RpcFailure, VerifierServicer, failure_for
 from service.workers import WorkerLost, WorkerPool
 from sgsverify.v1 import annotation_pb2 as apb
@@ -71,6 +74,52 @@ Guard = Callable[[Request], Awaitable[Response | None]]
 
 async def allow_all(request: Request) -> Response | None:
     return None
+
+
+# A guard's refusal as an HTTP status.
+DENIED_STATUS = {grpc.StatusCode.UNAUTHENTICATED: 401, grpc.StatusCode.PERMISSION_DENIED: 403,
+                 grpc.StatusCode.UNAVAILABLE: 503, grpc.StatusCode.RESOURCE_EXHAUSTED: 429}
+
+
+def token_guard(auth: Authenticator, rates: RateLimiter | None, metrics: Metrics | None = None,
+                extra: Guard | None = None) -> Guard:
+    """The viewer's side of the gRPC guard: ``Authorization: Bearer TOKEN`` checked like gRPC metadata (401
+    without a valid token, unless the server runs open), the scope of the request (read for GET, submit for
+    an upload; 403 without it), the tenant's rate limit (429 with Retry-After). Then ``extra``, if given."""
+
+    async def guard(request: Request) -> Response | None:
+        needed = "submit" if request.method == "POST" else "read"
+        try:
+            principal = await auth.authenticate(request.headers.get("authorization"))
+            if not principal.allows(needed):
+                raise Denied(grpc.StatusCode.PERMISSION_DENIED, f"this needs a token with the {needed!r} scope; "
+                             f"this one has {', '.join(sorted(principal.scopes))}", "permission")
+            wait = rates.take(principal.tenant) if rates is not None else None
+            if wait is not None:
+                raise Denied(grpc.StatusCode.RESOURCE_EXHAUSTED, f"over this tenant's rate limit (--rate-limit); "
+                             f"retry in {wait:.2f} s", "rate", retry_after=wait)
+        except Denied as denied:
+            if metrics is not None:
+                metrics.refused.labels(denied.reason).inc()
+            status = DENIED_STATUS.get(denied.code, 500)
+            response = error_response(status, denied.message)
+            if status == 401:
+                response.headers["WWW-Authenticate"] = 'Bearer realm="sgs-verify"'
+            if denied.retry_after is not None:
+                response.headers["Retry-After"] = str(max(1, round(denied.retry_after + 0.5)))
+            return response
+        request.state.principal = principal
+        return await extra(request) if extra is not None else None
+
+    return guard
+
+
+def principal(request: Request) -> Principal:
+    """The caller the guard let through; none (a guard that sets none) is refused, not served."""
+    found = getattr(request.state, "principal", None)
+    if not isinstance(found, Principal):
+        raise ApiError(500, "the request has no caller (the viewer's guard set none)")
+    return found
 
 
 class GuardMiddleware:
@@ -137,7 +186,8 @@ def _escape(s: str) -> str:
 def summary_json(s: ReplaySummary) -> dict[str, Any]:
     m = s.metadata
     return {
-        "id": s.id, "submitted_at": s.submitted_at.astimezone(UTC).isoformat(timespec="seconds"),
+        "id": s.id, "tenant": s.tenant, "log_sha256": s.log_sha256 or s.id,
+        "submitted_at": s.submitted_at.astimezone(UTC).isoformat(timespec="seconds"),
         "tournament": m.tournament, "round": m.round, "table": m.table, "submitter": m.submitter,
         "log_format": s.log_format, "log_size": s.log_size, "event_count": s.event_count, "ruleset": s.ruleset,
         "mode": pb.Mode.Name(s.mode) if s.mode in pb.Mode.values() else str(s.mode), "seed": str(s.seed),
@@ -223,14 +273,15 @@ class ViewerApi:
             table=q.get("table", "").strip(), submitter=q.get("submitter", "").strip(),
             player=q.get("player", "").strip(), has_violations=_flag(q.get("violations", ""), "violations"),
             violation_code=q.get("code", "").strip().upper(), submitted_after=_when(q.get("since", ""), "since"),
-            submitted_before=_when(q.get("until", ""), "until"))
+            submitted_before=_when(q.get("until", ""), "until"), tenant=principal(request).sees)
         page = await self._io(self.store.list, filters, _int(q.get("page_size"), "page_size", DEFAULT_PAGE_SIZE),
                               q.get("page_token", ""))
         return JSONResponse({"replays": [summary_json(s) for s in page.replays],
                              "next_page_token": page.next_page_token, "total_count": page.total_count})
 
     async def get_replay(self, request: Request) -> Response:
-        stored = await self._io(self.store.get, request.path_params["id"], include_log=True)
+        stored = await self._io(self.store.get, request.path_params["id"], include_log=True,
+                                tenant=principal(request).sees)
         assert stored.log_bytes is not None
         log_bytes = stored.log_bytes
 
@@ -241,14 +292,13 @@ class ViewerApi:
         return JSONResponse(await self._io(build))
 
     async def timeline(self, request: Request) -> Response:
-        return json_bytes(await self._engine_call(request.path_params["id"], viewing.timeline_json))
+        return json_bytes(await self._engine_call(request, viewing.timeline_json))
 
-    async def _engine_call(self, replay_id: str, fn: Callable[..., bytes | None], *args: Any) -> bytes:
+    async def _engine_call(self, request: Request, fn: Callable[..., bytes | None], *args: Any) -> bytes:
         """Ask the worker the replay is pinned to; when it does not hold the replay, read the log from the
-        store and ask again (once more on a fresh worker if that one died)."""
-        replay_id = replay_id.strip().lower()
-        if len(replay_id) != 64:  # a prefix: the full id pins the worker
-            replay_id = (await self._io(self.store.get, replay_id)).summary.id
+        store and ask again (once more on a fresh worker if that one died). The store says first whether the
+        caller may see the replay (a worker holds any tenant's)."""
+        replay_id = await self._io(self.store.resolve, request.path_params["id"], principal(request).sees)
         key = viewing.pin(replay_id)
         for attempt in (1, 2):
             try:
@@ -272,7 +322,7 @@ class ViewerApi:
         else:
             view = _int(raw_view, "view", 0)
         try:
-            data = await self._engine_call(request.path_params["id"], viewing.state_json, position, view)
+            data = await self._engine_call(request, viewing.state_json, position, view)
         except viewing.BadPosition as err:
             raise ApiError(400, str(err)) from None
         return json_bytes(data)
@@ -297,9 +347,10 @@ class ViewerApi:
             chunks.append(chunk)
         meta = SubmissionMetadata(tournament=q.get("tournament", "").strip(), round=q.get("round", "").strip(),
                                   table=q.get("table", "").strip(), submitter=q.get("submitter", "").strip())
+        caller = principal(request)
         response = await self.servicer.submit_encoded(b"".join(chunks), meta, engine=engine,
-                                                      name=q.get("name", ""), where="the upload")
-        summary = await self._io(self.store.get, response.info.id)
+                                                      name=q.get("name", ""), where="the upload", principal=caller)
+        summary = await self._io(self.store.get, response.info.id, tenant=caller.tenant)
         return JSONResponse({"created": response.created, "replay": summary_json(summary.summary)},
                             status_code=201 if response.created else 200)
 

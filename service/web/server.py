@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import socket
 from collections.abc import Generator
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -25,8 +26,11 @@ class _Uvicorn(uvicorn.Server):
 
 
 class HttpFrontend:
-    def __init__(self, app: Starlette, address: str, grace_seconds: float) -> None:
+    def __init__(self, app: Starlette, address: str, grace_seconds: float,
+                 tls: dict[str, Any] | None = None) -> None:
+        """``tls``: uvicorn's ssl_* settings (service/tls.py); the viewer is then served over HTTPS."""
         self.app = app
+        self.tls = tls or {}
         self.address = address
         self.grace_seconds = grace_seconds
         self.port = 0
@@ -38,7 +42,7 @@ class HttpFrontend:
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}/"
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}/"
 
     async def start(self) -> int:
         """Bind and serve; OSError when the address cannot be listened on."""
@@ -49,7 +53,8 @@ class HttpFrontend:
         self._socket = sock
         self.host, self.port = host, sock.getsockname()[1]
         config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=max(1, int(self.grace_seconds)), server_header=False)
+                                timeout_graceful_shutdown=max(1, int(self.grace_seconds)), server_header=False,
+                                **self.tls)
         server = _Uvicorn(config)
         self._server = server
         self._task = asyncio.create_task(server.serve(sockets=[sock]), name="sgs-verify-http")

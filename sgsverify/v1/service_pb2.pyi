@@ -24,7 +24,7 @@ class SubmissionMetadata(_message.Message):
     def __init__(self, tournament: _Optional[str] = ..., round: _Optional[str] = ..., table: _Optional[str] = ..., submitter: _Optional[str] = ...) -> None: ...
 
 class ReplayInfo(_message.Message):
-    __slots__ = ("id", "log_sha256", "metadata", "submitted_at", "ruleset", "mode", "seed", "recorder", "seats", "event_count", "log_size", "engine_version", "violation_count", "violation_codes", "followed", "result")
+    __slots__ = ("id", "log_sha256", "metadata", "submitted_at", "ruleset", "mode", "seed", "recorder", "seats", "event_count", "log_size", "engine_version", "violation_count", "violation_codes", "followed", "result", "tenant")
     ID_FIELD_NUMBER: _ClassVar[int]
     LOG_SHA256_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
@@ -41,6 +41,7 @@ class ReplayInfo(_message.Message):
     VIOLATION_CODES_FIELD_NUMBER: _ClassVar[int]
     FOLLOWED_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    TENANT_FIELD_NUMBER: _ClassVar[int]
     id: str
     log_sha256: str
     metadata: SubmissionMetadata
@@ -57,7 +58,8 @@ class ReplayInfo(_message.Message):
     violation_codes: _containers.RepeatedScalarFieldContainer[str]
     followed: bool
     result: _annotation_pb2.GameResult
-    def __init__(self, id: _Optional[str] = ..., log_sha256: _Optional[str] = ..., metadata: _Optional[_Union[SubmissionMetadata, _Mapping]] = ..., submitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ruleset: _Optional[str] = ..., mode: _Optional[_Union[_game_log_pb2.Mode, str]] = ..., seed: _Optional[int] = ..., recorder: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[_game_log_pb2.Seat, _Mapping]]] = ..., event_count: _Optional[int] = ..., log_size: _Optional[int] = ..., engine_version: _Optional[str] = ..., violation_count: _Optional[int] = ..., violation_codes: _Optional[_Iterable[str]] = ..., followed: _Optional[bool] = ..., result: _Optional[_Union[_annotation_pb2.GameResult, _Mapping]] = ...) -> None: ...
+    tenant: str
+    def __init__(self, id: _Optional[str] = ..., log_sha256: _Optional[str] = ..., metadata: _Optional[_Union[SubmissionMetadata, _Mapping]] = ..., submitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ruleset: _Optional[str] = ..., mode: _Optional[_Union[_game_log_pb2.Mode, str]] = ..., seed: _Optional[int] = ..., recorder: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[_game_log_pb2.Seat, _Mapping]]] = ..., event_count: _Optional[int] = ..., log_size: _Optional[int] = ..., engine_version: _Optional[str] = ..., violation_count: _Optional[int] = ..., violation_codes: _Optional[_Iterable[str]] = ..., followed: _Optional[bool] = ..., result: _Optional[_Union[_annotation_pb2.GameResult, _Mapping]] = ..., tenant: _Optional[str] = ...) -> None: ...
 
 class ForeignLog(_message.Message):
     __slots__ = ("engine", "data", "name")
@@ -168,7 +170,7 @@ class GetReplayResponse(_message.Message):
     def __init__(self, info: _Optional[_Union[ReplayInfo, _Mapping]] = ..., replay: _Optional[_Union[_annotation_pb2.AnnotatedReplay, _Mapping]] = ..., log: _Optional[_Union[_game_log_pb2.GameLog, _Mapping]] = ..., original: _Optional[bytes] = ...) -> None: ...
 
 class ListReplaysRequest(_message.Message):
-    __slots__ = ("tournament", "round", "table", "submitter", "player", "has_violations", "violation_code", "submitted_after", "submitted_before", "page_size", "page_token")
+    __slots__ = ("tournament", "round", "table", "submitter", "player", "has_violations", "violation_code", "submitted_after", "submitted_before", "page_size", "page_token", "tenant")
     TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
     ROUND_FIELD_NUMBER: _ClassVar[int]
     TABLE_FIELD_NUMBER: _ClassVar[int]
@@ -180,6 +182,7 @@ class ListReplaysRequest(_message.Message):
     SUBMITTED_BEFORE_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TENANT_FIELD_NUMBER: _ClassVar[int]
     tournament: str
     round: str
     table: str
@@ -191,7 +194,8 @@ class ListReplaysRequest(_message.Message):
     submitted_before: _timestamp_pb2.Timestamp
     page_size: int
     page_token: str
-    def __init__(self, tournament: _Optional[str] = ..., round: _Optional[str] = ..., table: _Optional[str] = ..., submitter: _Optional[str] = ..., player: _Optional[str] = ..., has_violations: _Optional[bool] = ..., violation_code: _Optional[str] = ..., submitted_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., submitted_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    tenant: str
+    def __init__(self, tournament: _Optional[str] = ..., round: _Optional[str] = ..., table: _Optional[str] = ..., submitter: _Optional[str] = ..., player: _Optional[str] = ..., has_violations: _Optional[bool] = ..., violation_code: _Optional[str] = ..., submitted_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., submitted_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., tenant: _Optional[str] = ...) -> None: ...
 
 class ListReplaysResponse(_message.Message):
     __slots__ = ("replays", "next_page_token", "total_count")

@@ -266,3 +266,49 @@ def test_an_upload_lands_on_its_verdict(page: Page, site: dict[str, Any], tmp_pa
     page.click("#u-send")
     expect(page.locator("#status")).to_contain_text("notes.json: the upload")
     expect(page.locator("#status")).to_have_class(re.compile("error"))
+
+
+def test_a_server_with_tokens_asks_for_one_and_keeps_it_in_the_tab(browser: Browser, tmp_path: Path) -> None:
+    """The page asks once (a dialog), keeps the token in this tab's sessionStorage and sends it as a bearer
+    header: a wrong one is asked again, a right one shows that tenant's replays only; a new tab asks anew."""
+    from tests.service.conftest import make_token
+
+    url, _ = fresh_database("sqlite", tmp_path)
+    acme = make_token(url, "acme", "submit,read")
+    bravo = make_token(url, "bravo", "submit,read")
+    with BackgroundServer(server_config(url, tmp_path, http_address="127.0.0.1:0")) as srv:
+        base = srv.http_url.rstrip("/")
+        with httpx.Client(base_url=base, timeout=120) as http:
+            for token, game in ((acme, play_game(1, 5)), (bravo, play_game(2, 5))):
+                response = http.post("/api/replays", content=game.SerializeToString(),
+                                     headers={"Authorization": f"Bearer {token}"})
+                assert response.status_code == 201, response.text
+        context = browser.new_context(viewport={"width": 1360, "height": 900})
+        try:
+            page = context.new_page()
+            sent: list[str] = []
+            page.on("request", lambda r: sent.append(r.headers.get("authorization", "")) if "/api/" in r.url else None)
+            page.goto(f"{base}/")
+            dialog = page.locator("dialog.token-dialog")
+            expect(dialog).to_be_visible()
+            expect(dialog.locator(".reason")).to_contain_text("needs a token")
+            shot(page, "token-dialog")
+            dialog.locator("input[name=token]").fill("sgsv_000000000000_" + "A" * 43)
+            dialog.locator("button[value=ok]").click()
+            expect(page.locator("dialog.token-dialog .reason")).to_contain_text("not valid")
+            page.locator("dialog.token-dialog input[name=token]").fill(acme)
+            page.locator("dialog.token-dialog button[value=ok]").click()
+            expect(page.locator("#replays tbody tr")).to_have_count(1)
+            expect(page.locator("#total")).to_have_text("(1)")
+            assert page.evaluate("sessionStorage.getItem('sgs-verify-token')") == acme
+            assert f"Bearer {acme}" in sent
+            page.reload()  # the same tab: no question asked
+            expect(page.locator("#replays tbody tr")).to_have_count(1)
+            expect(page.locator("dialog.token-dialog")).to_have_count(0)
+            other = context.new_page()  # another tab starts with nothing
+            other.goto(f"{base}/")
+            expect(other.locator("dialog.token-dialog")).to_be_visible()
+            assert acme not in page.url and "token" not in page.url
+            assert not context.cookies()
+        finally:
+            context.close()

@@ -127,9 +127,10 @@ def games() -> list[pb.GameLog]:
 
 
 def server_config(url: str, folder: Path, **changes: object) -> ServiceConfig:
-    limits = changes.pop("limits", Limits())
-    return ServiceConfig(address="127.0.0.1:0", db_url=url, data_dir=folder, workers=2, limits=limits,  # type: ignore[arg-type]
-                         grace_seconds=5.0, **changes)  # type: ignore[arg-type]
+    settings: dict[str, object] = {"address": "127.0.0.1:0", "db_url": url, "data_dir": folder, "workers": 2,
+                                   "limits": Limits(), "grace_seconds": 5.0}
+    settings.update(changes)
+    return ServiceConfig(**settings)  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -210,3 +211,16 @@ class TcpProxy:
                     s.shutdown(socket.SHUT_RDWR)
                 s.close()
             self.sockets.clear()
+
+
+def make_token(url: str, tenant: str, scopes: str, name: str = "") -> str:
+    """A token in the database at ``url`` (as `sgs-verify token create` makes one)."""
+    from storage.access import create_token
+    from storage.store import Audit, Store
+
+    store = Store.open(url)
+    try:
+        token, _ = create_token(store, tenant, scopes.split(","), name or f"{tenant} {scopes}", Audit("tests"))
+    finally:
+        store.close()
+    return token

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import queue
 import signal
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -27,6 +28,7 @@ from clients.client import (
 from clients.selfplay import play_game
 from service.config import Limits
 from service.server import BackgroundServer
+from service.servicer import SERVICE_NAME
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
 from sgsverify.v1 import service_pb2_grpc as spb_grpc
@@ -213,8 +215,9 @@ def test_sqlite_locked_is_unavailable_then_recovers(tmp_path: Path) -> None:
             with locker.connect() as conn:
                 conn.execution_options(**{SQLITE_BEGIN_OPTION: "EXCLUSIVE"})
                 conn.exec_driver_sql("SELECT 1")  # another process holds the write lock
-                with pytest.raises(ServiceUnavailable, match="database is locked"):
+                with pytest.raises(ServiceUnavailable, match="locked by another writer") as raised:
                     c.verify(log)
+                assert "sqlite" not in str(raised.value) and "/" not in raised.value.details  # no URL, no path
                 conn.rollback()
             assert c.verify(log).created
             assert len(list(c.list())) == 1
@@ -243,13 +246,22 @@ def test_postgres_down_is_unavailable_then_recovers(tmp_path: Path) -> None:
                 c.verify(log)
             with pytest.raises(ServiceUnavailable):
                 c.list_page(ListFilter())
-            assert c.health() == "SERVING"  # the server itself stays up
+            wait_for_health(c, "NOT_SERVING")  # the failed calls made the server check its store at once
             proxy.start()
+            wait_for_health(c, "SERVING")
             assert c.verify(log).created
             assert len(list(c.list())) == 2
     finally:
         proxy.stop()
         db.drop()
+
+
+def wait_for_health(c: VerifierClient, status: str, seconds: float = 20.0) -> None:
+    deadline = time.monotonic() + seconds
+    while (now := c.health()) != status:
+        assert time.monotonic() < deadline, f"health stayed {now}, not {status}"
+        time.sleep(0.1)
+    assert c.health(SERVICE_NAME) == status
 
 
 # ---------------------------------------------------------------------------------------- workers

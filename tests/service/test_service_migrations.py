@@ -1,14 +1,16 @@
 """Migrations on SQLite and PostgreSQL: upgrade from empty, models and migrations agree
-(`alembic check`), downgrade/upgrade round trip, and replicas upgrading (and, on SQLite, switching a
-new file to WAL) at once."""
+(`alembic check`), downgrade/upgrade round trip, a database of the previous revision with replays in it
+upgraded (0001 -> 0002: tenants), and replicas upgrading (and, on SQLite, switching a new file to WAL) at
+once."""
 
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, inspect
+from sqlalchemy import Engine, inspect, text
 
 from storage import migrate
 from storage.database import create_database_engine, sqlite_url
@@ -17,7 +19,7 @@ from tests.service.conftest import BACKENDS
 
 pytestmark = pytest.mark.parametrize("backend", BACKENDS)
 
-TABLES = {"replays", "replay_seats", "verdicts", "violations"}
+TABLES = {"replays", "replay_seats", "verdicts", "violations", "api_tokens", "audit_log"}
 
 
 def test_upgrade_from_empty_and_check_clean(backend: str, empty_database: str) -> None:
@@ -47,6 +49,55 @@ def test_downgrade_upgrade_round_trip(backend: str, empty_database: str) -> None
         assert after == before
         assert set(Base.metadata.tables) == TABLES
         migrate.check(engine)
+    finally:
+        engine.dispose()
+
+
+def test_upgrade_from_0001_keeps_every_replay(backend: str, empty_database: str) -> None:
+    """Replays stored by the previous schema become the default tenant's, under the same ids, with their
+    verdicts; afterwards another tenant can store the same log as a replay of its own."""
+    from clients.selfplay import play_game
+    from service.work import VerifyJob, run_job
+    from storage.store import DEFAULT_TENANT, Store, SubmissionMetadata
+
+    engine = create_database_engine(empty_database)
+    try:
+        migrate.upgrade(engine, "0001")
+        records = [run_job(VerifyJob(play_game(seed, 5).SerializeToString(deterministic=True),
+                                     SubmissionMetadata(tournament="old"), 100_000, canonical=True))
+                   for seed in (1, 2)]
+        with engine.begin() as conn:  # rows as revision 0001 wrote them
+            for r in records:
+                conn.execute(text("INSERT INTO replays (id, submitted_at, log_bytes, log_format, log_size, "
+                                  "event_count, ruleset, mode, seed, recorder, player_count, tournament, round, "
+                                  "table_label, submitter) VALUES (:id, :at, :log, 'binary', :size, :events, "
+                                  "'standard', 1, '1', '', 5, 'old', '', '', '')"),
+                             {"id": r.log_sha256, "at": datetime(2026, 1, 1, tzinfo=UTC), "log": r.log_bytes,
+                              "size": len(r.log_bytes), "events": r.event_count})
+                v = r.verdict
+                conn.execute(text("INSERT INTO verdicts (replay_id, run, created_at, engine_version, "
+                                  "violation_count, violation_codes, followed, stopped_at, stopped_reason, finished, "
+                                  "side, winners, result_reason, annotation_count, replay_blob) VALUES (:id, '', "
+                                  ":at, :ev, 0, '', :t, NULL, '', :t, 0, '', '', :n, :blob)"),
+                             {"id": r.log_sha256, "at": datetime(2026, 1, 1, tzinfo=UTC), "ev": v.engine_version,
+                              "t": True, "n": v.annotation_count, "blob": v.replay_blob})
+        migrate.upgrade(engine)
+        migrate.check(engine)
+        store = Store(engine)
+        for r in records:
+            got = store.get(r.log_sha256)
+            assert got.summary.tenant == DEFAULT_TENANT and got.summary.log_sha256 == r.log_sha256
+            assert got.replay_blob == r.verdict.replay_blob
+            assert store.find(r.log_sha256) is not None
+            assert store.find(r.log_sha256, "acme") is None
+        theirs, created = store.save(records[0], "acme")
+        assert created and theirs.id != records[0].log_sha256 and theirs.log_sha256 == records[0].log_sha256
+        assert store.count() == 3
+        migrate.downgrade(engine, "0001")  # the other tenant's copy cannot keep an id of its own there
+        assert migrate.current_revision(engine) == "0001"
+        with engine.connect() as conn:
+            assert sorted(conn.execute(text("SELECT id FROM replays")).scalars()) == sorted(
+                r.log_sha256 for r in records)
     finally:
         engine.dispose()
 

@@ -8,24 +8,67 @@ export class ApiError extends Error {
   }
 }
 
+// A server with tokens (docs/security.md) answers the API 401 without one: the page asks for it once, keeps
+// it in this tab's sessionStorage (gone when the tab closes; never in a cookie, never in the address) and sends
+// it as a bearer header with every API request.
+const TOKEN_KEY = "sgs-verify-token";
+
+function withToken(options) {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  const headers = new Headers(options.headers || {});
+  if (token) headers.set("Authorization", `Bearer ${token}`);
+  return { ...options, headers };
+}
+
+/** Ask for a token in a small dialog; the token, or null when cancelled. */
+export function askForToken(reason) {
+  return new Promise((resolve) => {
+    const dialog = document.createElement("dialog");
+    dialog.className = "token-dialog";
+    dialog.innerHTML = `<form method="dialog"><p><strong>This server needs a token.</strong></p>` +
+      `<p class="reason">${esc(reason || "")}</p>` +
+      `<label>Token <input name="token" type="password" autocomplete="off" spellcheck="false" size="48" required></label>` +
+      `<p class="hint">Kept in this tab only (sessionStorage) and sent as a bearer header.</p>` +
+      `<menu><button value="cancel" formnovalidate>Cancel</button> <button value="ok" class="primary">Use token</button></menu></form>`;
+    document.body.append(dialog);
+    dialog.addEventListener("close", () => {
+      const token = dialog.returnValue === "ok" ? dialog.querySelector("input").value.trim() : "";
+      dialog.remove();
+      resolve(token || null);
+    });
+    dialog.showModal();
+  });
+}
+
 /** Fetch a JSON document from the API; ApiError with the server's message on failure. */
 export async function api(path, options = {}) {
-  let response;
-  try {
-    response = await fetch(path, options);
-  } catch (err) {
-    throw new ApiError(0, `the server cannot be reached (${err.message})`);
+  for (let attempt = 0; ; attempt++) {
+    let response;
+    try {
+      response = await fetch(path, withToken(options));
+    } catch (err) {
+      throw new ApiError(0, `the server cannot be reached (${err.message})`);
+    }
+    let doc = null;
+    try {
+      doc = await response.json();
+    } catch {
+      doc = null;
+    }
+    const message = (doc && doc.error) || `${response.status} ${response.statusText}`;
+    if (response.status === 401 && attempt < 3) {
+      sessionStorage.removeItem(TOKEN_KEY);
+      const token = await askForToken(message);
+      if (token) {
+        sessionStorage.setItem(TOKEN_KEY, token);
+        continue;
+      }
+    }
+    if (!response.ok) {
+      throw new ApiError(response.status, message);
+    }
+    return doc;
   }
-  let doc = null;
-  try {
-    doc = await response.json();
-  } catch {
-    doc = null;
-  }
-  if (!response.ok) {
-    throw new ApiError(response.status, (doc && doc.error) || `${response.status} ${response.statusText}`);
-  }
-  return doc;
 }
 
 const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
