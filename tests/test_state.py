@@ -155,3 +155,30 @@ def test_generals_are_named() -> None:
     log = play_game(2, 6, generals=True)
     end = Timeline(log).state(len(log.events))
     assert all(s["general"] and s["general_zh"] != s["general"] and s["kingdom"] for s in end["seats"])
+
+
+def test_hegemony_generals_face_down_are_seen_by_their_owner_only() -> None:
+    """A hegemony character plays a main and a deputy general: a face-down one is shown to its owner and
+    in the open view, never to another seat, and once it is face up (or its character dead) to all. Rounds
+    start at the first seat's turns (there is no lord)."""
+    log = play_game(3, 5, mode=pb.MODE_HEGEMONY)
+    timeline = Timeline(log)
+    checked_down = checked_up = 0
+    for position in range(0, timeline.positions, 7):
+        open_view = timeline.state(position)["seats"]
+        for viewer in range(5):
+            seats = timeline.state(position, viewer)["seats"]
+            for seat, (mine, shown) in enumerate(zip(seats, open_view, strict=True)):
+                assert mine["role"] is None and len(shown["generals"]) in (0, 2)  # (none before the picks)
+                for g, o in zip(mine["generals"], shown["generals"], strict=True):
+                    assert o["name"] is not None
+                    if o["face_up"] or seat == viewer or not shown["alive"]:
+                        assert g == o
+                        checked_up += 1
+                    else:
+                        assert g == {"name": None, "name_zh": None, "face_up": False}
+                        checked_down += 1
+    assert checked_down and checked_up
+    turns = timeline.turns
+    first = turns[0]["seat"]
+    assert [t["round"] for t in turns[:6]] == [1, 1, 1, 1, 1, 2] and turns[5]["seat"] == first

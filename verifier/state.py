@@ -35,7 +35,7 @@ from sgsverify.v1 import game_log_pb2 as pb
 from verifier import text
 from verifier.cards import EQUIP_SLOTS, NUMBER_NAMES, all_cards
 from verifier.engine.game import Game, Player
-from verifier.generals import standard_generals
+from verifier.generals import hegemony_generals, standard_generals
 from verifier.replay import Verifier
 from verifier.version import engine_version
 
@@ -48,9 +48,10 @@ SIDE_NAMES: dict[int, str] = {int(k): v for k, v in text.SIDE.items()}
 KINGDOMS = {"wei": "魏", "shu": "蜀", "wu": "吴", "qun": "群"}
 
 # One seat at one position: alive, hp, max_hp, hand, equipment ((slot, card), ...),
-# judgment area ((card, counts as), ...), marks ((name, value), ...), general, kingdom.
+# judgment area ((card, counts as), ...), marks ((name, value), ...), general, kingdom,
+# the generals it plays ((name, face up), ...: hegemony's main and deputy; identity's one).
 SeatState = tuple[bool, int, int, tuple[int, ...], tuple[tuple[str, int], ...], tuple[tuple[int, str], ...],
-                  tuple[tuple[str, int], ...], str, str]
+                  tuple[tuple[str, int], ...], str, str, tuple[tuple[str, bool], ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +85,7 @@ def _seat_state(game: Game, p: Player) -> SeatState:
     return (p.alive, p.hp, p.max_hp, tuple(p.hand),
             tuple((slot, p.equips[slot]) for slot in EQUIP_SLOTS if slot in p.equips),
             tuple((c, game.judgment_as.get(c, "")) for c in p.judgment),
-            tuple(sorted(p.marks.items())), p.general, p.kingdom)
+            tuple(sorted(p.marks.items())), p.general, p.kingdom, game.mode.seat_generals(game, p.seat))
 
 
 def read_snapshot(verifier: Verifier, previous: Snapshot | None = None) -> Snapshot | None:
@@ -187,7 +188,7 @@ class Timeline:
         self.snapshots: list[Snapshot | None] = [snaps.get(i) for i in range(len(self.events) + 1)]
         game = verifier.game
         self.roles = [p.role for p in game.players] if game is not None else [int(s.role) for s in log.header.seats]
-        self.lord = next((i for i, r in enumerate(self.roles) if r == LORD), 0)
+        self.lord = next((i for i, r in enumerate(self.roles) if r == LORD), None)
         self.stopped_reason = verifier.stopped_reason
         self.by_index: dict[int, list[int]] = {}
         for k, ann in enumerate(self.annotations):
@@ -209,9 +210,9 @@ class Timeline:
 
     def _turns(self, pending: Sequence[pb.Event]) -> list[dict[str, int]]:
         """Each turn the game reached, from its turn_start outcomes (recorded or derived, each once): its
-        number, seat, round (the lord's turns so far) and first position: the recorded turn_start event, or
-        the event a derived one was annotated before (-1 for one not annotated yet: ``pending``, outcomes
-        derived ahead of the log when only part of it was followed)."""
+        number, seat, round (the lord's turns so far; with no lord, the first seat's) and first position: the
+        recorded turn_start event, or the event a derived one was annotated before (-1 for one not annotated
+        yet: ``pending``, outcomes derived ahead of the log when only part of it was followed)."""
         starts: list[tuple[int, int, int]] = []
         for ann in self.annotations:
             index = ann.index
@@ -226,8 +227,10 @@ class Timeline:
         starts += [(ev.turn_start.turn, ev.turn_start.seat, -1) for ev in pending if ev.HasField("turn_start")]
         out = []
         rounds = 0
+        # A round is the lord's turn and those after it (identity); with no lord (hegemony), the first seat's.
+        anchor = self.lord if self.lord is not None else starts[0][1] if starts else 0
         for turn, seat, position in starts:
-            if seat == self.lord:
+            if seat == anchor:
                 rounds += 1
             out.append({"turn": turn, "seat": seat, "round": max(rounds, 1), "position": position})
         return out
@@ -273,18 +276,20 @@ def _render(tl: Timeline, position: int, view: int | None) -> dict[str, Any]:
             {"seat": i, "player": s.player, "general": s.general, "role": None, "alive": True}
             for i, s in enumerate(header.seats)])
         return out
-    generals = standard_generals()
+    zh = general_names_zh(header.mode)
     names = card_names_zh()
     seats = []
     for i, st in enumerate(snap.seats):
-        alive, hp, max_hp, hand, equips, judgment, marks, general, kingdom = st
+        alive, hp, max_hp, hand, equips, judgment, marks, general, kingdom, played = st
         role = tl.roles[i]
         shown = view is None or view == i
-        g = generals.get(general)
         seats.append({
             "seat": i, "player": header.seats[i].player if i < len(header.seats) else "",
-            "general": general, "general_zh": g.name_zh if g else general, "kingdom": KINGDOMS.get(kingdom, kingdom),
-            "role": ROLE_NAMES.get(role, "?") if shown or role == LORD or not alive else None,
+            "general": general, "general_zh": zh.get(general, general), "kingdom": KINGDOMS.get(kingdom, kingdom),
+            # A face-down general is seen by its owner only (and by all once it is up, or its character dead).
+            "generals": [{"name": name, "name_zh": zh.get(name, name), "face_up": up} if up or shown or not alive
+                         else {"name": None, "name_zh": None, "face_up": False} for name, up in played],
+            "role": (ROLE_NAMES.get(role, "?") if shown or role == LORD or not alive else None) if role else None,
             "alive": alive, "hp": hp, "max_hp": max_hp,
             "hand": [card_json(c) for c in hand] if shown else None, "hand_count": len(hand),
             "equipment": {slot: card_json(c) for slot, c in equips},
@@ -297,6 +302,14 @@ def _render(tl: Timeline, position: int, view: int | None) -> dict[str, Any]:
                phase=PHASE_NAMES.get(snap.phase, ""), turn=snap.turn, round=tl.round_of(snap.turn),
                over=snap.over, waiting=snap.waiting, result=result)
     return out
+
+
+@cache
+def general_names_zh(mode: int) -> dict[str, str]:
+    """The Chinese names of the generals a mode plays with, by id."""
+    if mode == pb.MODE_HEGEMONY:
+        return {name: g.name_zh for name, g in hegemony_generals().items()}
+    return {name: g.name_zh for name, g in standard_generals().items()}
 
 
 @cache

@@ -66,6 +66,14 @@ class Mode:
         side = self.allegiance(game, a)
         return a == b or (bool(side) and side == self.allegiance(game, b))
 
+    # ------------------------------------------------------------------ what the table shows
+
+    def seat_generals(self, game: Game, seat: int) -> tuple[tuple[str, bool], ...]:
+        """The generals a character plays, each with whether it is face up (a viewer shows a face-down one
+        only to its owner). Identity: the one general, face up."""
+        general = game.players[seat].general
+        return ((general, True),) if general else ()
+
     # ------------------------------------------------------------------ the mode's own decisions
 
     def intercept(self, game: Game, request: Request, answer: Answer) -> Settle[bool]:

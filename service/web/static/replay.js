@@ -143,9 +143,21 @@ function hpHtml(s) {
   return `<span class="hp${s.hp <= 1 ? " low" : ""}" title="HP ${s.hp} of ${s.max_hp}"><span class="pips" aria-hidden="true">${pips}</span> ${s.hp}/${s.max_hp}</span>`;
 }
 
+// One general (identity), or a main and a deputy (hegemony), face up or down; one the viewer may not see is "?".
+function generalsHtml(s) {
+  const kingdom = s.kingdom ? " · " + esc(s.kingdom) : "";
+  if (!s.generals || s.generals.length < 2) {
+    return s.general ? `<span class="general">${esc(s.general_zh || s.general)}${kingdom}</span>` : "";
+  }
+  const one = (g) => g.name
+    ? `<span class="general${g.face_up ? "" : " face-down"}" title="${g.face_up ? "face up" : "face down"}">${esc(g.name_zh || g.name)}</span>`
+    : '<span class="general face-down" title="face down, not shown to this seat">?</span>';
+  return s.generals.map(one).join(" ") + (kingdom ? `<span class="kingdom">${kingdom}</span>` : "");
+}
+
 function seatHtml(s, state) {
   const roleText = s.role ? `<span class="role role-${esc(s.role)}">${esc(s.role)}</span>` : '<span class="role hidden-role" title="hidden">?</span>';
-  const general = s.general ? `<span class="general">${esc(s.general_zh || s.general)}${s.kingdom ? " · " + esc(s.kingdom) : ""}</span>` : "";
+  const general = generalsHtml(s);
   const hand = s.hand
     ? `<div class="hand" data-hidden="false"><span class="label">hand ${s.hand_count}</span> ${s.hand.map((c) => cardHtml(c)).join(" ") || '<span class="muted">empty</span>'}</div>`
     : `<div class="hand" data-hidden="true"><span class="label">hand</span> <span class="count">${s.hand_count} card${s.hand_count === 1 ? "" : "s"}</span></div>`;

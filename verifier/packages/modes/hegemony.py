@@ -262,6 +262,12 @@ class HegemonyMode(Mode):
         g = self.generals.get(seat)
         return [] if g is None else [s for s in (MAIN, DEPUTY) if not g.shown[s]]
 
+    def seat_generals(self, game: Game, seat: int) -> tuple[tuple[str, bool], ...]:
+        g = self.generals.get(seat)
+        if g is None:
+            return ()
+        return tuple((name, g.shown[slot]) for slot, name in enumerate(g.names))
+
     def allegiance(self, game: Game, seat: int) -> str:
         """The kingdom ("" before one is fixed); a careerist is a kingdom of its own."""
         k = game.players[seat].kingdom
