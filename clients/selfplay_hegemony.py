@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from clients import selfplay_hegemony_qun as qun
 from clients.selfplay_generals import GeneralsBot, view_as
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.engine.effects import Effect
@@ -18,6 +19,7 @@ from verifier.engine.requests import (
     NullifyRequest,
     OfferRequest,
     OptionRequest,
+    PeachRequest,
     PickRequest,
     PlayRequest,
     Request,
@@ -35,6 +37,7 @@ def make_header(seed: int, players: int) -> pb.GameHeader:
     header = pb.GameHeader(ruleset="hegemony/1", mode=pb.MODE_HEGEMONY, seed=seed, recorder="sgs-verify selfplay")
     header.options.generals = pb.GENERALS_MODE_HEGEMONY
     header.options.outcomes = pb.OUTCOME_RECORDING_COMPLETE
+    header.options.rotating_deal = True  # every general offered equally often over consecutive seeds
     for i in range(players):
         header.seats.add(player=f"bot-{i}")
     return header
@@ -57,6 +60,10 @@ class HegemonyBot(GeneralsBot):
         (巧变 before each phase) must not take an invocation meant for the next offer, and an outcome never comes while
         a request is open (nothing for the verifier to probe)."""
         answer = self.decide_or_decline(game, req)
+        if isinstance(answer, pb.Event) and answer.HasField("reveal_general") \
+                and answer.reveal_general.timing == pb.REVEAL_TIMING_SKILL \
+                and self.mode(game).reveal_blocked(game, answer.reveal_general.seat):
+            answer = None  # (祸水: no reveal during 邹氏's turn)
         if answer is None and req.optional:
             # (A 无懈可击 window is anybody's: the current player closes it, or the first living one.)
             closer = game.current if game.players[game.current].alive else game.alive_seats()[0]
@@ -102,6 +109,12 @@ class HegemonyBot(GeneralsBot):
     def pick_two(self, req: PickRequest) -> pb.Event:
         known = hegemony_generals()
         cands = list(req.candidates)
+        if len(cands) >= 2 and known[cands[0]].kingdom == known[cands[1]].kingdom:
+            # The first two (the rotating deal's pair): every general is then picked equally often.
+            ev = pb.Event()
+            ev.pick_general.seat = req.seat or 0
+            ev.pick_general.general, ev.pick_general.deputy = cands[0], cands[1]
+            return ev
         self.rng.shuffle(cands)
         pairs = [(a, b) for a in cands for b in cands if a != b and known[a].kingdom == known[b].kingdom]
         main, deputy = pairs[self.rng.below(len(pairs))]
@@ -149,6 +162,9 @@ class HegemonyBot(GeneralsBot):
         ev = pb.Event()
         inv = ev.invoke_skill
         inv.seat, inv.skill = seat, eff.name
+        qun_use = qun.active(self, game, seat, eff.name, inv)
+        if qun_use is not None:
+            return ev if qun_use else None
         if eff.name == "heg_rende" and hand:
             inv.cards.extend(hand[:1 + self.rng.below(min(2, len(hand)))])
             inv.targets.append(others[self.rng.below(len(others))])
@@ -181,7 +197,11 @@ class HegemonyBot(GeneralsBot):
         from clients.selfplay_generals import used
         from verifier.engine.effects import Use
 
-        names = frozenset({"slash", "supply_shortage", "fire_attack", "iron_chain"})
+        if self.chance(30):
+            luanji = qun.converted(self, game, seat)
+            if luanji is not None:
+                return luanji
+        names = frozenset({"slash", "supply_shortage", "fire_attack", "iron_chain", "duel"})
         options = []
         for ref in view_as(game, seat, names, in_play=True):
             spec = game.ruleset.cards[ref.virtual.name]
@@ -204,6 +224,8 @@ class HegemonyBot(GeneralsBot):
         """A face-down general's skill offered for this card (八阵): reveal it first, or leave it aside."""
         seat = req.seat
         assert seat is not None
+        if req.reason == "luanwu":
+            return qun.luanwu_slash(self, game, req)
         hidden = [s for s in req.skills if self.latent(game, seat, s) is not None]
         if hidden:
             slot = self.latent(game, seat, hidden[0])
@@ -211,6 +233,11 @@ class HegemonyBot(GeneralsBot):
                 return reveal_event(seat, slot, pb.REVEAL_TIMING_SKILL, hidden[0])
             req = replace(req, skills=tuple(s for s in req.skills if s not in hidden))
         return super().respond(game, req)
+
+    def rescue(self, game: Game, req: PeachRequest) -> pb.Event | None:
+        if req.seat is not None and game.ruleset.rescue_forbidden(game, req.seat, req.dying) is not None:
+            return None  # (完杀)
+        return super().rescue(game, req)
 
     def nullify(self, game: Game, req: NullifyRequest) -> pb.Event | None:
         for seat in game.alive_seats(game.current):
@@ -255,6 +282,9 @@ class HegemonyBot(GeneralsBot):
         p = game.players[seat]
         name = eff.name
         others = [t for t in game.alive_seats() if t != seat]
+        qun_args = qun.offered(self, game, seat, req, inv)
+        if qun_args is not None:
+            return qun_args
         if name == "shensu":
             equips = [c for c in [*p.hand, *p.equipped()] if game.cards[c].type == "equip"]
             play = bool(p.turn_flags.get("shensu_play"))

@@ -107,6 +107,10 @@ _CODES = [
          "A 杀 target beyond the user's attack range."),
     Code("DISTANCE_LIMIT", Kind.ILLEGAL, "docs/rules.md#distance-limit",
          "A 顺手牵羊 (or 兵粮寸断) target at a distance greater than 1."),
+    # --- hegemony Qun skills (docs/generals-hegemony.md#qun)
+    Code("RESCUE_FORBIDDEN", Kind.ILLEGAL, "docs/generals-hegemony.md#qun",
+         "A 桃 used to save a dying character when a skill forbids it (完杀: during 贾诩's turn only 贾诩 and the "
+         "dying character may). The 桃 is not used."),
     Code("DUPLICATE_DELAYED_TRICK", Kind.ILLEGAL, "docs/rules.md#judgment-area",
          "A delayed trick placed into a judgment area that already holds one of that name."),
     Code("EQUIP_SLOT", Kind.ILLEGAL, "docs/rules.md#equipment-slots",

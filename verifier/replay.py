@@ -32,6 +32,7 @@ from verifier.engine.requests import (
     JudgeChance,
     NullifyRequest,
     OfferRequest,
+    OptionRequest,
     PeachRequest,
     PlayRequest,
     Request,
@@ -605,6 +606,11 @@ class Verifier:
             return Violation("GAME_RESULT", f"the log ends the game but by the rules it goes on: {what}")
         return Violation("UNEXPECTED_OUTCOME", f"the rules produce no such outcome here: {what}")
 
+    def _asks_the_dead(self, seat: int) -> bool:
+        """Is the open request one a character makes after its death (断肠's choice)?"""
+        req = self.pending
+        return isinstance(req, OptionRequest) and req.of_the_dead and req.seat == seat
+
     def _feed_decision(self, ev: pb.Event, kind: str, seat: int) -> None:
         game = self.game
         assert game is not None
@@ -617,7 +623,8 @@ class Verifier:
             self._annotate(apb.STATUS_ILLEGAL, [Violation("AFTER_GAME_OVER", f"the game is already over: "
                                                           f"{text.describe(ev)}", seat)], applied=False)
             return
-        if not game.players[seat].alive:  # (the seat is at the table: _malformed_decision saw to it)
+        if not game.players[seat].alive and not self._asks_the_dead(seat):
+            # (the seat is at the table: _malformed_decision saw to it)
             self._reject([Violation("DEAD_PLAYER", f"seat {seat} is dead and cannot act: {text.describe(ev)}",
                                     seat)])
             return
@@ -638,7 +645,7 @@ class Verifier:
                 self._annotate(apb.STATUS_ILLEGAL, [Violation("AFTER_GAME_OVER", "the game is already over",
                                                               seat)], applied=False)
                 return
-            if not game.players[seat].alive:
+            if not game.players[seat].alive and not self._asks_the_dead(seat):
                 # The declines this decision implied let its maker die (nobody saved them).
                 self._reject([Violation("DEAD_PLAYER", f"seat {seat} died before this decision (nobody saved "
                                         f"them): {text.describe(ev)}", seat)])

@@ -199,7 +199,7 @@ SIDE_NONE: Side
 SIDE_KINGDOM: Side
 
 class GameOptions(_message.Message):
-    __slots__ = ("packages", "role_variant", "generals", "max_reshuffles", "outcomes", "recorded_reshuffles", "role_table", "candidates")
+    __slots__ = ("packages", "role_variant", "generals", "max_reshuffles", "outcomes", "recorded_reshuffles", "role_table", "candidates", "rotating_deal")
     PACKAGES_FIELD_NUMBER: _ClassVar[int]
     ROLE_VARIANT_FIELD_NUMBER: _ClassVar[int]
     GENERALS_FIELD_NUMBER: _ClassVar[int]
@@ -208,6 +208,7 @@ class GameOptions(_message.Message):
     RECORDED_RESHUFFLES_FIELD_NUMBER: _ClassVar[int]
     ROLE_TABLE_FIELD_NUMBER: _ClassVar[int]
     CANDIDATES_FIELD_NUMBER: _ClassVar[int]
+    ROTATING_DEAL_FIELD_NUMBER: _ClassVar[int]
     packages: _containers.RepeatedScalarFieldContainer[str]
     role_variant: RoleVariant
     generals: GeneralsMode
@@ -216,7 +217,8 @@ class GameOptions(_message.Message):
     recorded_reshuffles: bool
     role_table: RoleTable
     candidates: int
-    def __init__(self, packages: _Optional[_Iterable[str]] = ..., role_variant: _Optional[_Union[RoleVariant, str]] = ..., generals: _Optional[_Union[GeneralsMode, str]] = ..., max_reshuffles: _Optional[int] = ..., outcomes: _Optional[_Union[OutcomeRecording, str]] = ..., recorded_reshuffles: _Optional[bool] = ..., role_table: _Optional[_Union[RoleTable, _Mapping]] = ..., candidates: _Optional[int] = ...) -> None: ...
+    rotating_deal: bool
+    def __init__(self, packages: _Optional[_Iterable[str]] = ..., role_variant: _Optional[_Union[RoleVariant, str]] = ..., generals: _Optional[_Union[GeneralsMode, str]] = ..., max_reshuffles: _Optional[int] = ..., outcomes: _Optional[_Union[OutcomeRecording, str]] = ..., recorded_reshuffles: _Optional[bool] = ..., role_table: _Optional[_Union[RoleTable, _Mapping]] = ..., candidates: _Optional[int] = ..., rotating_deal: _Optional[bool] = ...) -> None: ...
 
 class RoleTable(_message.Message):
     __slots__ = ("lords", "loyalists", "rebels", "spies")

@@ -167,6 +167,14 @@ class Effect:
         """Extra cards an opponent of ``seat`` must give to answer ``reason`` ("slash", "duel"; 无双)."""
         return 0
 
+    def forbids_rescue(self, game: Game, owner: int, rescuer: int, dying: int) -> bool:
+        """As ``owner``'s effect: may ``rescuer`` not use 桃 to save ``dying`` now (完杀)?"""
+        return False
+
+    def forbids_reveal(self, game: Game, owner: int, seat: int) -> bool:
+        """As ``owner``'s effect: may ``seat`` not reveal a general now (hegemony; 祸水)?"""
+        return False
+
     def recover_bonus(self, game: Game, seat: int, user: int, card: UsedCard) -> int:
         """Extra HP ``seat`` recovers from ``user``'s ``card`` (救援)."""
         return 0
@@ -327,6 +335,8 @@ class Ruleset:
         self.distance_limits = any(type(e).distance_limit is not Effect.distance_limit for e in self.effects.values())
         self.source_redirects = any(type(e).redirect_source is not Effect.redirect_source
                                     for e in self.effects.values())
+        self.rescue_rules = tuple(e for e in self.effects.values()
+                                  if type(e).forbids_rescue is not Effect.forbids_rescue)
         self.damage_pipeline = bool(self.after_damage) or self.source_redirects or any(
             type(e).damage_caused is not Effect.damage_caused or type(e).damage_inflicted is not Effect.damage_inflicted
             for e in self.effects.values())
@@ -527,6 +537,7 @@ class Ruleset:
                 tried.add(name)
                 provided = yield from effect.provide(game, seat, reason)
                 if provided is not None:
+                    yield from self.answered(game, seat, provided, reason)
                     return provided
                 continue
             card = self.resolve_card(game, seat, answer.respond.card, ("hand",))
@@ -544,7 +555,24 @@ class Ruleset:
                 game.players[seat].turn_flags["slash_in_play"] = 1
             if settle_now:
                 game.processing_to_discard(card.ids)
+            yield from self.answered(game, seat, card, reason)
             return card
+
+    def answered(self, game: Game, seat: int, card: UsedCard, reason: str) -> Settle[None]:
+        """After ``seat`` used or played ``card`` when asked for it: their skills that react ("card_answered":
+        雷击 after a 闪), where any skill of the game has that timing."""
+        if "card_answered" in self.timings and game.players[seat].alive:
+            yield from game.trigger_one(seat, "card_answered", Trigger(seat, card=card, reason=reason))
+
+    def rescue_forbidden(self, game: Game, rescuer: int, dying: int) -> Effect | None:
+        """The effect of a living character that forbids ``rescuer`` to save ``dying`` now (完杀), if any."""
+        if not self.rescue_rules:
+            return None
+        for holder in game.alive_seats():
+            for eff in game.effects_of(holder):
+                if eff in self.rescue_rules and eff.forbids_rescue(game, holder, rescuer, dying):
+                    return eff
+        return None
 
     def rescue(self, game: Game, seat: int, dying: int, ev: pb.Event) -> Settle[None]:
         """A 桃 for a dying character (docs/rules.md#rescue)."""
@@ -554,6 +582,11 @@ class Ruleset:
             return
         card = self.resolve_card(game, seat, ev.respond.card)
         if card is None:
+            return
+        forbidden = self.rescue_forbidden(game, seat, dying)
+        if forbidden is not None:
+            game.report([Violation("RESCUE_FORBIDDEN", f"seat {seat} cannot save dying seat {dying} now: "
+                                   f"{forbidden.name} forbids it", seat, hard=True)])
             return
         rescuers = {"peach"} | ({"analeptic"} if seat == dying else set())
         if card.name not in rescuers:

@@ -537,9 +537,22 @@ class Game:
             self.journal.append(f"('disc', {cid})")
 
     def to_discard(self, card_ids: Iterable[int]) -> Settle[None]:
+        """Cards discarded by a decision (a cost, the discard phase); where a skill reacts ("discarded": 礼让), each
+        owner's skills see their own cards once they lie in the discard pile."""
+        watched = "discarded" in self.ruleset.timings
+        owners: dict[int, list[int]] = {}
+        if watched:
+            card_ids = list(card_ids)
+            for cid in card_ids:
+                where = self.owner_zone(cid)
+                if where is not None and where[1] != "judgment":
+                    owners.setdefault(where[0], []).append(cid)
         self._to_discard(card_ids)
         if self.lost:
             yield from self.fire_losses()
+        for seat in sorted(owners):
+            if self.players[seat].alive:
+                yield from self.trigger_one(seat, "discarded", Trigger(seat, card=tuple(owners[seat])))
 
     def processing_to_discard(self, card_ids: Iterable[int]) -> None:
         """Used cards finish: whatever is still in processing goes to the discard pile (nobody loses a card
@@ -855,6 +868,9 @@ class Game:
             yield from self.trigger_one(seat, "dying", Trigger(seat, source=killer))
             if p.hp > 0:
                 return
+        if "others_dying" in self.ruleset.timings:
+            # Everyone's skills on another's dying (随势), in seat order from the current player.
+            yield from self.trigger("others_dying", Trigger(seat, source=killer))
         for asked in self.alive_seats(self.current):
             while p.hp <= 0:
                 answer = yield peach_request(asked, seat)
@@ -879,6 +895,11 @@ class Game:
         self.emit(ev, "DEATH_MISMATCH")
         yield from self.mode.death_revealed(self, seat)
         self.check_victory(seat)
+        if "died" in self.ruleset.timings:
+            # The victim's own skills on its death (断肠), before anyone else's; it is dead, so trigger_one skips it.
+            for eff in list(p.skills):
+                if "died" in eff.timings:
+                    yield from eff.on_trigger(self, seat, "died", Trigger(seat, source=killer))
         if "death" in self.ruleset.timings:
             # Others' skills on a death, before the cards are discarded (行殇 takes them).
             yield from self.trigger("death", Trigger(seat, source=killer))

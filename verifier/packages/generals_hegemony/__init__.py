@@ -5,6 +5,7 @@ skill; a skill whose hegemony text is its identity namesake's is that very unit
 Importing this package registers every skill's effect on ``PACKAGE``.
 """
 
+import verifier.packages.generals_hegemony.qun
 import verifier.packages.generals_hegemony.shu
 import verifier.packages.generals_hegemony.wei  # noqa: F401  (registration)
 from verifier.packages.generals_hegemony.package import PACKAGE

@@ -121,6 +121,9 @@ def slash_hits(game: Game, use: Use, aim: Aim) -> Settle[None]:
         if jink is None:
             break
     if jink is not None:
+        if "slash_jinked" in game.ruleset.timings:
+            # The user's skills after the 杀 was dodged (猛进), before its equipment's (贯石斧).
+            yield from game.trigger_one(user, "slash_jinked", Trigger(target, source=user, use=use, target=target))
         forced = False
         for eff in game.effects_of(user):
             if not forced:
