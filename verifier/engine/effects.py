@@ -223,6 +223,10 @@ class CardSpec:
         """Why this use is illegal (nothing when it is legal)."""
         return iter(())
 
+    # How many of the named targets are the card's targets, the rest being what it names besides (借刀杀人: the
+    # weapon holder, not the one to attack); 0: all. Only those become targets (skills that cancel a target).
+    confirmed_targets: ClassVar[int] = 0
+
     # Can it be recast (重铸: discarded for a new card) in one's play phase instead of used (铁锁连环)?
     recastable: ClassVar[bool] = False
 
@@ -490,13 +494,15 @@ class Ruleset:
         yield from game.trigger("card_used", Trigger(use.user, card=use.card, use=use))
         if "target_confirming" in self.timings and use.targets:
             kept = []
-            for t in use.targets:
+            confirming = use.targets[:spec.confirmed_targets or len(use.targets)]
+            for t in confirming:
                 ctx = Trigger(t, source=use.user, card=use.card, use=use)
                 yield from game.trigger_one(t, "target_confirming", ctx)
                 if not ctx.skip:
                     kept.append(t)
-            if len(kept) != len(use.targets):
-                use = Use(use.user, use.card, tuple(kept), use.damage_bonus)
+            if len(kept) != len(confirming):
+                use = Use(use.user, use.card, (*kept, *use.targets[len(confirming):]) if kept else (),
+                          use.damage_bonus)
                 if not kept:
                     yield from spec.cancelled(game, use)
                     return
