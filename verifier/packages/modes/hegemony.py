@@ -125,7 +125,7 @@ def new_game(header: pb.GameHeader, ruleset: Ruleset) -> Game:
     missing = [g for g in named if g not in pool]
     if missing:
         raise HeaderError([Violation("UNSUPPORTED_OPTION", f"the general {missing[0]!r} is not implemented yet "
-                                     f"(implemented: the {len(pool)} Wei and Shu generals)")])
+                                     f"(implemented: {len(pool)} generals)")])
     if not named and candidates_each(header, len(pool)) < 3:
         raise HeaderError([Violation("UNSUPPORTED_OPTION", f"{len(pool)} implemented generals are too few to deal "
                                      f"candidates to {len(header.seats)} seats")])
