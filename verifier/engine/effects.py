@@ -60,6 +60,9 @@ class Effect:
     active: ClassVar[bool] = False
     # Most uses per play phase for an active skill (0: no limit).
     per_phase: ClassVar[int] = 0
+    # A limited skill (限定技): once a game; its use sets the owner's mark of the skill's name (Player.marks), and
+    # invoking it again is SKILL_LIMIT.
+    limited: ClassVar[bool] = False
     # A conversion skill whose virtual card may also be recast (连环: a ♣ hand card recast as 铁锁连环).
     recasts: ClassVar[bool] = False
 
@@ -348,7 +351,8 @@ class Ruleset:
         self.use_bans = any(type(e).forbids_use is not Effect.forbids_use for e in self.effects.values())
         self.source_redirects = any(type(e).redirect_source is not Effect.redirect_source
                                     for e in self.effects.values())
-        self.damage_pipeline = bool(self.after_damage) or self.source_redirects or "damage_incoming" in self.timings or any(
+        self.damage_pipeline = bool(self.after_damage) or self.source_redirects or \
+            "damage_incoming" in self.timings or any(
             type(e).damage_caused is not Effect.damage_caused or type(e).damage_inflicted is not Effect.damage_inflicted
             for e in self.effects.values())
 
@@ -403,7 +407,8 @@ class Ruleset:
             if game.report(effect.verify_conversion(game, seat, v)):
                 return None
             ids = tuple(v.subcards)
-            suits = {game.card_as(seat, c).suit for c in ids} if self.suit_filters else {game.cards[c].suit for c in ids}
+            cards = game.cards
+            suits = {game.card_as(seat, c).suit for c in ids} if self.suit_filters else {cards[c].suit for c in ids}
             colors = {color_of(s) for s in suits}
             suit = suits.pop() if len(suits) == 1 else Suit.NONE
             color = colors.pop() if len(colors) == 1 else Color.NONE

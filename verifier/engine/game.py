@@ -11,8 +11,8 @@ No I/O, no clock, no global state; all chance comes from seeded streams.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterable
 import dataclasses
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar

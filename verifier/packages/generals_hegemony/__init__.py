@@ -6,7 +6,7 @@ Importing this package registers every skill's effect on ``PACKAGE``.
 """
 
 import verifier.packages.generals_hegemony.shu
-import verifier.packages.generals_hegemony.wei  # noqa: F401  (registration)
+import verifier.packages.generals_hegemony.wei
 import verifier.packages.generals_hegemony.wu  # noqa: F401  (registration)
 from verifier.packages.generals_hegemony.package import PACKAGE
 

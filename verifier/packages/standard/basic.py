@@ -51,7 +51,8 @@ class Slash(CardSpec):
         yield from verify_slash_targets(game, use)
         p = game.players[use.user]
         if game.ruleset.use_bans:
-            why = next((w for e in game.effects_of(use.user) if (w := e.forbids_use(game, use.user, use.card.name))), "")
+            user, name = use.user, use.card.name
+            why = next((w for e in game.effects_of(user) if (w := e.forbids_use(game, user, name))), "")
             if why:
                 yield Violation("SLASH_LIMIT", f"seat {use.user} cannot use {game.used_card_label(use.card)}: {why}",
                                 use.user, use.card.ids[0] if use.card.ids else None, hard=True)
