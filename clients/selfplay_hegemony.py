@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from clients import selfplay_hegemony_qun as qun
 from clients.selfplay_generals import GeneralsBot, view_as
+from clients.selfplay_hegemony_wu import extra_target_slash, wu_active, wu_skill_args
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.engine.effects import Effect
 from verifier.engine.game import Game
@@ -191,6 +192,9 @@ class HegemonyBot(GeneralsBot):
             if wolves:
                 inv.targets.append(wolves[self.rng.below(len(wolves))])
             return ev
+        wu = wu_active(self, game, seat, eff.name, inv)  # (Wu)
+        if wu is not None:
+            return ev if wu else None
         return super().active_skill(game, seat)
 
     def converted_use(self, game: Game, seat: int) -> pb.Event | None:
@@ -198,10 +202,12 @@ class HegemonyBot(GeneralsBot):
         from verifier.engine.effects import Use
 
         if self.chance(30):
-            luanji = qun.converted(self, game, seat)
+            luanji = qun.converted(self, game, seat)  # (Qun: 乱击's two cards)
             if luanji is not None:
                 return luanji
-        names = frozenset({"slash", "supply_shortage", "fire_attack", "iron_chain", "duel"})
+        names = frozenset({"slash", "supply_shortage", "fire_attack", "iron_chain",
+                           "dismantlement", "indulgence", "await_exhausted",  # (Wu: 奇袭, 国色, 度势)
+                           "duel"})  # (Qun: 双雄)
         options = []
         for ref in view_as(game, seat, names, in_play=True):
             spec = game.ruleset.cards[ref.virtual.name]
@@ -276,6 +282,11 @@ class HegemonyBot(GeneralsBot):
             ev.invoke_skill.cards.append(p.hand[0])
             ev.invoke_skill.targets.append(others[0])
             return ev
+        if req.skill == "haoshi" and game.players[seat].turn_flags.get("haoshi/give"):
+            ev = pb.Event()  # (Wu: 好施's giving step is not optional)
+            ev.invoke_skill.seat, ev.invoke_skill.skill = seat, "haoshi"
+            wu_skill_args(self, game, seat, game.ruleset.effects["haoshi"], req, ev.invoke_skill)
+            return ev
         return super().offer(game, req)
 
     def skill_args(self, game: Game, seat: int, eff: Effect, req: OfferRequest, inv: pb.InvokeSkill) -> bool:
@@ -343,7 +354,19 @@ class HegemonyBot(GeneralsBot):
                 return False
             inv.targets.append(mates[0])
             return True
+        wu = wu_skill_args(self, game, seat, eff, req, inv)  # (Wu)
+        if wu is not None:
+            return wu
         return super().skill_args(game, seat, eff, req, inv)
+
+    def play(self, game: Game, req: PlayRequest) -> pb.Event:
+        seat = req.seat
+        assert seat is not None
+        if any(e.name in ("duanbing", "tianyi") for e in game.players[seat].skills) and self.chance(30):
+            ev = extra_target_slash(self, game, seat)  # (Wu: 短兵, a won 天义)
+            if ev is not None:
+                return ev
+        return super().play(game, req)
 
 
 __all__ = ["HegemonyBot", "make_header"]

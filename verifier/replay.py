@@ -633,6 +633,11 @@ class Verifier:
                    else "the generals are already picked")
             self._reject([Violation("UNSUPPORTED_EVENT" if game.prelude is None else "WRONG_TIMING", why, seat)])
             return
+        if kind == "invoke_skill" and game.players[seat].marks.get(ev.invoke_skill.skill) and \
+                getattr(game.ruleset.effects.get(ev.invoke_skill.skill), "limited", False):
+            self._reject([Violation("SKILL_LIMIT", f"{text.describe(ev)}: seat {seat} already used the limited skill "
+                                    f"{ev.invoke_skill.skill} (once a game)", seat)])
+            return
         if kind == "invoke_skill" and not game.has_effect(seat, ev.invoke_skill.skill):
             # Effects are only gained by decisions: no later request could take this one either.
             missing = missing_skill(game, seat, ev.invoke_skill.skill)

@@ -93,6 +93,7 @@ class Zone(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ZONE_DRAW_PILE: _ClassVar[Zone]
     ZONE_DISCARD_PILE: _ClassVar[Zone]
     ZONE_PROCESSING: _ClassVar[Zone]
+    ZONE_GENERAL: _ClassVar[Zone]
 
 class DrawReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -175,6 +176,7 @@ ZONE_JUDGMENT: Zone
 ZONE_DRAW_PILE: Zone
 ZONE_DISCARD_PILE: Zone
 ZONE_PROCESSING: Zone
+ZONE_GENERAL: Zone
 DRAW_REASON_UNSPECIFIED: DrawReason
 DRAW_REASON_INITIAL: DrawReason
 DRAW_REASON_DRAW_PHASE: DrawReason

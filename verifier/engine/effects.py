@@ -60,6 +60,9 @@ class Effect:
     active: ClassVar[bool] = False
     # Most uses per play phase for an active skill (0: no limit).
     per_phase: ClassVar[int] = 0
+    # A limited skill (限定技): once a game; its use sets the owner's mark of the skill's name (Player.marks), and
+    # invoking it again is SKILL_LIMIT.
+    limited: ClassVar[bool] = False
     # A conversion skill whose virtual card may also be recast (连环: a ♣ hand card recast as 铁锁连环).
     recasts: ClassVar[bool] = False
 
@@ -157,6 +160,21 @@ class Effect:
         """The distance ``seat``'s ``card_name`` may reach, when this effect widens it (断粮: 兵粮寸断 to 2); 0: no
         change."""
         return 0
+
+    def seen_suit(self, game: Game, seat: int, card: CardDef) -> Suit:
+        """The suit ``seat``'s card counts as under this skill (红颜: ♠ as ♥); see Game.card_as."""
+        return card.suit
+
+    def distance_fixed(self, game: Game, seat: int, to: int) -> int | None:
+        """What ``seat``'s distance to ``to`` counts as, when this effect fixes it (奋迅: 1); None: no change."""
+        return None
+
+    def after_recover(self, game: Game, seat: int) -> None:
+        """``seat``, who has cards on their general, has just recovered (不屈's 创 beyond 1 − HP go)."""
+
+    def forbids_use(self, game: Game, seat: int, card_name: str) -> str:
+        """Why ``seat`` may not use ``card_name`` now (天义 lost: no 杀 this turn; asked by 杀's own check); ""."""
+        return ""
 
     def redirect_source(self, game: Game, owner: int, info: DamageInfo) -> int | None:
         """As a living character's effect: the source the damage ``info`` is dealt by instead (祸首: the 南蛮入侵 of
@@ -337,11 +355,18 @@ class Ruleset:
         # Every trigger timing some effect reacts to: the core runs the rarer ones only when one does.
         self.timings: frozenset[str] = frozenset(t for e in self.effects.values() for t in e.timings)
         self.distance_limits = any(type(e).distance_limit is not Effect.distance_limit for e in self.effects.values())
+        # Skills that change the suits of their owner's cards (红颜) and that fix a distance (奋迅): Game.card_as
+        # and Game.distance look for them only if any.
+        self.suit_filters = frozenset(n for n, e in self.effects.items() if type(e).seen_suit is not Effect.seen_suit)
+        self.distance_overrides = any(type(e).distance_fixed is not Effect.distance_fixed
+                                      for e in self.effects.values())
+        self.use_bans = any(type(e).forbids_use is not Effect.forbids_use for e in self.effects.values())
         self.source_redirects = any(type(e).redirect_source is not Effect.redirect_source
                                     for e in self.effects.values())
         self.rescue_rules = tuple(e for e in self.effects.values()
                                   if type(e).forbids_rescue is not Effect.forbids_rescue)
-        self.damage_pipeline = bool(self.after_damage) or self.source_redirects or any(
+        self.damage_pipeline = bool(self.after_damage) or self.source_redirects or \
+            "damage_incoming" in self.timings or any(
             type(e).damage_caused is not Effect.damage_caused or type(e).damage_inflicted is not Effect.damage_inflicted
             for e in self.effects.values())
 
@@ -373,6 +398,10 @@ class Ruleset:
                 return None
             if game.report(game.verify_own_cards(seat, [cid], zones)):
                 return None
+            if self.suit_filters:
+                seen = game.card_as(seat, cid)
+                if seen is not card:  # (红颜: a ♠ card of 小乔's is used as a ♥ one)
+                    return UsedCard(card.name, (cid,), seen.suit, seen.color, card.number, real=card)
             return self.real_card(card)
         if which == "virtual":
             v = ref.virtual
@@ -392,7 +421,8 @@ class Ruleset:
             if game.report(effect.verify_conversion(game, seat, v)):
                 return None
             ids = tuple(v.subcards)
-            suits = {game.cards[c].suit for c in ids}
+            cards = game.cards
+            suits = {game.card_as(seat, c).suit for c in ids} if self.suit_filters else {cards[c].suit for c in ids}
             colors = {color_of(s) for s in suits}
             suit = suits.pop() if len(suits) == 1 else Suit.NONE
             color = colors.pop() if len(colors) == 1 else Color.NONE

@@ -179,6 +179,7 @@ class Luanwu(Skill):
 
     name, zh = "luanwu", "乱武"
     active = True
+    limited = True
 
     def activate(self, game: Game, seat: int, invoke: pb.InvokeSkill) -> Settle[None]:
         p = game.players[seat]
@@ -296,6 +297,7 @@ class Xiongyi(Skill):
 
     name, zh = "xiongyi", "雄异"
     active = True
+    limited = True
 
     def activate(self, game: Game, seat: int, invoke: pb.InvokeSkill) -> Settle[None]:
         p = game.players[seat]
