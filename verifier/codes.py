@@ -77,7 +77,8 @@ _CODES = [
          "A skill the character has, used when its timing does not allow it (e.g. 急救 in one's own turn, "
          "a triggered skill when nothing triggers it)."),
     Code("SKILL_LIMIT", Kind.ILLEGAL, "docs/rules.md#skill-limit; docs/generals.md#skills-in-the-log",
-         "A skill used more often than it allows (e.g. 制衡 twice in one play phase)."),
+         "A skill used more often than it allows (e.g. 制衡 twice in one play phase; a limited skill, 限定技, a "
+         "second time in the game; 度势 a fifth time in a phase)."),
     Code("SKILL_COST", Kind.ILLEGAL, "docs/rules.md#skills; docs/generals.md#skills-in-the-log",
          "A skill invoked without paying its cost: fewer, more or other cards than it must discard or give "
          "(e.g. 制衡 with no card, 结姻 without two hand cards). The skill is still carried out."),
