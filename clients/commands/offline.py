@@ -49,8 +49,8 @@ def register(sub: Any) -> None:
     sp.add_argument("--generals", action="store_true", help="play with the 25 standard generals (bots pick "
                     "generals and use their skills) instead of white generals")
     sp.add_argument("--mode", choices=["identity", "hegemony"], default="identity",
-                    help="identity (身份局, default) or hegemony (国战: its 108-card deck, the Wei, Shu and Wu generals, "
-                    "bots that reveal them)")
+                    help="identity (身份局, default) or hegemony (国战: its 108-card deck, the Wei, Shu and Wu "
+                    "generals, bots that reveal them)")
     sp.add_argument("--packages", type=card_packages, default=[],
                     help="extra card packages, comma-separated: maneuvering (军争, the 160-card deck)")
     sp.set_defaults(run=run_selfplay)
