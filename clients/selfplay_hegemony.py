@@ -213,7 +213,8 @@ class HegemonyBot(GeneralsBot):
             spec = game.ruleset.cards[ref.virtual.name]
             card = used(game, ref)
             for targets in spec.candidate_targets(game, seat):
-                if spec.can_use(game, Use(seat, card, targets)):
+                # (No targets named: the card's own, 以逸待劳's from 度势.)
+                if spec.can_use(game, Use(seat, card, targets or spec.default_targets(game, seat))):
                     options.append((ref, targets))
         if not options:
             return None

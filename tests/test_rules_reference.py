@@ -69,7 +69,8 @@ PUBLISHED: dict[str, frozenset[str]] = {
         xiaoji jieyin qingnang jijiu wushuang lijian biyue
     """),
     "docs/generals-hegemony.md": ids("""
-        selection companions reused different heg-luoshen heg-rende heg-kongcheng new rulings wu qun
+        selection companions reused different heg-luoshen heg-rende heg-kongcheng new rulings
+        wu qun
     """),
     "docs/log-format.md": ids("""
         header setup events implicit-declines respond-target outcomes complete-outcomes canonical-outcomes

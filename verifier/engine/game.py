@@ -117,8 +117,8 @@ class Player:
     def equipped(self) -> list[int]:
         return [self.equips[slot] for slot in EQUIP_SLOTS if slot in self.equips]
 
-    def all_cards(self) -> list[int]:  # (not the pile on the general: no rule takes from it but its skill's)
-        """Hand, then equipment, then judgment area."""
+    def all_cards(self) -> list[int]:
+        """Hand, then equipment, then judgment area (not the pile on the general: only its skill moves it)."""
         return [*self.hand, *self.equipped(), *self.judgment]
 
     def has_cards(self) -> bool:
