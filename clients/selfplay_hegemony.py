@@ -29,6 +29,7 @@ from verifier.engine.requests import (
 from verifier.generals import hegemony_generals
 from verifier.packages.hegemony.nullification import kingdom_wide_possible
 from verifier.packages.modes.hegemony import HegemonyMode, usable_now
+from verifier.rng import Stream
 
 SLOT = {0: pb.GENERAL_SLOT_MAIN, 1: pb.GENERAL_SLOT_DEPUTY}
 NULLIFIERS = ("nullification", "heg_nullification")
@@ -52,6 +53,9 @@ def reveal_event(seat: int, slot: int, timing: int, skill: str = "") -> pb.Event
 
 
 class HegemonyBot(GeneralsBot):
+    def __init__(self, rng: Stream) -> None:
+        super().__init__(rng)
+        self.last_targets: tuple[int, ...] = ()  # the targets of the last card the bot used
     def mode(self, game: Game) -> HegemonyMode:
         assert isinstance(game.mode, HegemonyMode)
         return game.mode
@@ -65,6 +69,8 @@ class HegemonyBot(GeneralsBot):
                 and answer.reveal_general.timing == pb.REVEAL_TIMING_SKILL \
                 and self.mode(game).reveal_blocked(game, answer.reveal_general.seat):
             answer = None  # (祸水: no reveal during 邹氏's turn)
+        if answer is not None and answer.HasField("use_card"):
+            self.last_targets = tuple(answer.use_card.targets)  # (流离 passes a 杀 to none of its targets)
         if answer is None and req.optional:
             # (A 无懈可击 window is anybody's: the current player closes it, or the first living one.)
             closer = game.current if game.players[game.current].alive else game.alive_seats()[0]
@@ -349,6 +355,17 @@ class HegemonyBot(GeneralsBot):
             inv.cards.append(p.hand[0])
             inv.targets.append(others[self.rng.below(len(others))])
             return True
+        if name == "liuli":
+            # As GeneralsBot's, but never to another target of the same 杀 (短兵, a won 天义 give two).
+            assert req.target is not None
+            for cid in [*p.hand, *p.equipped()]:
+                for t in game.alive_seats():
+                    if t not in self.last_targets and \
+                            not eff.why_not_legal(game, seat, req.target, t, cid, None):  # type: ignore[attr-defined]
+                        inv.cards.append(cid)
+                        inv.targets.append(t)
+                        return True
+            return False
         if name == "shushen":
             mates = [t for t in others if game.mode.same_side(game, seat, t)]
             if not mates:
