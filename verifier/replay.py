@@ -606,10 +606,10 @@ class Verifier:
             return Violation("GAME_RESULT", f"the log ends the game but by the rules it goes on: {what}")
         return Violation("UNEXPECTED_OUTCOME", f"the rules produce no such outcome here: {what}")
 
-    def _asks_the_dead(self, seat: int) -> bool:
-        """Is the open request one a character makes after its death (断肠's choice)?"""
+    def _asks_the_dead(self, seat: int, kind: str) -> bool:
+        """Is this decision the one a character makes after its death (断肠's ChooseOption), asked now?"""
         req = self.pending
-        return isinstance(req, OptionRequest) and req.of_the_dead and req.seat == seat
+        return kind == "choose_option" and isinstance(req, OptionRequest) and req.of_the_dead and req.seat == seat
 
     def _feed_decision(self, ev: pb.Event, kind: str, seat: int) -> None:
         game = self.game
@@ -623,7 +623,7 @@ class Verifier:
             self._annotate(apb.STATUS_ILLEGAL, [Violation("AFTER_GAME_OVER", f"the game is already over: "
                                                           f"{text.describe(ev)}", seat)], applied=False)
             return
-        if not game.players[seat].alive and not self._asks_the_dead(seat):
+        if not game.players[seat].alive and not self._asks_the_dead(seat, kind):
             # (the seat is at the table: _malformed_decision saw to it)
             self._reject([Violation("DEAD_PLAYER", f"seat {seat} is dead and cannot act: {text.describe(ev)}",
                                     seat)])
@@ -650,7 +650,7 @@ class Verifier:
                 self._annotate(apb.STATUS_ILLEGAL, [Violation("AFTER_GAME_OVER", "the game is already over",
                                                               seat)], applied=False)
                 return
-            if not game.players[seat].alive and not self._asks_the_dead(seat):
+            if not game.players[seat].alive and not self._asks_the_dead(seat, kind):
                 # The declines this decision implied let its maker die (nobody saved them).
                 self._reject([Violation("DEAD_PLAYER", f"seat {seat} died before this decision (nobody saved "
                                         f"them): {text.describe(ev)}", seat)])
