@@ -24,7 +24,7 @@ from verifier import Verifier, verify
 from verifier.engine.effects import Ruleset
 from verifier.engine.requests import pick_request
 from verifier.generals import hegemony_generals
-from verifier.packages.modes.hegemony import CAREERIST, HegemonyMode, deal_candidates, implemented, packages
+from verifier.packages.modes.hegemony import HegemonyMode, deal_candidates, implemented, packages
 from verifier.rng import Stream
 
 GAMES = 200
