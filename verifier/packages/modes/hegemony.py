@@ -127,9 +127,13 @@ def deal_candidates(header: pb.GameHeader, pool: list[str]) -> dict[int, tuple[s
     return {s: tuple(dealt[s]) for s in range(n)}
 
 
+ROTATING_RUN = 5  # consecutive pairs of one kingdom in the rotating deal (so a table can hold a careerist)
+
+
 def rotating_pairs(header: pb.GameHeader, pool: list[str]) -> dict[int, tuple[str, str]]:
-    """docs/rng.md#hegemony-rotating-deal: seat s of the game with seed g gets pair (g * seats + s) of a cycle of
-    same-kingdom pairs through the whole pool, in which every general is in the same number of pairs."""
+    """docs/rng.md#hegemony-rotating-deal: seat s of the game with seed g gets entry (g * seats + s) of a cycle of
+    same-kingdom pairs through the whole pool, in runs of ROTATING_RUN pairs of one kingdom, in which every general
+    is in the same number of pairs."""
     kingdoms: dict[str, list[str]] = {}
     for name in pool:
         kingdoms.setdefault(hegemony_generals()[name].kingdom, []).append(name)
@@ -137,14 +141,15 @@ def rotating_pairs(header: pb.GameHeader, pool: list[str]) -> dict[int, tuple[st
     cycles = [shuffled(epoch, f"hegemony/cycle/{k}", names) for k, names in kingdoms.items() if len(names) >= 2]
     if not cycles:
         return {}
-    per = max(len(c) for c in cycles)  # the pairs of a kingdom of m generals repeat every m (m odd) or m/2 pairs
-    period = len(cycles) * per * 2
+    nk = len(cycles)
+    # Each kingdom's pairs repeat every m (m odd) or m/2 pairs: a period of 2 * max(m) runs of each kingdom is whole.
+    period = nk * ROTATING_RUN * 2 * max(len(c) for c in cycles)
     n = len(header.seats)
     out = {}
     for s in range(n):
-        i = ((header.seed & 0xFFFFFFFF) * n + s) % period
-        c = cycles[i % len(cycles)]
-        j = i // len(cycles)
+        run, r = divmod(((header.seed & 0xFFFFFFFF) * n + s) % period, ROTATING_RUN)
+        c = cycles[run % nk]
+        j = (run // nk) * ROTATING_RUN + r
         out[s] = (c[(2 * j) % len(c)], c[(2 * j + 1) % len(c)])
     return out
 
