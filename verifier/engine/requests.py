@@ -305,9 +305,9 @@ DECISION_KINDS: Final = frozenset(
     {"use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general",
      "choose_suit", "reveal_general", "choose_option", "sacrifice"}
 )
-# Decisions a mode takes whatever is being asked (Request.fits; Mode.intercept). A sacrifice (the rebirth
-# variant) fits only its giver's own play phase (PlayRequest.takes_anytime; no other request takes it).
-ANYTIME_KINDS: Final = frozenset({"reveal_general", "sacrifice"})
+# Decisions a mode takes whatever is being asked (Request.fits; Mode.intercept). (A sacrifice, the rebirth
+# variant's, is the mode's too but fits only its giver's own play phase: Request.fits.)
+ANYTIME_KINDS: Final = frozenset({"reveal_general"})
 # Decisions that only a mode of its own takes (Mode.decisions); the others reject them (UNSUPPORTED_EVENT).
 MODE_ONLY_KINDS: Final = frozenset({"sacrifice"})
 # The cards each skill can answer a request with (its conversions and what it provides), filled by every Ruleset:
