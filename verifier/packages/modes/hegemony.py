@@ -73,6 +73,9 @@ def check_header(header: pb.GameHeader) -> None:
                                   f"empty, not {list(opts.packages)}"))
     if opts.role_variant != pb.ROLE_VARIANT_UNSPECIFIED or opts.HasField("role_table"):
         problems.append(Violation("BAD_HEADER", "hegemony mode has no roles: no role_variant or role_table"))
+    if opts.rebirth:
+        problems.append(Violation("UNSUPPORTED_OPTION", "options.rebirth is a variant of identity mode, not of "
+                                  "hegemony (docs/rules.md#rebirth)"))
     if opts.candidates and not MIN_CANDIDATES <= opts.candidates <= MAX_CANDIDATES:
         problems.append(Violation("BAD_HEADER", f"options.candidates is 4 to 7 (or 0 for 4), not {opts.candidates}"))
     known = hegemony_generals()
