@@ -632,8 +632,7 @@ class Verifier:
                                     seat)])
             return
         if kind in MODE_ONLY_KINDS and kind not in game.mode.decisions:
-            self._reject([Violation("UNSUPPORTED_EVENT", f"{text.describe(ev)}: a sacrifice exists only in the "
-                                    "rebirth variant (options.rebirth, docs/rules.md#rebirth)", seat)])
+            self._reject([Violation("UNSUPPORTED_EVENT", f"{text.describe(ev)}: {MODE_ONLY_KINDS[kind]}", seat)])
             return
         if kind == "pick_general" and game.selection is None:
             why = ("there are no generals to pick in white-general mode" if game.prelude is None

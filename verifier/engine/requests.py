@@ -309,7 +309,11 @@ DECISION_KINDS: Final = frozenset(
 # variant's, is the mode's too but fits only its giver's own play phase: Request.fits.)
 ANYTIME_KINDS: Final = frozenset({"reveal_general"})
 # Decisions that only a mode of its own takes (Mode.decisions); the others reject them (UNSUPPORTED_EVENT).
-MODE_ONLY_KINDS: Final = frozenset({"sacrifice"})
+MODE_ONLY_KINDS: Final[dict[str, str]] = {
+    "sacrifice": "a sacrifice exists only in the rebirth variant (options.rebirth, docs/rules.md#rebirth)",
+    "reveal_general": "a general is revealed only in hegemony mode, where generals are dealt face down "
+                      "(docs/rules.md#hegemony)",
+}
 # The cards each skill can answer a request with (its conversions and what it provides), filled by every Ruleset:
 # a reveal for a skill comes while a request it can answer is open (Request.takes_anytime), else after it.
 SKILL_ANSWERS: dict[str, frozenset[str]] = {}

@@ -8,6 +8,7 @@ verifier/packages/generals_hegemony.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, load_package
@@ -167,6 +168,7 @@ class HegemonyMode(Mode):
     ruleset = RULESET
     intercepts = True
     phase_hook = True
+    decisions: ClassVar[frozenset[str]] = frozenset({"reveal_general"})
 
     def __init__(self) -> None:
         self.generals: dict[int, Generals] = {}
