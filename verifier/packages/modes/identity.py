@@ -14,6 +14,7 @@ from verifier.engine.game import Game, GameEnded, Notice, Player, Settle, Violat
 from verifier.engine.mode import Mode
 from verifier.engine.requests import pick_request
 from verifier.generals import LORD_CANDIDATES, standard_generals
+from verifier.packages.modes import scoring
 from verifier.rng import MASK64, shuffled
 from verifier.setup import HeaderError, check_ruleset, deal_cards
 
@@ -317,6 +318,11 @@ class IdentityMode(Mode):
 
     def fill_death(self, game: Game, seat: int, death: pb.Death) -> None:
         death.role = game.players[seat].role  # type: ignore[assignment]
+        scoring.note_death(game, seat, death.killer if death.HasField("killer") else None)
+
+    def final_scores(self, game: Game, end: GameEnded) -> tuple[scoring.Score, ...]:
+        """docs/rules.md#scoring."""
+        return scoring.final_scores(game, end)
 
     def reward_or_penalty(self, game: Game, victim: int, killer: int | None) -> Settle[None]:
         """docs/rules.md#kill-reward, docs/rules.md#kill-penalty."""
