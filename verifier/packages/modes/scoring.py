@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 LORD, LOYALIST, REBEL, SPY = pb.ROLE_LORD, pb.ROLE_LOYALIST, pb.ROLE_REBEL, pb.ROLE_SPY
 ROLE_NAMES: dict[int, str] = {LORD: "lord", LOYALIST: "loyalist", REBEL: "rebel", SPY: "spy"}
-SIDE_NAMES: dict[int, str] = {pb.SIDE_LORD: "the lord's side won", pb.SIDE_REBELS: "the rebels won", pb.SIDE_SPY: "the spy won"}
+SIDE_NAMES: dict[int, str] = {pb.SIDE_LORD: "the lord's side won", pb.SIDE_REBELS: "the rebels won",
+                              pb.SIDE_SPY: "the spy won"}
 
 # Game.package_state: the deaths in order, (victim, killer or None), as the Death outcomes name them.
 DEATHS = "identity/deaths"
