@@ -171,9 +171,9 @@ def test_standings_follow_the_tenant_and_scope_rules(tournament: Tournament) -> 
         assert rows(admin.standings("spring-cup")) == EXPECTED  # every tenant's (only acme has any)
         assert rows(admin.standings("spring-cup", tenant="acme")) == EXPECTED
         assert not admin.standings("spring-cup", tenant="bravo").players
-        with pytest.raises(InvalidRequest, match="GetStandingsRequest.tournament"):
+        with pytest.raises(InvalidRequest, match=r"GetStandingsRequest\.tournament"):
             admin.standings("")
-        with pytest.raises(InvalidRequest, match="GetStandingsRequest.tournament"):
+        with pytest.raises(InvalidRequest, match=r"GetStandingsRequest\.tournament"):
             admin.standings("x" * 201)
 
 
