@@ -138,6 +138,8 @@ def render(name: str, log: pb.GameLog, replay: apb.AnnotatedReplay) -> str:
         f"result: {result}",
         f"violations: {replay.violation_count} {' '.join(replay.violation_codes)}".rstrip(),
     ]
+    if res.scores:  # identity games since scoring (docs/rules.md#scoring): not part of any digest
+        lines.append(f"scores: {[s.score for s in res.scores]}")
     lines += [f"header violation: {v.code}" for v in replay.header_violations]
     lines += [f"header notice: {n.code}" for n in replay.header_notices]
     lines.append(f"final digest: {replay.final_digest.hex()}")
