@@ -199,3 +199,25 @@ def test_basis_explains_the_score() -> None:
         "the lord's side won: rebel: 0",
         "the lord's side won: spy, not the loser of a final one-on-one with the lord: 0",
     ]
+
+
+def test_regression_runs_compare_scores_only_where_the_stored_verdict_has_them() -> None:
+    from clients.selfplay import play_game
+    from service.regress import compare
+    from sgsverify.v1 import annotation_pb2 as apb
+    from verifier import verify
+
+    now = verify(play_game(3, 6))
+    assert now.result.finished and now.result.scores
+    assert not compare("r", now, now).changed
+    before_scoring = apb.AnnotatedReplay()
+    before_scoring.CopyFrom(now)
+    del before_scoring.result.scores[:]  # a verdict stored by an engine without scores: not a change
+    assert not compare("r", before_scoring, now).changed
+    other = apb.AnnotatedReplay()
+    other.CopyFrom(now)
+    other.result.scores[0].score += 1
+    report = compare("r", other, now)
+    assert report.changed and report.scores_changed and not report.winner_changed
+    assert report.stored_scores[0] == now.result.scores[0].score + 1
+    assert list(report.new_scores) == [s.score for s in now.result.scores]
