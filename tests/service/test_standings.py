@@ -217,3 +217,34 @@ def test_equal_totals_share_a_rank() -> None:
     s = rank("t", (game([5, 3, 3, 1], ["d", "b", "a", "c"]), game([0, 0, 2, 0], ["a", "b", "c", "d"])))
     assert [(p.rank, p.player, p.total) for p in s.players] == [(1, "d", 5), (2, "a", 3), (2, "b", 3), (2, "c", 3)]
     assert s.never_lord == ("b", "c")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_only_finished_identity_games_are_scored(backend: str, database: str) -> None:
+    from clients.selfplay import play_game
+    from service.work import VerifyJob, run_job
+    from storage.standings import standings
+    from storage.store import Store, SubmissionMetadata
+
+    def record(log: pb.GameLog) -> object:
+        return run_job(VerifyJob(log.SerializeToString(deterministic=True), SubmissionMetadata(tournament="mixed"),
+                                 100_000, canonical=True, return_log=True))
+
+    hegemony = play_game(1, 5, mode=pb.MODE_HEGEMONY)
+    identity = play_game(3, 6)
+    unfinished = second_slash_log()
+    store = Store.open(database)
+    try:
+        for log in (hegemony, identity, unfinished):
+            store.save(record(log))  # type: ignore[arg-type]
+        s = standings(store, "mixed")
+        assert [(g.scored, g.note) for g in s.games] == [
+            (False, "not an identity game: not scored"), (True, ""), (False, "unfinished: not scored")]
+        assert sum(p.games for p in s.players) == 6  # the identity game's six seats only
+        assert {p.player for p in s.players if p.games} == {f"bot-{i}" for i in range(6)}
+        from verifier import verify
+
+        assert [x.score for x in s.games[1].seats] == [x.score for x in verify(identity).result.scores]
+        assert sum(p.total for p in s.players) == sum(x.score for x in s.games[1].seats)
+    finally:
+        store.close()
