@@ -221,3 +221,34 @@ def test_regression_runs_compare_scores_only_where_the_stored_verdict_has_them()
     assert report.changed and report.scores_changed and not report.winner_changed
     assert report.stored_scores[0] == now.result.scores[0].score + 1
     assert list(report.new_scores) == [s.score for s in now.result.scores]
+
+
+def test_scores_recorded_for_a_game_that_is_not_scored() -> None:
+    """Hegemony has no scoring: a recorded score is SCORE_MISMATCH (ignored), the end itself stays judged."""
+    from clients.selfplay import play_game
+    from sgsverify.v1 import annotation_pb2 as apb
+    from verifier import verify
+
+    log = play_game(1, 5, mode=pb.MODE_HEGEMONY)
+    last = len(log.events) - 1
+    assert log.events[last].WhichOneof("kind") == "game_over"
+    log.events[last].game_over.scores.extend([1] * 5)
+    replay = verify(log)
+    assert not replay.result.scores
+    [ann] = [a for a in replay.annotations if a.violations]
+    assert ann.index == last and [v.code for v in ann.violations] == ["SCORE_MISMATCH"]
+    assert ann.violations[0].handling == apb.HANDLING_IGNORED and "not scored" in ann.violations[0].message
+
+
+def test_recorded_scores_change_no_digest() -> None:
+    """Scores are not part of the state: the same game with and without recorded scores has the same digests."""
+    from clients.selfplay import play_game
+    from verifier import verify
+
+    log = play_game(4, 6)
+    plain = verify(log)
+    log.events[-1].game_over.scores.extend(s.score for s in plain.result.scores)
+    scored = verify(log)
+    assert scored.violation_count == 0
+    assert [a.digest for a in scored.annotations] == [a.digest for a in plain.annotations]
+    assert scored.final_digest == plain.final_digest

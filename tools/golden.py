@@ -17,7 +17,8 @@ The diff is printed, then (on a terminal, unless --yes) confirmed, then written.
 
 An expected playthrough records, per annotation: the event index, D for a derived outcome, the
 status, the violation codes, the state digest (first 16 hex digits) and the event described;
-then the result, whether the log was followed, the violation codes and the final digest. It
+then the result, whether the log was followed, the violation codes, the seats' scores (finished
+identity games) and the final digest. It
 leaves out the engine version (its fingerprint changes with every code change).
 """
 
