@@ -34,9 +34,16 @@ def game_with(roles: Sequence[int]) -> Game:
 def play_out(roles: Sequence[int], deaths: Sequence[tuple[int, int | None]]) -> tuple[GameEnded, list[int]]:
     """Apply the deaths in order; the game must end exactly at the last one. The end and the scores."""
     game = game_with(roles)
+    return end_of(game, deaths)
+
+
+def end_of(game: Game, deaths: Sequence[tuple[int, int | None]]) -> tuple[GameEnded, list[int]]:
     for k, (victim, killer) in enumerate(deaths):
         game.players[victim].alive = False
-        scoring.note_death(game, victim, killer)
+        death = pb.Death(seat=victim)
+        if killer is not None:
+            death.killer = killer
+        game.mode.fill_death(game, victim, death)  # as Game.die does: the mode notes the death
         try:
             game.mode.check_victory(game, victim)
         except GameEnded as end:
@@ -252,3 +259,45 @@ def test_recorded_scores_change_no_digest() -> None:
     assert scored.violation_count == 0
     assert [a.digest for a in scored.annotations] == [a.digest for a in plain.annotations]
     assert scored.final_digest == plain.final_digest
+
+
+def test_rebirth_reborn_characters_count_as_dead_and_give_no_bonus() -> None:
+    """The rebirth variant (docs/rules.md#rebirth): a reborn character is alive for nothing in the scores (S-9) —
+    not in the living counts, not for a spy's "alive" — and its death again earns its killer nothing (S-10)."""
+    from verifier.packages.modes.rebirth import RebirthMode
+
+    header = pb.GameHeader(ruleset="identity/1", mode=pb.MODE_IDENTITY, seed=1)
+    header.options.generals = pb.GENERALS_MODE_STANDARD
+    header.options.rebirth = True
+    generals = ["liubei", "guanyu", "zhangfei", "zhaoyun", "machao", "caocao", "zhugeliang"]
+    for role, general in zip([L, Y, Y, R, R, R, S], generals, strict=True):
+        header.seats.add(role=role, general=general)
+    game = identity.new_game(header, default_ruleset(header))
+    mode = game.mode
+    assert isinstance(mode, RebirthMode)
+
+    def die(victim: int, killer: int) -> None:
+        game.players[victim].alive = False
+        mode.fill_death(game, victim, pb.Death(seat=victim, killer=killer))
+        mode.check_victory(game, victim)  # the game goes on
+
+    def reborn(seat: int) -> None:
+        mode.reborn.add(seat)
+        game.revive(seat)
+
+    # Rebel 3 kills loyalist 1 (+1), who is reborn; rebel 4 kills it again (no bonus: it was reborn). Loyalist 2
+    # kills rebel 3, who is reborn, then rebel 5 and the spy; the lord kills rebel 4: the lord's side wins, with
+    # rebel 3 reborn and alive (dead for victory and for the scores).
+    die(1, 3)
+    reborn(1)
+    die(1, 4)
+    die(3, 2)
+    reborn(3)
+    die(5, 2)
+    die(6, 2)
+    end, got = end_of(game, [(4, 0)])
+    assert end.side == pb.SIDE_LORD
+    # lord 4 + 2 × 1 living loyalist (loyalist 2) = 6, +1 rebel 4 = 7; loyalist 1 (dead) 5 + 1 = 6; loyalist 2
+    # 5 + 1 = 6, +1 rebel 3, +1 rebel 5, +1 spy = 9; rebel 3 +1 for loyalist 1 (before its rebirth) = 1; rebel 4: 0
+    # (its kill was of a reborn loyalist); rebel 5: 0; the spy died with others alive: 0.
+    assert got == [7, 6, 9, 1, 0, 0, 0]

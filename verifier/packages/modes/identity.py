@@ -169,6 +169,10 @@ def check_header(header: pb.GameHeader) -> None:
     for pkg in opts.packages:
         if pkg not in PACKAGES:
             problems.append(Violation("UNSUPPORTED_OPTION", f"unknown card package {pkg!r}"))
+    if opts.rebirth and opts.generals != pb.GENERALS_MODE_STANDARD:
+        problems.append(Violation("UNSUPPORTED_OPTION", "options.rebirth needs the standard generals "
+                                  "(GENERALS_MODE_STANDARD): a reborn character turns a general "
+                                  "(docs/rules.md#rebirth, R-8)"))
     if opts.generals == pb.GENERALS_MODE_STANDARD:
         problems.extend(check_generals(header))
     else:
@@ -296,7 +300,7 @@ def new_game(header: pb.GameHeader, ruleset: Ruleset) -> Game:
         players.append(p)
     standard = header.options.generals == pb.GENERALS_MODE_STANDARD
     fixed = standard and all(s.general for s in header.seats)
-    game = Game(mode=IdentityMode(), ruleset=ruleset, cards={c.id: c for c in deck}, players=players,
+    game = Game(mode=identity_mode(header), ruleset=ruleset, cards={c.id: c for c in deck}, players=players,
                 draw_pile_top_first=pile, seed=header.seed & MASK64,
                 max_reshuffles=header.options.max_reshuffles,
                 prelude=pick_generals if standard and not fixed else None)
@@ -304,6 +308,15 @@ def new_game(header: pb.GameHeader, ruleset: Ruleset) -> Game:
         for seat in range(n):
             assign_general(game, seat, header.seats[seat].general)
     return game
+
+
+def identity_mode(header: pb.GameHeader) -> IdentityMode:
+    """The mode object of an identity game: the rebirth variant's (its own module) when the header asks for it."""
+    if header.options.rebirth:
+        from verifier.packages.modes.rebirth import RebirthMode
+
+        return RebirthMode()
+    return IdentityMode()
 
 
 class IdentityMode(Mode):
@@ -318,11 +331,15 @@ class IdentityMode(Mode):
 
     def fill_death(self, game: Game, seat: int, death: pb.Death) -> None:
         death.role = game.players[seat].role  # type: ignore[assignment]
-        scoring.note_death(game, seat, death.killer if death.HasField("killer") else None)
+        scoring.note_death(game, seat, death.killer if death.HasField("killer") else None, self.is_reborn(seat))
 
     def final_scores(self, game: Game, end: GameEnded) -> tuple[scoring.Score, ...]:
-        """docs/rules.md#scoring."""
-        return scoring.final_scores(game, end)
+        """docs/rules.md#scoring: the living counts are of the characters alive for victory (a reborn one is not)."""
+        return scoring.final_scores(game, end, lambda seat: self.alive_for_victory(game, seat))
+
+    def is_reborn(self, seat: int) -> bool:
+        """Is the seat a reborn character? Never, but in the rebirth variant (RebirthMode)."""
+        return False
 
     def reward_or_penalty(self, game: Game, victim: int, killer: int | None) -> Settle[None]:
         """docs/rules.md#kill-reward, docs/rules.md#kill-penalty."""
@@ -343,7 +360,7 @@ class IdentityMode(Mode):
         players = game.players
         lord = next(p for p in players if p.role == LORD)
         if not lord.alive:
-            alive = [p for p in players if p.alive]
+            alive = [p for p in players if self.alive_for_victory(game, p.seat)]
             if len(alive) == 1 and alive[0].role == SPY:
                 raise GameEnded(pb.SIDE_SPY, [alive[0].seat], f"the lord died; spy seat {alive[0].seat} is the "
                                 "sole survivor")
@@ -352,9 +369,13 @@ class IdentityMode(Mode):
                 raise GameEnded(pb.SIDE_REBELS, [], "the lord died: the rebels win, and this table has none, so "
                                 "nobody does")
             raise GameEnded(pb.SIDE_REBELS, rebels, "the lord died: the rebels win")
-        if not any(p.alive and p.role in (REBEL, SPY) for p in players):
+        if not any(p.role in (REBEL, SPY) and self.alive_for_victory(game, p.seat) for p in players):
             winners = [p.seat for p in players if p.role in (LORD, LOYALIST)]
             raise GameEnded(pb.SIDE_LORD, winners, "all rebels and spies are dead: the lord's side wins")
+
+    def alive_for_victory(self, game: Game, seat: int) -> bool:
+        """Does the seat count as alive when victory is judged? (The rebirth variant: not when reborn.)"""
+        return game.players[seat].alive
 
     def allegiance(self, game: Game, seat: int) -> str:
         """The side of the seat's role: "lord" (lord and loyalists), "rebels" or "spy". Each spy plays for

@@ -10,7 +10,7 @@ result is carried by ``GameEnded.scores`` into the annotated replay's GameResult
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -24,7 +24,8 @@ ROLE_NAMES: dict[int, str] = {LORD: "lord", LOYALIST: "loyalist", REBEL: "rebel"
 SIDE_NAMES: dict[int, str] = {pb.SIDE_LORD: "the lord's side won", pb.SIDE_REBELS: "the rebels won",
                               pb.SIDE_SPY: "the spy won"}
 
-# Game.package_state: the deaths in order, (victim, killer or None), as the Death outcomes name them.
+# Game.package_state: the deaths in order, (victim, killer or None, whether the victim was a reborn character), as
+# the Death outcomes name them.
 DEATHS = "identity/deaths"
 
 
@@ -71,21 +72,24 @@ class Score:
     basis: str
 
 
-def note_death(game: Game, victim: int, killer: int | None) -> None:
+def note_death(game: Game, victim: int, killer: int | None, reborn: bool = False) -> None:
     """Remember a death for the kill bonuses and the final one-on-one (called as the Death outcome is made)."""
-    game.package_state.setdefault(DEATHS, []).append((victim, killer))
+    game.package_state.setdefault(DEATHS, []).append((victim, killer, reborn))
 
 
-def deaths(game: Game) -> list[tuple[int, int | None]]:
-    found: list[tuple[int, int | None]] = game.package_state.get(DEATHS, [])
+def deaths(game: Game) -> list[tuple[int, int | None, bool]]:
+    found: list[tuple[int, int | None, bool]] = game.package_state.get(DEATHS, [])
     return found
 
 
-def final_duel_loser(game: Game, side: int) -> int | None:
+Living = Callable[[int], bool]
+
+
+def final_duel_loser(game: Game, side: int, living: Living) -> int | None:
     """S-3: the spy whose death left the lord the only living character (the lord's side then wins)."""
     if side != pb.SIDE_LORD:
         return None
-    alive = [p for p in game.players if p.alive]
+    alive = [p for p in game.players if living(p.seat)]
     died = deaths(game)
     if len(alive) != 1 or alive[0].role != LORD or not died:
         return None
@@ -97,21 +101,21 @@ def plural(k: int, word: str) -> str:
     return f"{k} {word}" if k == 1 else f"{k} {word}s"
 
 
-def cell_score(game: Game, seat: int, side: int, winners: Sequence[int]) -> tuple[int, str]:
+def cell_score(game: Game, seat: int, side: int, winners: Sequence[int], living: Living) -> tuple[int, str]:
     """The table's part of a seat's score, with its basis."""
     p = game.players[seat]
     role = ROLE_NAMES.get(p.role, "no role")
     cell = TABLE.get((p.role, side))
     if cell is None:
         return 0, f"{role}: 0"
-    if cell.condition == "alive" and not p.alive:
+    if cell.condition == "alive" and not living(seat):
         return 0, f"{role}, dead: 0"
-    if cell.condition == "lost_final_duel" and final_duel_loser(game, side) != seat:
+    if cell.condition == "lost_final_duel" and final_duel_loser(game, side, living) != seat:
         return 0, f"{role}, not the loser of a final one-on-one with the lord: 0"
     if cell.condition == "lone_spy" and seat not in winners:
         return 0, f"{role}, not the spy who won: 0"
-    loyalists = sum(1 for q in game.players if q.alive and q.role == LOYALIST)
-    rebels = sum(1 for q in game.players if q.alive and q.role == REBEL)
+    loyalists = sum(1 for q in game.players if living(q.seat) and q.role == LOYALIST)
+    rebels = sum(1 for q in game.players if living(q.seat) and q.role == REBEL)
     value = cell.base + cell.per_player * game.n + cell.per_loyalist * loyalists + cell.per_rebel * rebels
     terms = [str(cell.base)] if cell.base or not (cell.per_player or cell.per_loyalist or cell.per_rebel) else []
     if cell.per_player:
@@ -133,8 +137,8 @@ def kill_bonus(game: Game, seat: int, side: int) -> tuple[int, list[str]]:
     if not points or BONUS_ONLY_FOR_WINNERS.get(p.role, side) != side:
         return 0, []
     total, parts = 0, []
-    for victim, killer in deaths(game):
-        if killer != seat or victim == seat:
+    for victim, killer, reborn in deaths(game):
+        if killer != seat or victim == seat or reborn:  # S-9: a reborn victim already counted as dead
             continue
         v = game.players[victim]
         gain = points.get(v.role, 0)
@@ -144,14 +148,17 @@ def kill_bonus(game: Game, seat: int, side: int) -> tuple[int, list[str]]:
     return total, parts
 
 
-def final_scores(game: Game, end: GameEnded) -> tuple[Score, ...]:
-    """Every seat's score at the end of ``game`` (docs/rules.md#scoring). A draw scores 0 for everyone (S-4)."""
+def final_scores(game: Game, end: GameEnded, living: Living | None = None) -> tuple[Score, ...]:
+    """Every seat's score at the end of ``game`` (docs/rules.md#scoring). A draw scores 0 for everyone (S-4).
+    ``living``: does a seat count as alive (default: it is; the rebirth variant leaves reborn characters out)."""
+    if living is None:
+        living = lambda seat: game.players[seat].alive  # noqa: E731
     if end.side == pb.SIDE_NONE:
         return tuple(Score(s, 0, "draw game: 0") for s in range(game.n))
     won = SIDE_NAMES.get(end.side, "the game ended")
     out = []
     for seat in range(game.n):
-        value, basis = cell_score(game, seat, end.side, end.winners)
+        value, basis = cell_score(game, seat, end.side, end.winners, living)
         bonus, parts = kill_bonus(game, seat, end.side)
         if parts:
             basis += "; " + "; ".join(parts) + f" → {value + bonus}"
