@@ -14,7 +14,10 @@ What it does:
    with N concurrent clients (threads, one channel each), every game stored;
 3. while each phase runs, probes the server's event loop with a health Check every 20 ms and
    reports the latency (p50, p99, max): a blocked event loop shows up there.
-Each phase is reported in games/s and events/s and as a ratio to the offline speed.
+Each phase is reported in games/s and events/s and as a ratio to the offline speed (per core: a phase
+with N clients is compared with N times the offline speed, up to the machine's cores), with the batch
+sizes it used. ``--check`` exits 1 when a phase keeps less than --min-ratio (0.7) of it (a benchmark,
+not a test: it is never run by the test suite, timing does not belong there).
 Every phase submits logs with a distinct recorder, so no submission is answered from the store.
 """
 
@@ -39,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from clients.client import Metadata, VerifierClient  # noqa: E402
+from clients.client import DEFAULT_BATCH_SIZE, Metadata, VerifierClient  # noqa: E402
 from clients.selfplay import play_game  # noqa: E402
 from sgsverify.v1 import game_log_pb2 as pb  # noqa: E402
 from verifier import load_log, verify  # noqa: E402
@@ -55,6 +58,7 @@ class Result:
     games_per_s: float
     events_per_s: float
     ratio_to_offline: float
+    batch: int | None = None
     health_p50_ms: float | None = None
     health_p99_ms: float | None = None
     health_max_ms: float | None = None
@@ -149,7 +153,8 @@ def start_server(data_dir: Path, workers: int) -> tuple[subprocess.Popen[str], s
 
 
 def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int,
-              submit: Callable[[VerifierClient, pb.GameLog], None], offline_events_per_s: float) -> Result:
+              submit: Callable[[VerifierClient, pb.GameLog], None], offline_events_per_s: float,
+              batch: int | None = None) -> Result:
     events = sum(len(g.events) for g in logs)
     channels = [VerifierClient(address, timeout=300) for _ in range(clients)]
     try:
@@ -162,18 +167,22 @@ def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int,
         for c in channels:
             c.close()
     eps = events / seconds
+    # Per core: N clients can use up to N cores (no more than the machine has), so they are held to N times
+    # the offline speed of one.
+    cores = min(clients, os.cpu_count() or 1)
     return Result(name, clients, len(logs), events, round(seconds, 3), round(len(logs) / seconds, 1), round(eps),
-                  round(eps / offline_events_per_s, 2), round(p50, 2), round(p99, 2), round(worst, 2))
+                  round(eps / (offline_events_per_s * cores), 2), batch, round(p50, 2), round(p99, 2), round(worst, 2))
 
 
 def whole(client: VerifierClient, log: pb.GameLog) -> None:
     client.verify(log.SerializeToString(), Metadata(tournament="bench"), summary_only=True)
 
 
-def upload(client: VerifierClient, log: pb.GameLog) -> None:
-    client.upload(log, Metadata(tournament="bench"), batch_size=256, summary_only=True)
+def upload(client: VerifierClient, log: pb.GameLog, batch: int = DEFAULT_BATCH_SIZE) -> None:
+    client.upload(log, Metadata(tournament="bench"), batch_size=batch, summary_only=True)
 
 
+MIN_RATIO = 0.7  # of the offline speed per core, that every path keeps (issue 14)
 LIVE_BATCH = 64  # events per live message: a game server sends what a few moments of play produced
 
 
@@ -189,7 +198,12 @@ def main() -> int:
     parser.add_argument("--clients", default="1,4", help="comma-separated concurrent client counts")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--live-batch", type=int, default=LIVE_BATCH, help="events per live message (default 64)")
+    parser.add_argument("--upload-batch", type=int, default=DEFAULT_BATCH_SIZE,
+                        help=f"events per upload message (default: the client library's, {DEFAULT_BATCH_SIZE})")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 when a phase's ratio to offline (per core) is below --min-ratio")
+    parser.add_argument("--min-ratio", type=float, default=MIN_RATIO, help=f"for --check (default {MIN_RATIO})")
     args = parser.parse_args()
     counts = [int(x) for x in args.clients.split(",")]
 
@@ -208,14 +222,16 @@ def main() -> int:
             with HealthProbe(address) as idle:
                 time.sleep(1.0)
             p50, p99, worst = idle.summary()
-            results.append(Result("idle server", 0, 0, 0, 1.0, 0, 0, 0, round(p50, 2), round(p99, 2), round(worst, 2)))
+            results.append(Result("idle server", 0, 0, 0, 1.0, 0, 0, 0, None, round(p50, 2), round(p99, 2),
+                                  round(worst, 2)))
             for n in counts:
-                phases: list[tuple[str, Callable[[VerifierClient, pb.GameLog], None]]] = [
-                    ("whole-log", whole), ("upload stream", upload),
-                    ("live stream", lambda c, g: live(c, g, args.live_batch))]
-                for name, submit in phases:
+                phases: list[tuple[str, Callable[[VerifierClient, pb.GameLog], None], int | None]] = [
+                    ("whole-log", whole, None),
+                    ("upload stream", lambda c, g: upload(c, g, args.upload_batch), args.upload_batch),
+                    ("live stream", lambda c, g: live(c, g, args.live_batch), args.live_batch)]
+                for name, submit, batch in phases:
                     phase_logs = stamped(logs, f"{name} x{n}")
-                    result = run_phase(address, name, phase_logs, n, submit, offline_eps)
+                    result = run_phase(address, name, phase_logs, n, submit, offline_eps, batch)
                     results.append(result)
                     print(f"{name} x{n}: {result.games_per_s} games/s, {result.events_per_s} events/s "
                           f"({result.ratio_to_offline}x offline); health p99 {result.health_p99_ms} ms")
@@ -225,9 +241,10 @@ def main() -> int:
 
     print()
     print(f"machine: {os.cpu_count()} cores; server: {args.workers} worker process(es), embedded SQLite; "
-          f"{args.games} games of {args.players} players, {events} events; upload batches of 256 events, "
-          f"live batches of {args.live_batch}")
-    header = f"{'phase':<15} {'clients':>7} {'games/s':>8} {'events/s':>9} {'x offline':>9} " \
+          f"{args.games} games of {args.players} players, {events} events; upload batches of {args.upload_batch} "
+          f"events, live batches of {args.live_batch}; ratios are per core (N clients: to N x offline, at most "
+          f"{os.cpu_count()} cores)")
+    header = f"{'phase':<15} {'clients':>7} {'batch':>6} {'games/s':>8} {'events/s':>9} {'x offline':>9} " \
              f"{'health p50':>10} {'p99':>7} {'max':>7}"
     print(header)
     print("-" * len(header))
@@ -235,12 +252,22 @@ def main() -> int:
         health = (f"{r.health_p50_ms:>8.2f}ms {r.health_p99_ms:>5.1f}ms {r.health_max_ms:>5.1f}ms"
                   if r.health_p50_ms is not None else "")
         if r.phase == "idle server":
-            print(f"{r.phase:<15} {'':>7} {'':>8} {'':>9} {'':>9} {health}")
+            print(f"{r.phase:<15} {'':>7} {'':>6} {'':>8} {'':>9} {'':>9} {health}")
         else:
-            print(f"{r.phase:<15} {r.clients:>7} {r.games_per_s:>8.1f} {r.events_per_s:>9} "
+            size = "" if r.batch is None else str(r.batch)
+            print(f"{r.phase:<15} {r.clients:>7} {size:>6} {r.games_per_s:>8.1f} {r.events_per_s:>9} "
                   f"{r.ratio_to_offline:>8.2f}x {health}")
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in results], indent=1))
+    if args.check:
+        below = [r for r in results
+                 if r.clients > 0 and r.phase != "offline check" and r.ratio_to_offline < args.min_ratio]
+        for r in below:
+            print(f"CHECK FAILED: {r.phase} x{r.clients} keeps {r.ratio_to_offline:.2f}x of offline per core, "
+                  f"below {args.min_ratio}")
+        if below:
+            return 1
+        print(f"check: every path keeps at least {args.min_ratio}x of offline per core")
     return 0
 
 
