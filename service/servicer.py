@@ -480,7 +480,7 @@ class VerifierServicer:
                 size += msg.ByteSize()
                 self._check_log_size(size)
                 try:
-                    answer = await game.feed(msg.SerializeToString(deterministic=True), len(msg.events))
+                    answer = await game.feed(events_encoding(msg), len(msg.events))
                 except LogFormatError as err:
                     raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: {err}") from None
                 del msg

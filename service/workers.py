@@ -9,7 +9,7 @@ event loop stays responsive; verification uses every core.
 The hand-off is one message each way per call, read on the server's event loop as it arrives (no
 executor threads in between: concurrent.futures' process pool took about 0.7 ms per round trip here,
 this about 0.07 ms, which a live game pays once per batch). What crosses is bytes: the log's bytes
-or a batch request as it came, and back a storage record, or a VerifyLiveResponse already encoded,
+or a batch's events (as GameLog.events), and back a storage record, or a VerifyLiveResponse already encoded,
 which the server sends on unchanged.
 """
 
@@ -34,7 +34,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any, ParamSpec, TypeVar
 
 from service.live import LiveGame
-from service.work import Verified, VerifyJob, events_of, verify_job, warm_up
+from service.work import Verified, VerifyJob, verify_job, warm_up
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
 from storage.store import NewReplay, SubmissionMetadata
@@ -115,11 +115,11 @@ def live_start(game_id: int, header: bytes, metadata: SubmissionMetadata) -> Non
     _LIVE_GAMES[game_id] = LiveGame(pb.GameHeader.FromString(header), metadata)
 
 
-def live_feed(game_id: int, request: bytes) -> bytes:
-    """Feed a batch (a VerifyLiveRequest's canonical encoding, made by the server: its events are used); returns
-    a serialized VerifyLiveResponse."""
+def live_feed(game_id: int, events: bytes) -> bytes:
+    """Feed a batch: its events' canonical encoding as GameLog.events (service.work.events_encoding, made by the
+    server, which the game keeps as its log); returns a serialized VerifyLiveResponse."""
     game = _LIVE_GAMES[game_id]
-    return game.feed_encoded(spb.VerifyLiveRequest.FromString(request).events, events_of(request))
+    return game.feed_encoded(pb.GameLog.FromString(events).events, events)
 
 
 def live_finish(game_id: int) -> tuple[bytes, NewReplay]:
@@ -386,10 +386,10 @@ class LiveSession:
         await self.pool._call(self.worker, live_start, self.game_id, header.SerializeToString(), metadata)
         self.started = True
 
-    async def feed(self, request: bytes, events: int) -> bytes:
-        """Send a batch: the VerifyLiveRequest's encoding (``events`` events); the VerifyLiveResponse's back."""
-        self.event_count += events
-        return await self.pool._call(self.worker, live_feed, self.game_id, request)
+    async def feed(self, events: bytes, count: int) -> bytes:
+        """Send a batch: its ``count`` events' encoding as GameLog.events; the VerifyLiveResponse's comes back."""
+        self.event_count += count
+        return await self.pool._call(self.worker, live_feed, self.game_id, events)
 
     async def finish(self) -> tuple[spb.VerifyLiveResponse, NewReplay]:
         last, record = await self.pool._call(self.worker, live_finish, self.game_id)
