@@ -14,6 +14,9 @@ What it does:
    with N concurrent clients (threads, one channel each), every game stored;
 3. while each phase runs, probes the server's event loop with a health Check every 20 ms and
    reports the latency (p50, p99, max): a blocked event loop shows up there.
+Each phase also reports the CPU time the server and its worker processes spent per event (from /proc), and
+offline's CPU per event (load_log + verify in this process) over it: CPU time hardly depends on what else the
+machine runs, so that ratio is the steadier one on a shared machine.
 Each phase is reported in games/s and events/s and as a ratio to the offline speed (per core: a phase
 with N clients is compared with N times the offline speed, up to the machine's cores), with the batch
 sizes it used. ``--check`` exits 1 when a phase keeps less than --min-ratio (0.7) of it (a benchmark,
@@ -59,9 +62,40 @@ class Result:
     events_per_s: float
     ratio_to_offline: float
     batch: int | None = None
+    # CPU per event of the server and its workers (offline: of verifying), and offline's over it.
+    cpu_us_per_event: float | None = None
+    cpu_ratio_to_offline: float | None = None
     health_p50_ms: float | None = None
     health_p99_ms: float | None = None
     health_max_ms: float | None = None
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def process_tree_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) used so far by a process and its children (the server and its worker
+    processes), from /proc; None where there is no /proc. CPU time, unlike wall time, hardly depends on what
+    else the machine runs."""
+    total = 0.0
+    seen: set[int] = set()
+    todo = [pid]
+    try:
+        while todo:
+            p = todo.pop()
+            if p in seen:
+                continue
+            seen.add(p)
+            try:
+                fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+                for task in Path(f"/proc/{p}/task").iterdir():
+                    todo += [int(c) for c in (task / "children").read_text().split()]
+            except (FileNotFoundError, ProcessLookupError):
+                continue  # (a process that ended meanwhile)
+    except OSError:
+        return None
+    return total if seen else None
 
 
 class HealthProbe:
@@ -130,6 +164,20 @@ def offline(blobs: list[bytes]) -> tuple[float, int]:
     return time.perf_counter() - started, events
 
 
+def offline_cpu(blobs: list[bytes]) -> float:
+    """CPU microseconds per event of what `check` does per log (load_log + verify), in this process."""
+    events = 0
+    best = float("inf")
+    for _ in range(2):
+        started = time.process_time()
+        for data in blobs:
+            log = load_log(data)
+            verify(log)
+            events += len(log.events)
+        best = min(best, time.process_time() - started)
+    return best * 1e6 / (events / 2)
+
+
 def start_server(data_dir: Path, workers: int) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen([sys.executable, "-m", "clients.cli", "serve", "--address", "127.0.0.1:0",
                              "--data-dir", str(data_dir), "--workers", str(workers),
@@ -154,14 +202,17 @@ def start_server(data_dir: Path, workers: int) -> tuple[subprocess.Popen[str], s
 
 def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int,
               submit: Callable[[VerifierClient, pb.GameLog], None], offline_events_per_s: float,
-              batch: int | None = None) -> Result:
+              batch: int | None = None, server_pid: int | None = None,
+              offline_cpu_us: float | None = None) -> Result:
     events = sum(len(g.events) for g in logs)
     channels = [VerifierClient(address, timeout=300) for _ in range(clients)]
     try:
         with HealthProbe(address) as probe, ThreadPoolExecutor(clients) as pool:
+            cpu_before = None if server_pid is None else process_tree_cpu(server_pid)
             started = time.perf_counter()
             list(pool.map(lambda i: submit(channels[i % clients], logs[i]), range(len(logs))))
             seconds = time.perf_counter() - started
+            cpu_after = None if server_pid is None else process_tree_cpu(server_pid)
         p50, p99, worst = probe.summary()
     finally:
         for c in channels:
@@ -170,8 +221,12 @@ def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int,
     # Per core: N clients can use up to N cores (no more than the machine has), so they are held to N times
     # the offline speed of one.
     cores = min(clients, os.cpu_count() or 1)
+    cpu_us = None if cpu_before is None or cpu_after is None else (cpu_after - cpu_before) * 1e6 / events
+    cpu_ratio = None if cpu_us is None or not cpu_us or offline_cpu_us is None else round(offline_cpu_us / cpu_us, 2)
     return Result(name, clients, len(logs), events, round(seconds, 3), round(len(logs) / seconds, 1), round(eps),
-                  round(eps / (offline_events_per_s * cores), 2), batch, round(p50, 2), round(p99, 2), round(worst, 2))
+                  round(eps / (offline_events_per_s * cores), 2), batch,
+                  None if cpu_us is None else round(cpu_us, 1), cpu_ratio,
+                  round(p50, 2), round(p99, 2), round(worst, 2))
 
 
 def whole(client: VerifierClient, log: pb.GameLog) -> None:
@@ -212,8 +267,9 @@ def main() -> int:
     blobs = [g.SerializeToString() for g in logs]
     seconds, events = offline(blobs)
     offline_eps = events / seconds
+    offline_cpu_us = offline_cpu(blobs)
     results = [Result("offline check", 1, len(logs), events, round(seconds, 3), round(len(logs) / seconds, 1),
-                      round(offline_eps), 1.0)]
+                      round(offline_eps), 1.0, None, round(offline_cpu_us, 1), 1.0)]
     print(f"offline: {len(logs)} games, {events} events in {seconds:.2f} s")
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -222,8 +278,8 @@ def main() -> int:
             with HealthProbe(address) as idle:
                 time.sleep(1.0)
             p50, p99, worst = idle.summary()
-            results.append(Result("idle server", 0, 0, 0, 1.0, 0, 0, 0, None, round(p50, 2), round(p99, 2),
-                                  round(worst, 2)))
+            results.append(Result("idle server", 0, 0, 0, 1.0, 0, 0, 0, None, None, None, round(p50, 2),
+                                  round(p99, 2), round(worst, 2)))
             for n in counts:
                 phases: list[tuple[str, Callable[[VerifierClient, pb.GameLog], None], int | None]] = [
                     ("whole-log", whole, None),
@@ -231,7 +287,8 @@ def main() -> int:
                     ("live stream", lambda c, g: live(c, g, args.live_batch), args.live_batch)]
                 for name, submit, batch in phases:
                     phase_logs = stamped(logs, f"{name} x{n}")
-                    result = run_phase(address, name, phase_logs, n, submit, offline_eps, batch)
+                    result = run_phase(address, name, phase_logs, n, submit, offline_eps, batch, proc.pid,
+                                       offline_cpu_us)
                     results.append(result)
                     print(f"{name} x{n}: {result.games_per_s} games/s, {result.events_per_s} events/s "
                           f"({result.ratio_to_offline}x offline); health p99 {result.health_p99_ms} ms")
@@ -245,18 +302,20 @@ def main() -> int:
           f"events, live batches of {args.live_batch}; ratios are per core (N clients: to N x offline, at most "
           f"{os.cpu_count()} cores)")
     header = f"{'phase':<15} {'clients':>7} {'batch':>6} {'games/s':>8} {'events/s':>9} {'x offline':>9} " \
-             f"{'health p50':>10} {'p99':>7} {'max':>7}"
+             f"{'cpu us/ev':>9} {'cpu x off':>9} {'health p50':>10} {'p99':>7} {'max':>7}"
     print(header)
     print("-" * len(header))
     for r in results:
         health = (f"{r.health_p50_ms:>8.2f}ms {r.health_p99_ms:>5.1f}ms {r.health_max_ms:>5.1f}ms"
                   if r.health_p50_ms is not None else "")
         if r.phase == "idle server":
-            print(f"{r.phase:<15} {'':>7} {'':>6} {'':>8} {'':>9} {'':>9} {health}")
+            print(f"{r.phase:<15} {'':>7} {'':>6} {'':>8} {'':>9} {'':>9} {'':>9} {'':>9} {health}")
         else:
             size = "" if r.batch is None else str(r.batch)
+            cpu = f"{r.cpu_us_per_event:>9.1f}" if r.cpu_us_per_event is not None else f"{'':>9}"
+            cpu_ratio = f"{r.cpu_ratio_to_offline:>8.2f}x" if r.cpu_ratio_to_offline is not None else f"{'':>9}"
             print(f"{r.phase:<15} {r.clients:>7} {size:>6} {r.games_per_s:>8.1f} {r.events_per_s:>9} "
-                  f"{r.ratio_to_offline:>8.2f}x {health}")
+                  f"{r.ratio_to_offline:>8.2f}x {cpu} {cpu_ratio} {health}")
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in results], indent=1))
     if args.check:
