@@ -532,6 +532,18 @@ class VerifierClient:
             if not token:
                 return
 
+    def standings(self, tournament: str, *, tenant: str = "", exclude_violations: bool = False,
+                  timeout: float | None = None) -> spb.GetStandingsResponse:
+        """The tournament's standings (docs/service.md#standings): players ranked by total score, its games with
+        their scores, marked when they have violations."""
+        try:
+            res: spb.GetStandingsResponse = self.stub.GetStandings(
+                spb.GetStandingsRequest(tournament=tournament, tenant=tenant, exclude_violations=exclude_violations),
+                timeout=self._timeout(timeout), metadata=self.metadata)
+        except grpc.RpcError as err:
+            raise service_error(err) from None
+        return res
+
     def delete(self, replay_id: str, *, timeout: float | None = None) -> None:
         try:
             self.stub.DeleteReplay(spb.DeleteReplayRequest(id=replay_id), timeout=self._timeout(timeout),

@@ -96,5 +96,6 @@ class LiveGame:
             ruleset=record.ruleset, mode=record.mode, seed=record.seed, recorder=record.recorder, seats=record.seats,
             engine_version=v.engine_version, violation_count=v.violation_count, violation_codes=v.violation_codes,
             followed=v.followed, stopped_at=v.stopped_at, stopped_reason=v.stopped_reason, finished=v.finished,
-            side=v.side, winners=v.winners, result_reason=v.result_reason, annotation_count=v.annotation_count)
+            side=v.side, winners=v.winners, result_reason=v.result_reason, annotation_count=v.annotation_count,
+            scores=v.scores)
 

@@ -25,6 +25,7 @@ from service.convert import metadata_from, replay_change, replay_info, request_f
 from service.guard import Principal, StreamIdle, idle_limited
 from service.live import LiveGame
 from service.metrics import Metrics
+from service.standings import standings_response
 from service.work import (
     TooManyEvents,
     Verified,
@@ -38,6 +39,7 @@ from service.workers import LiveSession, WorkerLost, WorkerPool
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
+from storage.standings import standings
 from storage.store import (
     HASH_LENGTH,
     Audit,
@@ -557,6 +559,19 @@ class VerifierServicer:
         self.metrics.audit.labels("replay.delete").inc()
         return spb.DeleteReplayResponse(id=replay_id)
 
+    @unary_errors
+    async def GetStandings(self, request: spb.GetStandingsRequest | MalformedRequest,
+                           context: grpc.aio.ServicerContext) -> spb.GetStandingsResponse:
+        """docs/service.md#standings: over the caller's tenant's games (an admin: every tenant's, or the one named)."""
+        if isinstance(request, MalformedRequest):
+            raise request.failure("the request")
+        tenant = self._scoped(ReplayFilter(), request.tenant, "GetStandingsRequest").tenant
+        try:
+            found = await self._io(standings, self.store, request.tournament, tenant, request.exclude_violations)
+        except InvalidQuery as err:
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"GetStandingsRequest.{err}") from None
+        return standings_response(found)
+
     def _scoped(self, filters: ReplayFilter, tenant: str, where: str) -> ReplayFilter:
         """The filter narrowed to what the caller may see: its own tenant's replays (an admin: every tenant's,
         or the one it names)."""
@@ -654,6 +669,9 @@ class VerifierServicer:
             "DeleteReplay": grpc.unary_unary_rpc_method_handler(
                 self.DeleteReplay, request_deserializer=lenient(spb.DeleteReplayRequest),
                 response_serializer=spb.DeleteReplayResponse.SerializeToString),
+            "GetStandings": grpc.unary_unary_rpc_method_handler(
+                self.GetStandings, request_deserializer=lenient(spb.GetStandingsRequest),
+                response_serializer=spb.GetStandingsResponse.SerializeToString),
             "Regress": grpc.unary_stream_rpc_method_handler(
                 self.Regress, request_deserializer=lenient(spb.RegressRequest),
                 response_serializer=spb.RegressResponse.SerializeToString),

@@ -264,7 +264,7 @@ def verdict_facts(replay: apb.AnnotatedReplay) -> VerdictFacts:
         stopped_at=None if replay.followed else replay.stopped_at, stopped_reason=replay.stopped_reason,
         finished=res.finished, side=int(res.side), winners=tuple(res.winners), result_reason=res.reason,
         annotation_count=len(replay.annotations), replay_blob=replay.SerializeToString(deterministic=True),
-        violations=tuple(violations))
+        violations=tuple(violations), scores=tuple(s.score for s in res.scores))
 
 
 def warm_up() -> int:

@@ -89,6 +89,8 @@ def report_lines(r: Any) -> list[str]:
         lines.append("  no divergent event: the game followed is the same, event by event")
     if r.winner_changed or r.stored_result != r.new_result:
         lines.append(f"  result: {r.stored_result} -> {r.new_result}")
+    if r.scores_changed:
+        lines.append(f"  scores: {list(r.stored_scores)} -> {list(r.new_scores)}")
     return lines
 
 

@@ -468,6 +468,7 @@ def replay_lines(res: spb.GetReplayResponse, violations_only: bool = False) -> I
 
     yield from info_header(res.info)
     replay = res.replay
+    yield from score_lines(replay.result, res.info)
     if res.log.header.HasField("origin"):
         yield f"  origin: {origin(res.log.header.origin)}"
     for n in replay.header_notices:
@@ -491,6 +492,15 @@ def replay_lines(res: spb.GetReplayResponse, violations_only: bool = False) -> I
         yield line if mark in ("ok", "derived") else f"{line}   <{mark}>"
         for v in ann.violations:
             yield f"         !! {_violation_text(v)}"
+
+
+def score_lines(result: apb.GameResult, info: spb.ReplayInfo) -> Iterator[str]:
+    """The seats' scores (docs/rules.md#scoring), each with how it is made up."""
+    if result.scores:
+        yield "  scores (docs/rules.md#scoring):"
+    for s in result.scores:
+        player = info.seats[s.seat].player if s.seat < len(info.seats) else ""
+        yield f"    seat {s.seat}{f' {player}' if player else ''}: {s.score}  ({s.basis})"
 
 
 def run_show(args: argparse.Namespace) -> int:
