@@ -25,9 +25,9 @@ import grpc
 from grpc_health.v1 import health, health_pb2
 
 from service import tls
+from service.checked import add_health
 from service.config import ServiceConfig, is_loopback, split_address
 from service.guard import Authenticator, GuardInterceptor
-from service.checked import add_health
 from service.health import StoreHealth
 from service.metrics import Metrics
 from service.reflection import enable_server_reflection

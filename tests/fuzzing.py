@@ -473,8 +473,8 @@ def check_cli(files: Sequence[bytes]) -> Outcome:
             paths.append(str(path))
         out, err = io.StringIO(), io.StringIO()
         try:
-            with time_limit(OFFLINE_SECONDS * len(files) + sum(map(len, files)) / 1e6), contextlib.redirect_stdout(out), \
-                    contextlib.redirect_stderr(err):
+            limit = OFFLINE_SECONDS * len(files) + sum(map(len, files)) / 1e6
+            with time_limit(limit), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 code = cli.main(["check", "--json", *paths])
         except _Timeout:
             return Outcome("hang", "check --json did not end")
@@ -1037,7 +1037,8 @@ class ServerUnderTest:
 
     def count(self) -> int:
         assert self.channel is not None
-        fn = self.channel.unary_unary(SERVICE + "ListReplays", request_serializer=spb.ListReplaysRequest.SerializeToString,
+        fn = self.channel.unary_unary(SERVICE + "ListReplays",
+                                      request_serializer=spb.ListReplaysRequest.SerializeToString,
                                       response_deserializer=spb.ListReplaysResponse.FromString)
         return int(fn(spb.ListReplaysRequest(page_size=1), timeout=60).total_count)
 
