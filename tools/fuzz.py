@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -65,28 +67,39 @@ HEAD = (f"{'family':15} {'backend':9} {'cases':>9} {'crashes':>7} {'hangs':>5} {
 
 
 def run_offline(family: str, args: argparse.Namespace, results: list[dict[str, Any]]) -> None:
+    """The family's cases in chunks of consecutive indices, in this process or ``--jobs`` others; with
+    ``--minutes``, no chunk is started after the family's time is up (the cases done stay consecutive)."""
     cases = args.counts.get(family, args.cases)
-    chunk = max(1, min(5000, cases // max(1, args.jobs * 4)))
-    starts = list(range(args.start, args.start + cases, chunk))
+    chunk = max(1, min(500, cases // max(1, args.jobs * 4)))
+    starts = iter(range(args.start, args.start + cases, chunk))
     tally = fuzzing.Tally()
     peak = 0
     started = time.monotonic()
+
+    def more() -> int | None:
+        if args.minutes and time.monotonic() - started > args.minutes * 60:
+            return None
+        return next(starts, None)
+
+    def take(part: dict[str, Any]) -> None:
+        nonlocal peak
+        merge(tally, part["tally"])
+        peak = max(peak, part["peak_kib"])
+        progress(family, "offline", tally, started)
+
     if args.jobs <= 1:
-        parts = (offline_chunk(family, args.seed, s, min(chunk, args.start + cases - s), str(args.findings))
-                 for s in starts)
-        for part in parts:
-            merge(tally, part["tally"])
-            peak = max(peak, part["peak_kib"])
-            progress(family, "offline", tally, started)
+        while (s := more()) is not None:
+            take(offline_chunk(family, args.seed, s, min(chunk, args.start + cases - s), str(args.findings)))
     else:
         with ProcessPoolExecutor(args.jobs) as pool:
-            futures = [pool.submit(offline_chunk, family, args.seed, s, min(chunk, args.start + cases - s),
-                                   str(args.findings)) for s in starts]
-            for fut in futures:
-                part = fut.result()
-                merge(tally, part["tally"])
-                peak = max(peak, part["peak_kib"])
-                progress(family, "offline", tally, started)
+            pending: deque[Future[dict[str, Any]]] = deque()
+            while True:
+                while len(pending) < 2 * args.jobs and (s := more()) is not None:
+                    pending.append(pool.submit(offline_chunk, family, args.seed, s,
+                                               min(chunk, args.start + cases - s), str(args.findings)))
+                if not pending:
+                    break
+                take(pending.popleft().result())
     tally.seconds = time.monotonic() - started
     memory = f"fuzzer peak {peak // 1024} MiB"
     print(row(family, "offline", tally, memory), flush=True)
@@ -132,7 +145,11 @@ def run_rpc_family(server: fuzzing.ServerUnderTest, family: str, args: argparse.
     memory.sample(server.proc.pid, first=True)
     store_problems: list[str] = []
     started = time.monotonic()
+    end = args.start + cases
     for index in range(args.start, args.start + cases):
+        if args.minutes and time.monotonic() - started > args.minutes * 60:
+            end = index
+            break
         case = generator(fuzzing.case_rng(family, args.seed, index), server.known)
         try:
             outcome = server.run(case)
@@ -152,7 +169,7 @@ def run_rpc_family(server: fuzzing.ServerUnderTest, family: str, args: argparse.
         if done % STORE_CHECK_EVERY == 0:
             store_problems += check_store(server, family, index, args)
         progress(family, server.backend, tally, started)
-    store_problems += check_store(server, family, args.start + cases, args)
+    store_problems += check_store(server, family, end, args)
     memory.sample(server.proc.pid)
     tally.seconds = time.monotonic() - started
     print(row(family, server.backend, tally, memory.text()), flush=True)
@@ -188,8 +205,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--findings", type=Path, default=Path("fuzz-findings"), help="where finding inputs go")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     parser.add_argument("--jobs", type=int, default=1, help="processes for the check-* families (default 1)")
+    parser.add_argument("--minutes", type=float, default=0, help="at most this long per family (and backend): "
+                        "the cases done by then are counted (default: no limit)")
     parser.add_argument("--workers", type=int, default=1, help="the server's verification workers (default 1)")
     args = parser.parse_args(argv)
+    # SIGTERM ends the run like ^C: the servers are stopped and their databases dropped.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     args.counts = {}
     families = []
     for item in args.family or fuzzing.FAMILIES:
