@@ -306,6 +306,7 @@ def _absurd_scalar(fd: gdesc.FieldDescriptor, rng: random.Random) -> Any:
     if fd.type in _INT_RANGES:
         return absurd_int(rng, *_INT_RANGES[fd.type])
     if fd.type == gdesc.FieldDescriptor.TYPE_ENUM:
+        assert fd.enum_type is not None
         known = [v.number for v in fd.enum_type.values]
         return rng.choice(known) if rng.random() < 0.4 else absurd_int(rng, -2**31, 2**31 - 1)
     if fd.type == gdesc.FieldDescriptor.TYPE_BOOL:
@@ -320,13 +321,15 @@ def _absurd_scalar(fd: gdesc.FieldDescriptor, rng: random.Random) -> Any:
 
 
 def _is_repeated(fd: gdesc.FieldDescriptor) -> bool:
-    return bool(fd.is_repeated) if hasattr(fd, "is_repeated") else fd.label == gdesc.FieldDescriptor.LABEL_REPEATED
+    if hasattr(fd, "is_repeated"):
+        return bool(fd.is_repeated)
+    return bool(getattr(fd, "label") == gdesc.FieldDescriptor.LABEL_REPEATED)  # noqa: B009 (older protobuf)
 
 
 def mutate_message(msg: Message, rng: random.Random, depth: int = 0) -> None:
     """Set one field somewhere in ``msg`` (a random path down its set sub-messages) to an absurd value, or
     fill a repeated field with many entries, or clear it."""
-    fields = list(msg.DESCRIPTOR.fields)
+    fields: list[Any] = list(msg.DESCRIPTOR.fields)
     if not fields:
         return
     set_messages = [fd for fd in fields if fd.type == gdesc.FieldDescriptor.TYPE_MESSAGE
@@ -657,8 +660,8 @@ def valid_requests(method: str, rng: random.Random, known: Sequence[str]) -> lis
         return [first, *(spb.UploadLogRequest(events=b) for b in _batches(log, rng))]
     if method == "VerifyLive":
         log = _game(rng)
-        first = spb.VerifyLiveRequest(header=log.header, metadata=_metadata(rng), discard=rng.random() < 0.5)
-        return [first, *(spb.VerifyLiveRequest(events=b) for b in _batches(log, rng))]
+        opening = spb.VerifyLiveRequest(header=log.header, metadata=_metadata(rng), discard=rng.random() < 0.5)
+        return [opening, *(spb.VerifyLiveRequest(events=b) for b in _batches(log, rng))]
     if method == "GetReplay":
         return [spb.GetReplayRequest(id=_known_id(rng, known), include_log=rng.random() < 0.3,
                                      include_original=rng.random() < 0.3,
