@@ -815,9 +815,15 @@ def call_raw(channel: grpc.Channel, case: RpcInput, timeout: float = RPC_SECONDS
             if case.cancel_after is None:
                 responses.append(fn3(iter(case.messages), timeout=timeout))
             else:
-                fut = fn3.future(_cut(case.messages, case.cancel_after), timeout=timeout)
-                time.sleep(0.002)
+                cut = _Cut(case.messages, case.cancel_after)
+                fut = fn3.future(iter(cut), timeout=timeout)
+                # cancel once the messages are on their way (the server may hold some), or the call has ended
+                deadline = time.monotonic() + timeout
+                while not cut.sent.wait(0.02) and not fut.done() and time.monotonic() < deadline:
+                    pass
+                time.sleep(0.01)
                 fut.cancel()
+                cut.cancelled.set()
                 with contextlib.suppress(grpc.FutureCancelledError):
                     responses.append(fut.result())
                 if fut.cancelled():
@@ -827,23 +833,38 @@ def call_raw(channel: grpc.Channel, case: RpcInput, timeout: float = RPC_SECONDS
             if case.cancel_after is None:
                 responses.extend(fn4(iter(case.messages), timeout=timeout))
             else:
-                call = fn4(_cut(case.messages, case.cancel_after), timeout=timeout)
-                if case.cancel_after:
-                    for i, res in enumerate(call):  # one answer per message sent
-                        responses.append(res)
-                        if i + 1 >= case.cancel_after:
-                            break
-                call.cancel()
+                cut = _Cut(case.messages, case.cancel_after)
+                call = fn4(iter(cut), timeout=timeout)
+                try:
+                    if case.cancel_after:
+                        for i, res in enumerate(call):  # one answer per message sent
+                            responses.append(res)
+                            if i + 1 >= case.cancel_after:
+                                break
+                    call.cancel()
+                finally:
+                    cut.cancelled.set()
                 return grpc.StatusCode.CANCELLED, "cancelled by the fuzzer", responses, time.monotonic() - started
     except grpc.RpcError as err:
         return err.code(), err.details() or "", responses, time.monotonic() - started
     return grpc.StatusCode.OK, "", responses, time.monotonic() - started
 
 
-def _cut(messages: list[bytes], after: int) -> Iterator[bytes]:
-    """The first ``after`` messages, then a stream that does not half-close before the client cancels it."""
-    yield from messages[:after]
-    time.sleep(1.0)
+class _Cut:
+    """A request stream of the first ``after`` messages that does not half-close until a second after the
+    client has cancelled the call (``cancelled`` set): so the server cannot take it for a whole stream, however
+    slow (a half-close right after the cancel can reach the server first)."""
+
+    def __init__(self, messages: list[bytes], after: int) -> None:
+        self.messages = messages[:after]
+        self.sent = threading.Event()
+        self.cancelled = threading.Event()
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self.messages
+        self.sent.set()
+        if self.cancelled.wait(RPC_SECONDS):
+            time.sleep(1.0)
 
 
 # ============================================================================ the server under test
