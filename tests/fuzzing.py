@@ -326,6 +326,11 @@ def _is_repeated(fd: gdesc.FieldDescriptor) -> bool:
     return bool(getattr(fd, "label") == gdesc.FieldDescriptor.LABEL_REPEATED)  # noqa: B009 (older protobuf)
 
 
+# The most bytes one mutation adds (more than any limit: a 64 MiB log, 16 MiB messages), so that the fuzzer's
+# own inputs stay a few hundred MB at most.
+MAX_ADDED_BYTES = 80 * 1024 * 1024
+
+
 def mutate_message(msg: Message, rng: random.Random, depth: int = 0) -> None:
     """Set one field somewhere in ``msg`` (a random path down its set sub-messages) to an absurd value, or
     fill a repeated field with many entries, or clear it."""
@@ -354,16 +359,22 @@ def mutate_message(msg: Message, rng: random.Random, depth: int = 0) -> None:
                 count = rng.choice([1, 2, 40, 1000]) if rng.random() < 0.98 else 100_000
                 if len(target) and rng.random() < 0.5:
                     item = target[rng.randrange(len(target))]
-                    for _ in range(min(count, 5000)):
+                    for _ in range(min(count, 5000, MAX_ADDED_BYTES // max(1, item.ByteSize()))):
                         target.add().CopyFrom(item)
                 else:
+                    added = 0
                     for _ in range(count):
                         entry = target.add()
                         if rng.random() < 0.3:
                             mutate_message(entry, rng, depth + 1)
+                            added += entry.ByteSize()
+                            if added > MAX_ADDED_BYTES:
+                                break
             else:
                 count = rng.choice([1, 3, 40, 1000]) if rng.random() < 0.98 else 200_000
                 value = _absurd_scalar(fd, rng)
+                if isinstance(value, str | bytes):
+                    count = min(count, MAX_ADDED_BYTES // max(1, len(value)))
                 target.extend([value] * count)
         elif fd.type == gdesc.FieldDescriptor.TYPE_MESSAGE:
             sub = getattr(msg, fd.name)
