@@ -40,9 +40,12 @@ class BotError(RuntimeError):
 
 
 def make_header(seed: int, players: int, role_variant: int = pb.ROLE_VARIANT_STANDARD,
-                packages: Sequence[str] = (), generals: bool = False) -> pb.GameHeader:
+                packages: Sequence[str] = (), generals: bool = False, rebirth: bool = False) -> pb.GameHeader:
+    """``rebirth``: the rebirth variant (options.rebirth), which needs generals: it implies ``generals``."""
     header = pb.GameHeader(ruleset="identity/1", mode=pb.MODE_IDENTITY, seed=seed, recorder="sgs-verify selfplay")
-    header.options.generals = pb.GENERALS_MODE_STANDARD if generals else pb.GENERALS_MODE_WHITE
+    header.options.generals = pb.GENERALS_MODE_STANDARD if generals or rebirth else pb.GENERALS_MODE_WHITE
+    if rebirth:
+        header.options.rebirth = True
     header.options.packages.extend(packages)
     header.options.outcomes = pb.OUTCOME_RECORDING_COMPLETE
     header.options.role_variant = role_variant  # type: ignore[assignment]
@@ -233,9 +236,14 @@ class RandomBot:
         return ev
 
 
-def make_bot(seed: int, generals: bool = False, hegemony: bool = False) -> RandomBot:
+def make_bot(seed: int, generals: bool = False, hegemony: bool = False, rebirth: bool = False) -> RandomBot:
     """The self-play bot of the game with this seed: random legal play from the stream "bots" (with
-    generals, one that picks generals and uses their skills; in hegemony mode, one that also reveals them)."""
+    generals, one that picks generals and uses their skills; in hegemony mode, one that also reveals them; with
+    rebirth, one that also sacrifices to the dead)."""
+    if rebirth:
+        from clients.selfplay_rebirth import RebirthBot
+
+        return RebirthBot(Stream(seed, "bots"))
     if hegemony:
         from clients.selfplay_hegemony import HegemonyBot
 
@@ -262,15 +270,15 @@ Flagged = Callable[[int, list[Violation]], None]
 
 def play_game(seed: int, players: int, role_variant: int = pb.ROLE_VARIANT_STANDARD,
               ruleset: Ruleset | None = None, packages: Sequence[str] = (), generals: bool = False,
-              mode: int = pb.MODE_IDENTITY) -> pb.GameLog:
+              mode: int = pb.MODE_IDENTITY, rebirth: bool = False) -> pb.GameLog:
     """One complete self-play game as a log with every outcome recorded; ``packages`` as in the header
     (("maneuvering",) for the 160-card deck); ``mode`` MODE_HEGEMONY for 国战 (its deck and generals)."""
     if mode == pb.MODE_HEGEMONY:
         from clients.selfplay_hegemony import make_header as hegemony_header
 
         return play(hegemony_header(seed, players), make_bot(seed, hegemony=True), ruleset)
-    header = make_header(seed, players, role_variant, packages, generals)
-    return play(header, make_bot(seed, generals), ruleset)
+    header = make_header(seed, players, role_variant, packages, generals, rebirth)
+    return play(header, make_bot(seed, generals, rebirth=rebirth), ruleset)
 
 
 # Answers the engine's chance (a draw, a judgment) where a bot cheats with it: the cards to take instead of

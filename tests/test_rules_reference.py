@@ -61,6 +61,7 @@ PUBLISHED: dict[str, frozenset[str]] = {
         hegemony-hidden hegemony-reveal hegemony-kingdom hegemony-careerist hegemony-companions hegemony-death
         hegemony-penalty hegemony-reward hegemony-victory hegemony-deck heg-nullification await-exhausted
         known-both befriend-attacking wu-six-swords triblade hegemony-skills
+        rebirth rebirth-dead rebirth-sacrifice rebirth-general rebirth-victory
     """),
     "docs/generals.md": ids("""
         selection skills-in-the-log skill-rulings two-delayed-tricks skills jianxiong hujia guicai fankui
@@ -73,7 +74,7 @@ PUBLISHED: dict[str, frozenset[str]] = {
     """),
     "docs/log-format.md": ids("""
         header setup events implicit-declines respond-target outcomes complete-outcomes canonical-outcomes
-        maneuvering hegemony hegemony-example annotated-replay following example-game
+        maneuvering hegemony hegemony-example annotated-replay following example-game rebirth
     """),
     "docs/cards.md": ids("card-ids standard-equipment maneuvering standard-deck maneuvering-deck hegemony-deck"),
 }

@@ -63,6 +63,7 @@ class SelfPlay:
     seed: int
     two_spies: bool = False
     hegemony: bool = False  # 国战: its own deck and generals (packages and generals unused)
+    rebirth: bool = False  # the rebirth variant (options.rebirth, with generals)
 
     @property
     def name(self) -> str:
@@ -71,6 +72,8 @@ class SelfPlay:
         deck = "160" if "maneuvering" in self.packages else "std"
         gen = "-generals" if self.generals else ""
         spies = "-twospies" if self.two_spies else ""
+        if self.rebirth:
+            return f"selfplay-rebirth-p{self.players}-s{self.seed}"
         return f"selfplay-{deck}{gen}{spies}-p{self.players}-s{self.seed}"
 
     def play(self) -> pb.GameLog:
@@ -78,6 +81,8 @@ class SelfPlay:
 
         if self.hegemony:
             return play_game(self.seed, self.players, mode=pb.MODE_HEGEMONY)
+        if self.rebirth:
+            return play_game(self.seed, self.players, rebirth=True)
         variant = pb.ROLE_VARIANT_TWO_SPIES if self.two_spies else pb.ROLE_VARIANT_STANDARD
         return play_game(self.seed, self.players, variant, packages=self.packages, generals=self.generals)
 
@@ -100,6 +105,9 @@ SELFPLAY: tuple[SelfPlay, ...] = (
     SelfPlay((), False, 5, 1, hegemony=True),
     SelfPlay((), False, 7, 9, hegemony=True),
     SelfPlay((), False, 10, 7, hegemony=True),
+    # Rebirth: the shortest games with a rebirth among seeds 0-9 at 5 and 8 players.
+    SelfPlay((), True, 5, 3, rebirth=True),
+    SelfPlay((), True, 8, 9, rebirth=True),
 )
 
 

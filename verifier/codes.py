@@ -117,6 +117,16 @@ _CODES = [
          "Too few or too many cards discarded in the discard phase."),
     Code("AFTER_GAME_OVER", Kind.ILLEGAL, "docs/rules.md#game-over",
          "An event after the game ended."),
+    # --- the rebirth variant (转世, options.rebirth)
+    Code("SACRIFICE_TIMING", Kind.ILLEGAL, "docs/rules.md#rebirth-sacrifice",
+         "Rebirth: a sacrifice made outside the giver's own play phase (R-1). It has no effect."),
+    Code("SACRIFICE_LIMIT", Kind.ILLEGAL, "docs/rules.md#rebirth-sacrifice",
+         "Rebirth: a second sacrifice by one character in one turn (R-1: at most one a turn). It has no effect."),
+    Code("SACRIFICE_BY_REBORN", Kind.ILLEGAL, "docs/rules.md#rebirth-sacrifice",
+         "Rebirth: a sacrifice by a reborn character, who may not sacrifice. It has no effect."),
+    Code("SACRIFICE_TARGET", Kind.ILLEGAL, "docs/rules.md#rebirth-sacrifice; docs/rules.md#rebirth-general",
+         "Rebirth: a sacrifice to a character who cannot take one: a living character (the giver too), or a dead "
+         "one that takes no more (no unused general of its kingdom was left). It has no effect."),
     # --- recorded outcomes checked against the derived ones
     Code("DRAW_COUNT", Kind.MISMATCH, "docs/rules.md#draw-phase",
          "The recorded draw has a different number of cards than the rules give."),
@@ -148,6 +158,14 @@ _CODES = [
     Code("KINGDOM_MISMATCH", Kind.MISMATCH, "docs/rules.md#hegemony-kingdom; docs/rules.md#hegemony-careerist",
          "Hegemony: a recorded KingdomFixed that differs from the rules: another kingdom, or a careerist "
          "recorded as of its kingdom (or the other way round)."),
+    Code("REBIRTH_COUNT", Kind.MISMATCH, "docs/rules.md#rebirth-general",
+         "Rebirth: a recorded rebirth of a character that does not hold the sacrifices it needs (4; 3 with 4 or 5 "
+         "players) or is not dead, or (complete logs) a rebirth that was due left out."),
+    Code("REBIRTH_KINGDOM", Kind.MISMATCH, "docs/rules.md#rebirth-general",
+         "Rebirth: the recorded new general is not of the dead general's kingdom (R-2, R-3)."),
+    Code("REBIRTH_MISMATCH", Kind.MISMATCH, "docs/rules.md#rebirth-general; docs/rng.md#rebirth",
+         "Rebirth: the recorded rebirth differs from the rules otherwise: a general of the right kingdom that is "
+         "not the first one turned in the seeded order, or another max HP or HP (R-4)."),
     Code("RESHUFFLE_MISMATCH", Kind.MISMATCH, "docs/rules.md#reshuffle",
          "A recorded reshuffle that is not the seeded order, or (with recorded reshuffles) not a "
          "permutation of the discard pile."),

@@ -23,6 +23,7 @@ from verifier.engine.effects import Ruleset, missing_skill
 from verifier.engine.game import Game, Notice, Outcome, Violation
 from verifier.engine.requests import (
     DECISION_KINDS,
+    MODE_ONLY_KINDS,
     PLAY_KINDS,
     UNANSWERED,
     Answer,
@@ -37,6 +38,7 @@ from verifier.engine.requests import (
     Request,
     ShuffleRequest,
 )
+from verifier.generals import standard_generals
 from verifier.rng import shuffled
 from verifier.setup import HeaderError, header_notices, new_game, ruleset_for, starting_hand_outcomes
 from verifier.version import engine_version
@@ -201,7 +203,8 @@ class Verifier:
             out = self.expected.popleft()
             violations = []
             if self.complete:
-                code = out.code if out.code in ("KILL_REWARD", "KILL_PENALTY", "EQUIP_SLOT") else "MISSING_OUTCOME"
+                code = out.code if out.code in ("KILL_REWARD", "KILL_PENALTY", "EQUIP_SLOT") else \
+                    "REBIRTH_COUNT" if out.event.HasField("rebirth") else "MISSING_OUTCOME"
                 violations.append(Violation(code, f"the log claims complete outcomes but leaves out: "
                                             f"{text.describe(out.event)}"))
             self._annotate(apb.STATUS_MISMATCH if violations else apb.STATUS_DERIVED, violations,
@@ -419,6 +422,10 @@ class Verifier:
                 return [self._seat_out_of_range(ev, msg.target)]
         elif kind == "choose_cards":
             cards = msg.cards
+        elif kind == "sacrifice":
+            if msg.target >= n:
+                return [self._seat_out_of_range(ev, msg.target)]
+            cards = (msg.card,)
         elif kind == "invoke_skill":
             cards = msg.cards
             for target in msg.targets:
@@ -603,6 +610,9 @@ class Verifier:
             return Violation("KILL_PENALTY", f"a kill penalty was recorded that the rules do not give here: {what}")
         if kind == "game_over":
             return Violation("GAME_RESULT", f"the log ends the game but by the rules it goes on: {what}")
+        if kind == "rebirth":
+            return Violation("REBIRTH_COUNT", f"no rebirth is due here: seat {ev.rebirth.seat} does not hold the "
+                             "sacrifices a rebirth needs, or is not dead: " + what, ev.rebirth.seat)
         return Violation("UNEXPECTED_OUTCOME", f"the rules produce no such outcome here: {what}")
 
     def _feed_decision(self, ev: pb.Event, kind: str, seat: int) -> None:
@@ -620,6 +630,9 @@ class Verifier:
         if not game.players[seat].alive:  # (the seat is at the table: _malformed_decision saw to it)
             self._reject([Violation("DEAD_PLAYER", f"seat {seat} is dead and cannot act: {text.describe(ev)}",
                                     seat)])
+            return
+        if kind in MODE_ONLY_KINDS and kind not in game.mode.decisions:
+            self._reject([Violation("UNSUPPORTED_EVENT", f"{text.describe(ev)}: {MODE_ONLY_KINDS[kind]}", seat)])
             return
         if kind == "pick_general" and game.selection is None:
             why = ("there are no generals to pick in white-general mode" if game.prelude is None
@@ -647,7 +660,7 @@ class Verifier:
                 break
             if req.optional:
                 self._step(None)
-            elif req.has_default and not (seat == req.seat and kind in PLAY_KINDS):
+            elif req.has_default and not (seat == req.seat and (kind in PLAY_KINDS or kind == "sacrifice")):
                 self._unanswered()
             else:
                 # (A play-phase action by the very seat the mandatory request waits on — a card
@@ -707,6 +720,9 @@ class Verifier:
 
     def _wrong_timing(self, req: Request, ev: pb.Event, kind: str, seat: int) -> Violation:
         what = text.describe(ev)
+        if kind == "sacrifice":
+            return Violation("SACRIFICE_TIMING", f"{what}: a sacrifice is made in the giver's own play phase; the game "
+                             f"is waiting for {req.describe()}", seat)
         if kind == "invoke_skill" and self.game is not None:
             eff = self.game.skill_of(seat, ev.invoke_skill.skill)
             if eff is not None:
@@ -943,7 +959,7 @@ def outcome_key(ev: pb.Event, kind: str) -> tuple[int, ...]:
         return (m.seat, m.reason)
     if kind == "damage":
         return (m.target,)
-    if kind in ("recover", "lose_hp", "dying", "death", "turn_start"):
+    if kind in ("recover", "lose_hp", "dying", "death", "turn_start", "rebirth"):
         return (m.seat,)
     if kind == "phase_start":
         return (m.seat, m.phase)
@@ -974,6 +990,12 @@ def mismatch(out: Outcome, ev: pb.Event, kind: str) -> Violation:
     if kind == "recover":
         same = want.recover.seat == got.recover.seat and want.recover.amount == got.recover.amount
         return Violation("HP_MISMATCH" if same else "RECOVER_MISMATCH", detail, got.recover.seat)
+    if kind == "rebirth":
+        # (The derived general is of the dead general's kingdom: another kingdom is that rule broken.)
+        generals = standard_generals()
+        w3, g3 = generals.get(want.rebirth.general), generals.get(got.rebirth.general)
+        wrong_kingdom = w3 is not None and (g3 is None or g3.kingdom != w3.kingdom)
+        return Violation("REBIRTH_KINGDOM" if wrong_kingdom else "REBIRTH_MISMATCH", detail, got.rebirth.seat)
     return Violation(code, detail)
 
 

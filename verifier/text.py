@@ -74,6 +74,10 @@ def describe(ev: pb.Event) -> str:
         return f"seat {m.seat} reveals their {SLOT.get(m.which, '?')} general{why}"
     if kind == "choose_option":
         return f"seat {m.seat} chooses {m.option!r}"
+    if kind == "sacrifice":
+        return f"seat {m.seat} sacrifices {card(m.card)} to dead seat {m.target}"
+    if kind == "rebirth":
+        return f"seat {m.seat} is reborn as {m.general} (max HP {m.max_hp}, HP {m.hp_after})"
     if kind == "general_revealed":
         return f"seat {m.seat}'s {SLOT.get(m.slot, '?')} general {m.general} is revealed {TIMING.get(m.timing, '')}"
     if kind == "kingdom_fixed":

@@ -50,6 +50,8 @@ def register(sub: Any) -> None:
     sp.add_argument("--two-spies", action="store_true", help="the 6/8-player two-spy role table")
     sp.add_argument("--generals", action="store_true", help="play with the 25 standard generals (bots pick "
                     "generals and use their skills) instead of white generals")
+    sp.add_argument("--rebirth", action="store_true", help="the rebirth variant (转世, options.rebirth; implies "
+                    "--generals): bots sacrifice hand cards to the dead, who are reborn")
     sp.add_argument("--mode", choices=["identity", "hegemony"], default="identity",
                     help="identity (身份局, default) or hegemony (国战: its 108-card deck, the Wei and Shu generals, "
                     "bots that reveal them)")
@@ -153,14 +155,16 @@ def run_selfplay(args: argparse.Namespace) -> int:
     packages = args.packages
     variant = pb.ROLE_VARIANT_TWO_SPIES if args.two_spies else pb.ROLE_VARIANT_STANDARD
     mode = pb.MODE_HEGEMONY if args.mode == "hegemony" else pb.MODE_IDENTITY
-    if mode == pb.MODE_HEGEMONY and (packages or args.two_spies or args.generals):
-        print("--mode hegemony has its own deck and generals: no --packages, --two-spies or --generals",
+    if mode == pb.MODE_HEGEMONY and (packages or args.two_spies or args.generals or args.rebirth):
+        print("--mode hegemony has its own deck and generals: no --packages, --two-spies, --generals or --rebirth",
               file=sys.stderr)
         return 2
+    rebirths = 0
     args.out.mkdir(parents=True, exist_ok=True)
     for i in range(args.games):
         seed = args.seed + i
-        log = play_game(seed, args.players, variant, packages=packages, generals=args.generals, mode=mode)
+        log = play_game(seed, args.players, variant, packages=packages, generals=args.generals, mode=mode,
+                        rebirth=args.rebirth)
         stem = args.out / f"game-s{seed}-p{args.players}"
         if args.format == "json":
             stem.with_suffix(".json").write_text(json_format.MessageToJson(log, indent=1, ensure_ascii=False),
@@ -170,6 +174,8 @@ def run_selfplay(args: argparse.Namespace) -> int:
         winners = log.events[-1].game_over
         side = winners.kingdom or f"seat {list(winners.winners)}" if winners.side == pb.SIDE_KINGDOM \
             else SIDE.get(winners.side, '?')
-        print(f"{stem.name}: {len(log.events)} events, {side} win")
-    print(f"wrote {args.games} game(s) to {args.out}")
+        reborn = sum(1 for ev in log.events if ev.HasField("rebirth"))
+        rebirths += reborn
+        print(f"{stem.name}: {len(log.events)} events, {side} win" + (f", {reborn} rebirth(s)" if args.rebirth else ""))
+    print(f"wrote {args.games} game(s) to {args.out}" + (f"; {rebirths} rebirth(s) in them" if args.rebirth else ""))
     return 0

@@ -199,7 +199,7 @@ SIDE_NONE: Side
 SIDE_KINGDOM: Side
 
 class GameOptions(_message.Message):
-    __slots__ = ("packages", "role_variant", "generals", "max_reshuffles", "outcomes", "recorded_reshuffles", "role_table", "candidates")
+    __slots__ = ("packages", "role_variant", "generals", "max_reshuffles", "outcomes", "recorded_reshuffles", "role_table", "candidates", "rebirth")
     PACKAGES_FIELD_NUMBER: _ClassVar[int]
     ROLE_VARIANT_FIELD_NUMBER: _ClassVar[int]
     GENERALS_FIELD_NUMBER: _ClassVar[int]
@@ -208,6 +208,7 @@ class GameOptions(_message.Message):
     RECORDED_RESHUFFLES_FIELD_NUMBER: _ClassVar[int]
     ROLE_TABLE_FIELD_NUMBER: _ClassVar[int]
     CANDIDATES_FIELD_NUMBER: _ClassVar[int]
+    REBIRTH_FIELD_NUMBER: _ClassVar[int]
     packages: _containers.RepeatedScalarFieldContainer[str]
     role_variant: RoleVariant
     generals: GeneralsMode
@@ -216,7 +217,8 @@ class GameOptions(_message.Message):
     recorded_reshuffles: bool
     role_table: RoleTable
     candidates: int
-    def __init__(self, packages: _Optional[_Iterable[str]] = ..., role_variant: _Optional[_Union[RoleVariant, str]] = ..., generals: _Optional[_Union[GeneralsMode, str]] = ..., max_reshuffles: _Optional[int] = ..., outcomes: _Optional[_Union[OutcomeRecording, str]] = ..., recorded_reshuffles: _Optional[bool] = ..., role_table: _Optional[_Union[RoleTable, _Mapping]] = ..., candidates: _Optional[int] = ...) -> None: ...
+    rebirth: bool
+    def __init__(self, packages: _Optional[_Iterable[str]] = ..., role_variant: _Optional[_Union[RoleVariant, str]] = ..., generals: _Optional[_Union[GeneralsMode, str]] = ..., max_reshuffles: _Optional[int] = ..., outcomes: _Optional[_Union[OutcomeRecording, str]] = ..., recorded_reshuffles: _Optional[bool] = ..., role_table: _Optional[_Union[RoleTable, _Mapping]] = ..., candidates: _Optional[int] = ..., rebirth: _Optional[bool] = ...) -> None: ...
 
 class RoleTable(_message.Message):
     __slots__ = ("lords", "loyalists", "rebels", "spies")
@@ -414,6 +416,16 @@ class ChooseOption(_message.Message):
     option: str
     def __init__(self, seat: _Optional[int] = ..., option: _Optional[str] = ...) -> None: ...
 
+class Sacrifice(_message.Message):
+    __slots__ = ("seat", "target", "card")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    target: int
+    card: int
+    def __init__(self, seat: _Optional[int] = ..., target: _Optional[int] = ..., card: _Optional[int] = ...) -> None: ...
+
 class TurnStart(_message.Message):
     __slots__ = ("seat", "turn")
     SEAT_FIELD_NUMBER: _ClassVar[int]
@@ -566,8 +578,20 @@ class GameOver(_message.Message):
     kingdom: str
     def __init__(self, side: _Optional[_Union[Side, str]] = ..., winners: _Optional[_Iterable[int]] = ..., kingdom: _Optional[str] = ...) -> None: ...
 
+class Rebirth(_message.Message):
+    __slots__ = ("seat", "general", "max_hp", "hp_after")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    GENERAL_FIELD_NUMBER: _ClassVar[int]
+    MAX_HP_FIELD_NUMBER: _ClassVar[int]
+    HP_AFTER_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    general: str
+    max_hp: int
+    hp_after: int
+    def __init__(self, seat: _Optional[int] = ..., general: _Optional[str] = ..., max_hp: _Optional[int] = ..., hp_after: _Optional[int] = ...) -> None: ...
+
 class Event(_message.Message):
-    __slots__ = ("use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general", "choose_suit", "reveal_general", "choose_option", "turn_start", "phase_start", "draw_cards", "judgment", "reveal", "damage", "lose_hp", "recover", "dying", "death", "cards_moved", "reshuffle", "game_over", "general_revealed", "kingdom_fixed")
+    __slots__ = ("use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general", "choose_suit", "reveal_general", "choose_option", "turn_start", "phase_start", "draw_cards", "judgment", "reveal", "damage", "lose_hp", "recover", "dying", "death", "cards_moved", "reshuffle", "game_over", "general_revealed", "kingdom_fixed", "sacrifice", "rebirth")
     USE_CARD_FIELD_NUMBER: _ClassVar[int]
     RESPOND_FIELD_NUMBER: _ClassVar[int]
     DECLINE_FIELD_NUMBER: _ClassVar[int]
@@ -593,6 +617,8 @@ class Event(_message.Message):
     GAME_OVER_FIELD_NUMBER: _ClassVar[int]
     GENERAL_REVEALED_FIELD_NUMBER: _ClassVar[int]
     KINGDOM_FIXED_FIELD_NUMBER: _ClassVar[int]
+    SACRIFICE_FIELD_NUMBER: _ClassVar[int]
+    REBIRTH_FIELD_NUMBER: _ClassVar[int]
     use_card: UseCard
     respond: Respond
     decline: Decline
@@ -618,7 +644,9 @@ class Event(_message.Message):
     game_over: GameOver
     general_revealed: GeneralRevealed
     kingdom_fixed: KingdomFixed
-    def __init__(self, use_card: _Optional[_Union[UseCard, _Mapping]] = ..., respond: _Optional[_Union[Respond, _Mapping]] = ..., decline: _Optional[_Union[Decline, _Mapping]] = ..., choose_cards: _Optional[_Union[ChooseCards, _Mapping]] = ..., invoke_skill: _Optional[_Union[InvokeSkill, _Mapping]] = ..., end_play_phase: _Optional[_Union[EndPlayPhase, _Mapping]] = ..., pick_general: _Optional[_Union[PickGeneral, _Mapping]] = ..., choose_suit: _Optional[_Union[ChooseSuit, _Mapping]] = ..., reveal_general: _Optional[_Union[RevealGeneral, _Mapping]] = ..., choose_option: _Optional[_Union[ChooseOption, _Mapping]] = ..., turn_start: _Optional[_Union[TurnStart, _Mapping]] = ..., phase_start: _Optional[_Union[PhaseStart, _Mapping]] = ..., draw_cards: _Optional[_Union[DrawCards, _Mapping]] = ..., judgment: _Optional[_Union[Judgment, _Mapping]] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., damage: _Optional[_Union[Damage, _Mapping]] = ..., lose_hp: _Optional[_Union[LoseHp, _Mapping]] = ..., recover: _Optional[_Union[Recover, _Mapping]] = ..., dying: _Optional[_Union[Dying, _Mapping]] = ..., death: _Optional[_Union[Death, _Mapping]] = ..., cards_moved: _Optional[_Union[CardsMoved, _Mapping]] = ..., reshuffle: _Optional[_Union[Reshuffle, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ..., general_revealed: _Optional[_Union[GeneralRevealed, _Mapping]] = ..., kingdom_fixed: _Optional[_Union[KingdomFixed, _Mapping]] = ...) -> None: ...
+    sacrifice: Sacrifice
+    rebirth: Rebirth
+    def __init__(self, use_card: _Optional[_Union[UseCard, _Mapping]] = ..., respond: _Optional[_Union[Respond, _Mapping]] = ..., decline: _Optional[_Union[Decline, _Mapping]] = ..., choose_cards: _Optional[_Union[ChooseCards, _Mapping]] = ..., invoke_skill: _Optional[_Union[InvokeSkill, _Mapping]] = ..., end_play_phase: _Optional[_Union[EndPlayPhase, _Mapping]] = ..., pick_general: _Optional[_Union[PickGeneral, _Mapping]] = ..., choose_suit: _Optional[_Union[ChooseSuit, _Mapping]] = ..., reveal_general: _Optional[_Union[RevealGeneral, _Mapping]] = ..., choose_option: _Optional[_Union[ChooseOption, _Mapping]] = ..., turn_start: _Optional[_Union[TurnStart, _Mapping]] = ..., phase_start: _Optional[_Union[PhaseStart, _Mapping]] = ..., draw_cards: _Optional[_Union[DrawCards, _Mapping]] = ..., judgment: _Optional[_Union[Judgment, _Mapping]] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., damage: _Optional[_Union[Damage, _Mapping]] = ..., lose_hp: _Optional[_Union[LoseHp, _Mapping]] = ..., recover: _Optional[_Union[Recover, _Mapping]] = ..., dying: _Optional[_Union[Dying, _Mapping]] = ..., death: _Optional[_Union[Death, _Mapping]] = ..., cards_moved: _Optional[_Union[CardsMoved, _Mapping]] = ..., reshuffle: _Optional[_Union[Reshuffle, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ..., general_revealed: _Optional[_Union[GeneralRevealed, _Mapping]] = ..., kingdom_fixed: _Optional[_Union[KingdomFixed, _Mapping]] = ..., sacrifice: _Optional[_Union[Sacrifice, _Mapping]] = ..., rebirth: _Optional[_Union[Rebirth, _Mapping]] = ...) -> None: ...
 
 class GameLog(_message.Message):
     __slots__ = ("header", "events")

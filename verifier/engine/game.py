@@ -322,7 +322,7 @@ class Game:
 
     def alive_seats(self, start: int | None = None) -> tuple[int, ...]:
         """Living seats in turn order, starting from ``start`` (default: seat 0). Kept per start until
-        someone dies (``die``: the only place a character stops being alive)."""
+        someone dies or is revived (``die``, ``revive``: the only places a character's being alive changes)."""
         start = start or 0
         ring = self._alive_from.get(start)
         if ring is None:
@@ -887,6 +887,13 @@ class Game:
         yield from self.move_out(seat, p.equipped(), pb.ZONE_EQUIPMENT, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
         yield from self.move_out(seat, list(p.judgment), pb.ZONE_JUDGMENT, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
         yield from self.reward_or_penalty(seat, killer)
+
+    def revive(self, seat: int) -> None:
+        """A dead character is back in play (a mode's rebirth: docs/rules.md#rebirth); with ``die`` the only
+        places where a character's being alive changes."""
+        self.players[seat].alive = True
+        self._alive_from.clear()
+        self.journal.append(f"('revive', {seat})")
 
     def reward_or_penalty(self, victim: int, killer: int | None) -> Settle[None]:
         """The mode's reward or penalty for a kill (a method of its own, so that an engine variant can

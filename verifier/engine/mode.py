@@ -29,6 +29,9 @@ class Mode:
     intercepts: ClassVar[bool] = False
     # Does the mode act when a phase begins (``phase_begins``)?
     phase_hook: ClassVar[bool] = False
+    # The decisions of its own the mode takes (requests.MODE_ONLY_KINDS: the rebirth variant's "sacrifice"):
+    # in any other mode they are UNSUPPORTED_EVENT.
+    decisions: ClassVar[frozenset[str]] = frozenset()
 
     # ------------------------------------------------------------------ the turn order
 

@@ -49,6 +49,9 @@ class Request:
         if kind not in self.kinds or (self.seat is not None and self.seat != seat):
             # A mode's own decision that may come while anything is asked of its maker (hegemony's
             # reveal of a general, before the decision that invokes its skill): the mode takes it.
+            # A sacrifice comes only while its giver's own play phase waits (docs/rules.md#rebirth, R-1).
+            if kind == "sacrifice":
+                return isinstance(self, PlayRequest) and self.seat == seat
             return kind in ANYTIME_KINDS and self.takes_anytime(ev, seat)
         if kind == "respond" and card_name is not None:
             return name_matches(card_name, self.answer_names())
@@ -300,10 +303,17 @@ def judge_chance(seat: int, reason: str) -> JudgeChance:
 
 DECISION_KINDS: Final = frozenset(
     {"use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general",
-     "choose_suit", "reveal_general", "choose_option"}
+     "choose_suit", "reveal_general", "choose_option", "sacrifice"}
 )
-# Decisions a mode takes whatever is being asked (Request.fits; Mode.intercept).
+# Decisions a mode takes whatever is being asked (Request.fits; Mode.intercept). (A sacrifice, the rebirth
+# variant's, is the mode's too but fits only its giver's own play phase: Request.fits.)
 ANYTIME_KINDS: Final = frozenset({"reveal_general"})
+# Decisions that only a mode of its own takes (Mode.decisions); the others reject them (UNSUPPORTED_EVENT).
+MODE_ONLY_KINDS: Final[dict[str, str]] = {
+    "sacrifice": "a sacrifice exists only in the rebirth variant (options.rebirth, docs/rules.md#rebirth)",
+    "reveal_general": "a general is revealed only in hegemony mode, where generals are dealt face down "
+                      "(docs/rules.md#hegemony)",
+}
 # The cards each skill can answer a request with (its conversions and what it provides), filled by every Ruleset:
 # a reveal for a skill comes while a request it can answer is open (Request.takes_anytime), else after it.
 SKILL_ANSWERS: dict[str, frozenset[str]] = {}

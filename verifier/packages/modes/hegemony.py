@@ -8,6 +8,7 @@ verifier/packages/generals_hegemony.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, load_package
@@ -73,6 +74,9 @@ def check_header(header: pb.GameHeader) -> None:
                                   f"empty, not {list(opts.packages)}"))
     if opts.role_variant != pb.ROLE_VARIANT_UNSPECIFIED or opts.HasField("role_table"):
         problems.append(Violation("BAD_HEADER", "hegemony mode has no roles: no role_variant or role_table"))
+    if opts.rebirth:
+        problems.append(Violation("UNSUPPORTED_OPTION", "options.rebirth is a variant of identity mode, not of "
+                                  "hegemony (docs/rules.md#rebirth)"))
     if opts.candidates and not MIN_CANDIDATES <= opts.candidates <= MAX_CANDIDATES:
         problems.append(Violation("BAD_HEADER", f"options.candidates is 4 to 7 (or 0 for 4), not {opts.candidates}"))
     known = hegemony_generals()
@@ -164,6 +168,7 @@ class HegemonyMode(Mode):
     ruleset = RULESET
     intercepts = True
     phase_hook = True
+    decisions: ClassVar[frozenset[str]] = frozenset({"reveal_general"})
 
     def __init__(self) -> None:
         self.generals: dict[int, Generals] = {}

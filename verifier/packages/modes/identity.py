@@ -168,6 +168,10 @@ def check_header(header: pb.GameHeader) -> None:
     for pkg in opts.packages:
         if pkg not in PACKAGES:
             problems.append(Violation("UNSUPPORTED_OPTION", f"unknown card package {pkg!r}"))
+    if opts.rebirth and opts.generals != pb.GENERALS_MODE_STANDARD:
+        problems.append(Violation("UNSUPPORTED_OPTION", "options.rebirth needs the standard generals "
+                                  "(GENERALS_MODE_STANDARD): a reborn character turns a general "
+                                  "(docs/rules.md#rebirth, R-8)"))
     if opts.generals == pb.GENERALS_MODE_STANDARD:
         problems.extend(check_generals(header))
     else:
@@ -295,7 +299,7 @@ def new_game(header: pb.GameHeader, ruleset: Ruleset) -> Game:
         players.append(p)
     standard = header.options.generals == pb.GENERALS_MODE_STANDARD
     fixed = standard and all(s.general for s in header.seats)
-    game = Game(mode=IdentityMode(), ruleset=ruleset, cards={c.id: c for c in deck}, players=players,
+    game = Game(mode=identity_mode(header), ruleset=ruleset, cards={c.id: c for c in deck}, players=players,
                 draw_pile_top_first=pile, seed=header.seed & MASK64,
                 max_reshuffles=header.options.max_reshuffles,
                 prelude=pick_generals if standard and not fixed else None)
@@ -303,6 +307,15 @@ def new_game(header: pb.GameHeader, ruleset: Ruleset) -> Game:
         for seat in range(n):
             assign_general(game, seat, header.seats[seat].general)
     return game
+
+
+def identity_mode(header: pb.GameHeader) -> IdentityMode:
+    """The mode object of an identity game: the rebirth variant's (its own module) when the header asks for it."""
+    if header.options.rebirth:
+        from verifier.packages.modes.rebirth import RebirthMode
+
+        return RebirthMode()
+    return IdentityMode()
 
 
 class IdentityMode(Mode):
@@ -337,7 +350,7 @@ class IdentityMode(Mode):
         players = game.players
         lord = next(p for p in players if p.role == LORD)
         if not lord.alive:
-            alive = [p for p in players if p.alive]
+            alive = [p for p in players if self.alive_for_victory(game, p.seat)]
             if len(alive) == 1 and alive[0].role == SPY:
                 raise GameEnded(pb.SIDE_SPY, [alive[0].seat], f"the lord died; spy seat {alive[0].seat} is the "
                                 "sole survivor")
@@ -346,9 +359,13 @@ class IdentityMode(Mode):
                 raise GameEnded(pb.SIDE_REBELS, [], "the lord died: the rebels win, and this table has none, so "
                                 "nobody does")
             raise GameEnded(pb.SIDE_REBELS, rebels, "the lord died: the rebels win")
-        if not any(p.alive and p.role in (REBEL, SPY) for p in players):
+        if not any(p.role in (REBEL, SPY) and self.alive_for_victory(game, p.seat) for p in players):
             winners = [p.seat for p in players if p.role in (LORD, LOYALIST)]
             raise GameEnded(pb.SIDE_LORD, winners, "all rebels and spies are dead: the lord's side wins")
+
+    def alive_for_victory(self, game: Game, seat: int) -> bool:
+        """Does the seat count as alive when victory is judged? (The rebirth variant: not when reborn.)"""
+        return game.players[seat].alive
 
     def allegiance(self, game: Game, seat: int) -> str:
         """The side of the seat's role: "lord" (lord and loyalists), "rebels" or "spy". Each spy plays for
