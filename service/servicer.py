@@ -25,7 +25,15 @@ from service.convert import metadata_from, replay_change, replay_info, request_f
 from service.guard import Principal, StreamIdle, idle_limited
 from service.live import LiveGame
 from service.metrics import Metrics
-from service.work import TooManyEvents, VerifyJob, canonical_bytes, header_problems, log_sha256
+from service.work import (
+    TooManyEvents,
+    Verified,
+    VerifyJob,
+    canonical_bytes,
+    events_encoding,
+    header_problems,
+    log_sha256,
+)
 from service.workers import LiveSession, WorkerLost, WorkerPool
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
@@ -262,11 +270,11 @@ class VerifierServicer:
                              f"the stream has more than {self.limits.max_stream_messages} messages "
                              "(--max-stream-messages): send the events in fewer, larger batches")
 
-    async def _verify(self, job: VerifyJob, where: str, context: grpc.aio.ServicerContext | None) -> NewReplay:
+    async def _verify(self, job: VerifyJob, where: str, context: grpc.aio.ServicerContext | None) -> Verified:
         timeout = self._timeout(context)
         try:
-            record = await self.pool.run(dataclasses.replace(job, return_log=False), timeout)
-            return record if record.log_bytes else dataclasses.replace(record, log_bytes=job.data)
+            record, summary = await self.pool.run(dataclasses.replace(job, return_log=False), timeout)
+            return Verified(record if record.log_bytes else dataclasses.replace(record, log_bytes=job.data), summary)
         except LogFormatError as err:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: {err}") from None
         except TimeoutError:
@@ -290,14 +298,13 @@ class VerifierServicer:
             found = await self._io(self.store.find, known_sha, tenant)
             if found is not None:
                 return await self._stored_response(found, want_summary_only)
-        record = await self._verify(job, where, context)
+        record, summary_blob = await self._verify(job, where, context)
         self._counted(source, record)
         summary, created = await self._io(self.store.save, record, tenant)
         if not created:
             return await self._stored_response(summary, want_summary_only)
-        replay = apb.AnnotatedReplay.FromString(record.verdict.replay_blob)
-        if want_summary_only:
-            del replay.annotations[:]
+        # (A summary-only answer is parsed from the worker's summary, not from the whole replay less its annotations.)
+        replay = apb.AnnotatedReplay.FromString(summary_blob if want_summary_only else record.verdict.replay_blob)
         return spb.VerifyLogResponse(info=replay_info(summary), created=True, replay=replay)
 
     async def submit_encoded(self, data: bytes, meta: SubmissionMetadata, engine: str = "", name: str = "",
@@ -411,7 +418,7 @@ class VerifierServicer:
             size += msg.ByteSize()
             self._check_log_size(size)
             if msg.events:
-                batches.append(canonical_bytes(pb.GameLog(events=msg.events)))
+                batches.append(events_encoding(msg))
         if count == 0:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                              "the upload stream is empty: its first message must carry the GameHeader")
@@ -473,7 +480,7 @@ class VerifierServicer:
                 size += msg.ByteSize()
                 self._check_log_size(size)
                 try:
-                    answer = await game.feed(pb.GameLog(events=msg.events))
+                    answer = await game.feed(events_encoding(msg), len(msg.events))
                 except LogFormatError as err:
                     raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: {err}") from None
                 del msg
