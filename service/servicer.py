@@ -421,6 +421,8 @@ class VerifierServicer:
             self._check_log_size(size)
             if msg.events:
                 batches.append(events_encoding(msg))
+        if context.cancelled():
+            raise asyncio.CancelledError()  # the request stream ended because the call was cancelled: store nothing
         if count == 0:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                              "the upload stream is empty: its first message must carry the GameHeader")
@@ -438,7 +440,7 @@ class VerifierServicer:
     async def VerifyLive(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest],
                          context: grpc.aio.ServicerContext) -> AsyncIterator[spb.VerifyLiveResponse | bytes]:
         try:
-            async for response in self._live_game(request_iterator):
+            async for response in self._live_game(request_iterator, context):
                 yield response
         except asyncio.CancelledError:
             raise
@@ -451,7 +453,8 @@ class VerifierServicer:
             return
         await guard.abort(context, *status)  # (outside the except block: see unary_errors)
 
-    async def _live_game(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest]
+    async def _live_game(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest],
+                         context: grpc.aio.ServicerContext | None = None
                          ) -> AsyncIterator[spb.VerifyLiveResponse | bytes]:
         principal = self._principal()
         scope = guard.current()
@@ -489,6 +492,9 @@ class VerifierServicer:
                 if scope is not None:
                     scope.release_received()  # the batch is in the worker now
                 yield answer
+            if context is not None and context.cancelled():
+                # a cancelled call's request stream can end as if the client had closed it: store nothing
+                raise asyncio.CancelledError()
             if game is None:
                 raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                                  "the live stream is empty: its first message must carry the GameHeader")
