@@ -14,7 +14,13 @@ What it does:
    with N concurrent clients (threads, one channel each), every game stored;
 3. while each phase runs, probes the server's event loop with a health Check every 20 ms and
    reports the latency (p50, p99, max): a blocked event loop shows up there.
-Each phase is reported in games/s and events/s and as a ratio to the offline speed.
+Each phase also reports the CPU time the server and its worker processes spent per event (from /proc), and
+offline's CPU per event (load_log + verify in this process) over it: CPU time hardly depends on what else the
+machine runs, so that ratio is the steadier one on a shared machine.
+Each phase is reported in games/s and events/s and as a ratio to the offline speed (per core: a phase
+with N clients is compared with N times the offline speed, up to the machine's cores), with the batch
+sizes it used. ``--check`` exits 1 when a phase keeps less than --min-ratio (0.7) of it (a benchmark,
+not a test: it is never run by the test suite, timing does not belong there).
 Every phase submits logs with a distinct recorder, so no submission is answered from the store.
 """
 
@@ -39,7 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from clients.client import Metadata, VerifierClient  # noqa: E402
+from clients.client import DEFAULT_BATCH_SIZE, Metadata, VerifierClient  # noqa: E402
 from clients.selfplay import play_game  # noqa: E402
 from sgsverify.v1 import game_log_pb2 as pb  # noqa: E402
 from verifier import load_log, verify  # noqa: E402
@@ -55,9 +61,41 @@ class Result:
     games_per_s: float
     events_per_s: float
     ratio_to_offline: float
+    batch: int | None = None
+    # CPU per event of the server and its workers (offline: of verifying), and offline's over it.
+    cpu_us_per_event: float | None = None
+    cpu_ratio_to_offline: float | None = None
     health_p50_ms: float | None = None
     health_p99_ms: float | None = None
     health_max_ms: float | None = None
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def process_tree_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) used so far by a process and its children (the server and its worker
+    processes), from /proc; None where there is no /proc. CPU time, unlike wall time, hardly depends on what
+    else the machine runs."""
+    total = 0.0
+    seen: set[int] = set()
+    todo = [pid]
+    try:
+        while todo:
+            p = todo.pop()
+            if p in seen:
+                continue
+            seen.add(p)
+            try:
+                fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+                for task in Path(f"/proc/{p}/task").iterdir():
+                    todo += [int(c) for c in (task / "children").read_text().split()]
+            except (FileNotFoundError, ProcessLookupError):
+                continue  # (a process that ended meanwhile)
+    except OSError:
+        return None
+    return total if seen else None
 
 
 class HealthProbe:
@@ -126,6 +164,20 @@ def offline(blobs: list[bytes]) -> tuple[float, int]:
     return time.perf_counter() - started, events
 
 
+def offline_cpu(blobs: list[bytes]) -> float:
+    """CPU microseconds per event of what `check` does per log (load_log + verify), in this process."""
+    events = 0
+    best = float("inf")
+    for _ in range(2):
+        started = time.process_time()
+        for data in blobs:
+            log = load_log(data)
+            verify(log)
+            events += len(log.events)
+        best = min(best, time.process_time() - started)
+    return best * 1e6 / (events / 2)
+
+
 def start_server(data_dir: Path, workers: int) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen([sys.executable, "-m", "clients.cli", "serve", "--address", "127.0.0.1:0",
                              "--data-dir", str(data_dir), "--workers", str(workers),
@@ -149,31 +201,43 @@ def start_server(data_dir: Path, workers: int) -> tuple[subprocess.Popen[str], s
 
 
 def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int,
-              submit: Callable[[VerifierClient, pb.GameLog], None], offline_events_per_s: float) -> Result:
+              submit: Callable[[VerifierClient, pb.GameLog], None], offline_events_per_s: float,
+              batch: int | None = None, server_pid: int | None = None,
+              offline_cpu_us: float | None = None) -> Result:
     events = sum(len(g.events) for g in logs)
     channels = [VerifierClient(address, timeout=300) for _ in range(clients)]
     try:
         with HealthProbe(address) as probe, ThreadPoolExecutor(clients) as pool:
+            cpu_before = None if server_pid is None else process_tree_cpu(server_pid)
             started = time.perf_counter()
             list(pool.map(lambda i: submit(channels[i % clients], logs[i]), range(len(logs))))
             seconds = time.perf_counter() - started
+            cpu_after = None if server_pid is None else process_tree_cpu(server_pid)
         p50, p99, worst = probe.summary()
     finally:
         for c in channels:
             c.close()
     eps = events / seconds
+    # Per core: N clients can use up to N cores (no more than the machine has), so they are held to N times
+    # the offline speed of one.
+    cores = min(clients, os.cpu_count() or 1)
+    cpu_us = None if cpu_before is None or cpu_after is None else (cpu_after - cpu_before) * 1e6 / events
+    cpu_ratio = None if cpu_us is None or not cpu_us or offline_cpu_us is None else round(offline_cpu_us / cpu_us, 2)
     return Result(name, clients, len(logs), events, round(seconds, 3), round(len(logs) / seconds, 1), round(eps),
-                  round(eps / offline_events_per_s, 2), round(p50, 2), round(p99, 2), round(worst, 2))
+                  round(eps / (offline_events_per_s * cores), 2), batch,
+                  None if cpu_us is None else round(cpu_us, 1), cpu_ratio,
+                  round(p50, 2), round(p99, 2), round(worst, 2))
 
 
 def whole(client: VerifierClient, log: pb.GameLog) -> None:
     client.verify(log.SerializeToString(), Metadata(tournament="bench"), summary_only=True)
 
 
-def upload(client: VerifierClient, log: pb.GameLog) -> None:
-    client.upload(log, Metadata(tournament="bench"), batch_size=256, summary_only=True)
+def upload(client: VerifierClient, log: pb.GameLog, batch: int = DEFAULT_BATCH_SIZE) -> None:
+    client.upload(log, Metadata(tournament="bench"), batch_size=batch, summary_only=True)
 
 
+MIN_RATIO = 0.7  # of the offline speed per core, that every path keeps (issue 14)
 LIVE_BATCH = 64  # events per live message: a game server sends what a few moments of play produced
 
 
@@ -189,7 +253,12 @@ def main() -> int:
     parser.add_argument("--clients", default="1,4", help="comma-separated concurrent client counts")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--live-batch", type=int, default=LIVE_BATCH, help="events per live message (default 64)")
+    parser.add_argument("--upload-batch", type=int, default=DEFAULT_BATCH_SIZE,
+                        help=f"events per upload message (default: the client library's, {DEFAULT_BATCH_SIZE})")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 when a phase's ratio to offline (per core) is below --min-ratio")
+    parser.add_argument("--min-ratio", type=float, default=MIN_RATIO, help=f"for --check (default {MIN_RATIO})")
     args = parser.parse_args()
     counts = [int(x) for x in args.clients.split(",")]
 
@@ -198,8 +267,9 @@ def main() -> int:
     blobs = [g.SerializeToString() for g in logs]
     seconds, events = offline(blobs)
     offline_eps = events / seconds
+    offline_cpu_us = offline_cpu(blobs)
     results = [Result("offline check", 1, len(logs), events, round(seconds, 3), round(len(logs) / seconds, 1),
-                      round(offline_eps), 1.0)]
+                      round(offline_eps), 1.0, None, round(offline_cpu_us, 1), 1.0)]
     print(f"offline: {len(logs)} games, {events} events in {seconds:.2f} s")
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -208,14 +278,17 @@ def main() -> int:
             with HealthProbe(address) as idle:
                 time.sleep(1.0)
             p50, p99, worst = idle.summary()
-            results.append(Result("idle server", 0, 0, 0, 1.0, 0, 0, 0, round(p50, 2), round(p99, 2), round(worst, 2)))
+            results.append(Result("idle server", 0, 0, 0, 1.0, 0, 0, 0, None, None, None, round(p50, 2),
+                                  round(p99, 2), round(worst, 2)))
             for n in counts:
-                phases: list[tuple[str, Callable[[VerifierClient, pb.GameLog], None]]] = [
-                    ("whole-log", whole), ("upload stream", upload),
-                    ("live stream", lambda c, g: live(c, g, args.live_batch))]
-                for name, submit in phases:
+                phases: list[tuple[str, Callable[[VerifierClient, pb.GameLog], None], int | None]] = [
+                    ("whole-log", whole, None),
+                    ("upload stream", lambda c, g: upload(c, g, args.upload_batch), args.upload_batch),
+                    ("live stream", lambda c, g: live(c, g, args.live_batch), args.live_batch)]
+                for name, submit, batch in phases:
                     phase_logs = stamped(logs, f"{name} x{n}")
-                    result = run_phase(address, name, phase_logs, n, submit, offline_eps)
+                    result = run_phase(address, name, phase_logs, n, submit, offline_eps, batch, proc.pid,
+                                       offline_cpu_us)
                     results.append(result)
                     print(f"{name} x{n}: {result.games_per_s} games/s, {result.events_per_s} events/s "
                           f"({result.ratio_to_offline}x offline); health p99 {result.health_p99_ms} ms")
@@ -225,22 +298,35 @@ def main() -> int:
 
     print()
     print(f"machine: {os.cpu_count()} cores; server: {args.workers} worker process(es), embedded SQLite; "
-          f"{args.games} games of {args.players} players, {events} events; upload batches of 256 events, "
-          f"live batches of {args.live_batch}")
-    header = f"{'phase':<15} {'clients':>7} {'games/s':>8} {'events/s':>9} {'x offline':>9} " \
-             f"{'health p50':>10} {'p99':>7} {'max':>7}"
+          f"{args.games} games of {args.players} players, {events} events; upload batches of {args.upload_batch} "
+          f"events, live batches of {args.live_batch}; ratios are per core (N clients: to N x offline, at most "
+          f"{os.cpu_count()} cores)")
+    header = f"{'phase':<15} {'clients':>7} {'batch':>6} {'games/s':>8} {'events/s':>9} {'x offline':>9} " \
+             f"{'cpu us/ev':>9} {'cpu x off':>9} {'health p50':>10} {'p99':>7} {'max':>7}"
     print(header)
     print("-" * len(header))
     for r in results:
         health = (f"{r.health_p50_ms:>8.2f}ms {r.health_p99_ms:>5.1f}ms {r.health_max_ms:>5.1f}ms"
                   if r.health_p50_ms is not None else "")
         if r.phase == "idle server":
-            print(f"{r.phase:<15} {'':>7} {'':>8} {'':>9} {'':>9} {health}")
+            print(f"{r.phase:<15} {'':>7} {'':>6} {'':>8} {'':>9} {'':>9} {'':>9} {'':>9} {health}")
         else:
-            print(f"{r.phase:<15} {r.clients:>7} {r.games_per_s:>8.1f} {r.events_per_s:>9} "
-                  f"{r.ratio_to_offline:>8.2f}x {health}")
+            size = "" if r.batch is None else str(r.batch)
+            cpu = f"{r.cpu_us_per_event:>9.1f}" if r.cpu_us_per_event is not None else f"{'':>9}"
+            cpu_ratio = f"{r.cpu_ratio_to_offline:>8.2f}x" if r.cpu_ratio_to_offline is not None else f"{'':>9}"
+            print(f"{r.phase:<15} {r.clients:>7} {size:>6} {r.games_per_s:>8.1f} {r.events_per_s:>9} "
+                  f"{r.ratio_to_offline:>8.2f}x {cpu} {cpu_ratio} {health}")
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in results], indent=1))
+    if args.check:
+        below = [r for r in results
+                 if r.clients > 0 and r.phase != "offline check" and r.ratio_to_offline < args.min_ratio]
+        for r in below:
+            print(f"CHECK FAILED: {r.phase} x{r.clients} keeps {r.ratio_to_offline:.2f}x of offline per core, "
+                  f"below {args.min_ratio}")
+        if below:
+            return 1
+        print(f"check: every path keeps at least {args.min_ratio}x of offline per core")
     return 0
 
 

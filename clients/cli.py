@@ -10,7 +10,8 @@ from collections.abc import Sequence
 
 # Command modules, in the order their commands are listed in --help.
 COMMAND_MODULES = ["clients.commands.offline", "clients.commands.imports", "clients.commands.cheats",
-                   "clients.commands.service", "clients.commands.regress", "clients.commands.access"]
+                   "clients.commands.service", "clients.commands.standings", "clients.commands.regress",
+                   "clients.commands.access"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,7 +7,7 @@
     ...     for update in client.live(log.header, log.events):    # batched for you
     ...         for ann in update.annotations: ...
 
-Events are always sent in batches (``batch_size``, default 256): one message per event
+Events are always sent in batches (``batch_size``, default 1024): one message per event
 would cap a Python gRPC stream at a few thousand events per second. RPC errors come back as
 the precise ``ServiceError`` subclasses below; rule violations are never errors (they are in
 the returned replay).
@@ -36,7 +36,9 @@ ENV_TLS_CA = "SGS_VERIFY_TLS_CA"
 ENV_CLIENT_CERT = "SGS_VERIFY_CLIENT_CERT"
 ENV_CLIENT_KEY = "SGS_VERIFY_CLIENT_KEY"
 DEFAULT_SERVER = "127.0.0.1:50051"
-DEFAULT_BATCH_SIZE = 256
+# Events per message: per message, Python gRPC costs about as much on each end as judging tens of events, so
+# the default is large; a live game server that wants verdicts sooner sends smaller batches (or its own).
+DEFAULT_BATCH_SIZE = 1024
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 
 Metadata = spb.SubmissionMetadata
@@ -214,6 +216,86 @@ def batched(events: Iterable[pb.Event], size: int) -> Iterator[list[pb.Event]]:
         yield batch
 
 
+# GameLog.events and the requests' events (UploadLogRequest, VerifyLiveRequest) as wire-format tags: both are
+# length-delimited Event messages, so one becomes the other by its tag alone.
+_GAMELOG_EVENTS, _REQUEST_EVENTS = 0x12, 0x1A
+
+
+def _read_varint(data: bytes | bytearray, pos: int) -> tuple[int, int]:
+    value = 0
+    shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            return value, pos
+
+
+def _event_starts(data: bytes) -> list[int]:
+    """Where each GameLog.events field of a GameLog's encoding begins and, last, where the last one ends (empty
+    for no events). ValueError unless the events are one run of fields (as SerializeToString writes them)."""
+    starts: list[int] = []
+    last_end: int | None = None
+    pos = 0
+    end = len(data)
+    while pos < end:
+        start = pos
+        tag, pos = _read_varint(data, pos)
+        if tag & 7 != 2:
+            raise ValueError(f"GameLog field {tag >> 3} is not length-delimited")
+        length, pos = _read_varint(data, pos)
+        pos += length
+        if tag == _GAMELOG_EVENTS:
+            if last_end is not None and last_end != start:
+                raise ValueError("GameLog.events are not one run of fields")
+            starts.append(start)
+            last_end = pos
+    if last_end is not None:
+        starts.append(last_end)
+    return starts
+
+
+def _retagged(data: bytes, start: int, end: int, old: int, new: int) -> bytearray:
+    """data[start:end], a run of fields tagged ``old``, with each tag made ``new``."""
+    out = bytearray(data[start:end])
+    pos = 0
+    end -= start
+    while pos < end:
+        if out[pos] != old:
+            raise ValueError(f"a field tagged {out[pos]:#x}, not {old:#x}")
+        out[pos] = new
+        length, p = _read_varint(out, pos + 1)
+        pos = p + length
+    return out
+
+
+# The tag and one-byte length of a request's event field, by length (most events are shorter than 128 bytes).
+_SHORT_EVENT_HEADS = [bytes((_REQUEST_EVENTS, n)) for n in range(0x80)]
+
+
+def _events_request(events: Iterable[pb.Event]) -> bytes:
+    """The encoding of ``VerifyLiveRequest(events=events)``, written from each event's own encoding."""
+    out = bytearray()
+    heads = _SHORT_EVENT_HEADS
+    for ev in events:
+        if not isinstance(ev, pb.Event):
+            raise TypeError(f"a batch holds events (sgsverify.v1.Event), not {type(ev).__name__}")
+        data = ev.SerializeToString()
+        n = len(data)
+        if n < 0x80:
+            out += heads[n]
+        else:
+            out.append(_REQUEST_EVENTS)
+            while n > 0x7F:
+                out.append(n & 0x7F | 0x80)
+                n >>= 7
+            out.append(n)
+        out += data
+    return bytes(out)
+
+
 # ---------------------------------------------------------------------------------------- the client
 
 class VerifierClient:
@@ -250,6 +332,14 @@ class VerifierClient:
         else:
             self.channel = grpc.insecure_channel(self.address, options=options)
         self.stub = spb_grpc.VerifierServiceStub(self.channel)  # type: ignore[no-untyped-call]
+        # UploadLog and VerifyLive with requests already encoded (upload makes them from the log's bytes, live from
+        # each event's).
+        self._live_bytes = self.channel.stream_stream("/sgsverify.v1.VerifierService/VerifyLive",
+                                                      request_serializer=None,
+                                                      response_deserializer=spb.VerifyLiveResponse.FromString)
+        self._upload_bytes = self.channel.stream_unary("/sgsverify.v1.VerifierService/UploadLog",
+                                                       request_serializer=None,
+                                                       response_deserializer=spb.VerifyLogResponse.FromString)
 
     def close(self) -> None:
         self.channel.close()
@@ -295,18 +385,37 @@ class VerifierClient:
                summary_only: bool = False, timeout: float | None = None) -> Submission:
         """Verify a log sent as a stream of event batches (for logs too large for one message)."""
 
-        def requests() -> Iterator[spb.UploadLogRequest]:
-            first = spb.UploadLogRequest(header=log.header, summary_only=summary_only)
-            if metadata is not None:
-                first.metadata.CopyFrom(metadata)
-            batches = batched(log.events, batch_size)
-            first.events.extend(next(batches, []))
-            yield first
-            for batch in batches:
-                yield spb.UploadLogRequest(events=batch)
+        if batch_size < 1:
+            raise ValueError(f"batch size must be at least 1, not {batch_size}")
+        # The messages are made from the log's own encoding: each batch is a run of its GameLog.events fields
+        # re-tagged as UploadLogRequest.events (the same messages, field 3), with no copy of the events.
+        data = log.SerializeToString()
+        try:
+            starts = _event_starts(data)
+        except ValueError:  # (not as SerializeToString writes a GameLog: never expected) one message a batch
+            starts = []
+            data = b""
+        count = max(0, len(starts) - 1)
+        first = spb.UploadLogRequest(header=log.header, summary_only=summary_only)
+        if metadata is not None:
+            first.metadata.CopyFrom(metadata)
+
+        def requests() -> Iterator[bytes]:
+            if not data:
+                batches = batched(log.events, batch_size)
+                first.events.extend(next(batches, []))
+                yield first.SerializeToString()
+                for events in batches:
+                    yield spb.UploadLogRequest(events=events).SerializeToString()
+                return
+            head = first.SerializeToString()
+            for i in range(0, max(1, count), batch_size):
+                j = min(i + batch_size, count)
+                batch = bytes(_retagged(data, starts[i], starts[j], _GAMELOG_EVENTS, _REQUEST_EVENTS)) if j > i else b""
+                yield head + batch if i == 0 else batch
 
         try:
-            res = self.stub.UploadLog(requests(), timeout=self._timeout(timeout), metadata=self.metadata)
+            res = self._upload_bytes(requests(), timeout=self._timeout(timeout), metadata=self.metadata)
         except grpc.RpcError as err:
             raise service_error(err) from None
         return Submission(res.info, res.created, res.replay)
@@ -342,27 +451,29 @@ class VerifierClient:
         update has ``finished`` set (with the stored replay's id unless ``discard``).
         """
 
-        def requests() -> Iterator[spb.VerifyLiveRequest]:
+        def requests() -> Iterator[bytes]:
+            # Each batch is written as VerifyLiveRequest.events fields from each event's own encoding (the same
+            # bytes the message would have), with no copy of the events into a request message.
             first = spb.VerifyLiveRequest(header=header, discard=discard)
             if metadata is not None:
                 first.metadata.CopyFrom(metadata)
-            yield first
+            yield first.SerializeToString()
             pending: list[pb.Event] = []
             for item in events:
                 if isinstance(item, pb.Event):
                     pending.append(item)
                     if len(pending) >= batch_size:
-                        yield spb.VerifyLiveRequest(events=pending)
+                        yield _events_request(pending)
                         pending = []
                 else:
                     if pending:
-                        yield spb.VerifyLiveRequest(events=pending)
+                        yield _events_request(pending)
                         pending = []
-                    yield spb.VerifyLiveRequest(events=list(item))
+                    yield _events_request(item)
             if pending:
-                yield spb.VerifyLiveRequest(events=pending)
+                yield _events_request(pending)
 
-        call = self.stub.VerifyLive(requests(), timeout=self._timeout(timeout), metadata=self.metadata)
+        call = self._live_bytes(requests(), timeout=self._timeout(timeout), metadata=self.metadata)
         try:
             for res in call:
                 yield LiveUpdate(list(res.annotations), res.events_received, res.game_over,
@@ -420,6 +531,18 @@ class VerifierClient:
             token = page.next_page_token
             if not token:
                 return
+
+    def standings(self, tournament: str, *, tenant: str = "", exclude_violations: bool = False,
+                  timeout: float | None = None) -> spb.GetStandingsResponse:
+        """The tournament's standings (docs/service.md#standings): players ranked by total score, its games with
+        their scores, marked when they have violations."""
+        try:
+            res: spb.GetStandingsResponse = self.stub.GetStandings(
+                spb.GetStandingsRequest(tournament=tournament, tenant=tenant, exclude_violations=exclude_violations),
+                timeout=self._timeout(timeout), metadata=self.metadata)
+        except grpc.RpcError as err:
+            raise service_error(err) from None
+        return res
 
     def delete(self, replay_id: str, *, timeout: float | None = None) -> None:
         try:

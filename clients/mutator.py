@@ -33,7 +33,7 @@ from verifier.engine.game import Violation as EngineViolation
 from verifier.engine.requests import DECISION_KINDS, Answer, DiscardRequest, PlayRequest, Request
 from verifier.packages.modes.identity import LORD, LOYALIST, REBEL
 from verifier.packages.standard.tricks import reaches
-from verifier.replay import Verifier
+from verifier.replay import Verifier, verify
 
 # ---------------------------------------------------------------------------- mutations
 
@@ -580,6 +580,22 @@ def wrong_winner(m: Moment) -> Iterator[Edit]:
         ev = copy_event(m.event)
         ev.game_over.winners[:] = sorted([*over.winners, losers[0]])
         yield m.replace(ev, f"seat {losers[0]} is listed among the winners")
+
+
+@cheat("inflated_score", "SCORE_MISMATCH", "a seat's score raised in the game-over event", (IDENTITY,))
+def inflated_score(m: Moment) -> Iterator[Edit]:
+    """The log records the scores (docs/log-format.md#scores), the lowest-scoring seat's raised by 5."""
+    if m.kind != "game_over":
+        return
+    # The probe has not reached the end yet when it shows the game-over event: the scores are the whole log's.
+    scores = [s.score for s in verify(m.log).result.scores]
+    if not scores:
+        return
+    seat = min(range(len(scores)), key=lambda i: (scores[i], i))
+    ev = copy_event(m.event)
+    ev.game_over.scores.extend(scores)
+    ev.game_over.scores[seat] += 5
+    yield m.replace(ev, f"seat {seat} records a score of {scores[seat] + 5} instead of {scores[seat]}")
 
 
 @cheat("after_game_over", "AFTER_GAME_OVER", "events after the game is over")

@@ -31,6 +31,8 @@ def replay_info(s: ReplaySummary) -> spb.ReplayInfo:
     info.violation_codes.extend(s.violation_codes)
     info.result.CopyFrom(apb.GameResult(finished=s.finished, side=s.side, winners=s.winners,  # type: ignore[arg-type]
                                         reason=s.result_reason))
+    for i, score in enumerate(s.scores or ()):
+        info.result.scores.add(seat=i, score=score)
     return info
 
 

@@ -1,48 +1,90 @@
 """One live game: an incremental Verifier fed batch by batch, and the log kept for storing.
 
-Not thread-safe: the service feeds each game from one task at a time (in a worker thread).
+Not thread-safe: the service feeds each game from one task at a time (in its worker process).
+
+What a batch costs beyond judging its events is kept small: the answer is the verifier's own wire
+form of the batch's annotations (verifier/replay.py writes each as it is made), re-tagged as
+VerifyLiveResponse.annotations in one pass, with no annotation message built; the log is kept as the
+canonical encoding of each batch's events, not as a copy of the events.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from service.work import canonical_bytes, dealt_roles, log_sha256, record_for
-from sgsverify.v1 import annotation_pb2 as apb
+from service.work import (
+    canonical_bytes,
+    dealt_roles,
+    log_sha256,
+    record_for,
+    record_problems,
+    retagged,
+)
 from sgsverify.v1 import game_log_pb2 as pb
 from storage.store import NewReplay, ReplaySummary, SubmissionMetadata
-from verifier import Verifier
+from verifier import LogFormatError, Verifier
+from verifier.replay import _varint
+
+# Tags: AnnotatedReplay.annotations (the verifier's wire form), VerifyLiveResponse's annotations,
+# events_received and game_over.
+_REPLAY_ANNOTATIONS, _LIVE_ANNOTATIONS, _EVENTS_RECEIVED, _GAME_OVER = 0x1A, 0x0A, 0x10, 0x18
 
 
 class LiveGame:
     def __init__(self, header: pb.GameHeader, metadata: SubmissionMetadata) -> None:
-        self.log = pb.GameLog(header=header)
+        self.header = header
         self.metadata = metadata
         self.verifier = Verifier(header)
-        self.sent = 0  # annotations handed out so far
-
-    @property
-    def event_count(self) -> int:
-        return len(self.log.events)
+        self.event_count = 0
+        # The canonical encoding of the events so far (GameLog.events), batch by batch.
+        self.encoded: list[bytes] = []
+        self.sent = 0  # bytes of the verifier's annotations handed out so far
+        self.records_checked = 0  # of its records (annotations with violations or derived events)
 
     @property
     def over(self) -> bool:
         return self.verifier.over
 
-    def feed(self, events: list[pb.Event]) -> list[apb.Annotation]:
-        """Judge a batch; returns the annotations it produced (each event as soon as it can be judged)."""
-        self.log.events.extend(events)
-        annotations = self.verifier.feed(events)
-        self.sent += len(annotations)
-        return annotations
+    def feed_encoded(self, events: Sequence[pb.Event], encoded: bytes) -> bytes:
+        """Judge a batch (``encoded``: the canonical encoding of its events as GameLog.events); returns the
+        VerifyLiveResponse's encoding: the annotations it produced (each event as soon as it can be judged),
+        the events received so far and whether the game is over. LogFormatError if a violation cannot be
+        stored (a card id over 32 bits, a NUL quoted from the log)."""
+        self.encoded.append(encoded)
+        self.event_count += len(events)
+        self.verifier.follow(events)
+        self._check_new_records()
+        return self._response()
 
-    def finish(self) -> tuple[list[apb.Annotation], NewReplay]:
-        """Close the game: the annotations not yet handed out, and the record to store."""
-        data = canonical_bytes(self.log)
+    def _check_new_records(self) -> None:
+        records = self.verifier.records
+        problems = record_problems(records[self.records_checked:])
+        self.records_checked = len(records)
+        if problems:
+            raise LogFormatError("; ".join(problems))
+
+    def _response(self) -> bytes:
+        """The annotations not yet handed out, events_received and game_over, as VerifyLiveResponse's encoding."""
+        wire = self.verifier.wire
+        out = retagged(memoryview(wire)[self.sent:], _REPLAY_ANNOTATIONS, _LIVE_ANNOTATIONS)
+        self.sent = len(wire)
+        if self.event_count:
+            out.append(_EVENTS_RECEIVED)
+            out += _varint(self.event_count)
+        if self.verifier.over:
+            out += bytes((_GAME_OVER, 1))
+        return bytes(out)
+
+    def finish_encoded(self) -> tuple[bytes, NewReplay]:
+        """Close the game: the last VerifyLiveResponse's encoding (without `finished`: the annotations not yet
+        handed out) and the record to store."""
+        data = canonical_bytes(pb.GameLog(header=self.header)) + b"".join(self.encoded)
+        self.encoded = []
         replay = self.verifier.finish(log_sha256(data))
-        rest = list(replay.annotations[self.sent:])
-        self.sent = len(replay.annotations)
-        return rest, record_for(self.log, data, "binary", self.metadata, replay, dealt_roles(self.verifier))
+        last = self._response()
+        return last, record_for(self.header, self.event_count, data, "binary", self.metadata, replay,
+                                dealt_roles(self.verifier))
 
     @staticmethod
     def unstored_summary(record: NewReplay) -> ReplaySummary:
@@ -54,4 +96,6 @@ class LiveGame:
             ruleset=record.ruleset, mode=record.mode, seed=record.seed, recorder=record.recorder, seats=record.seats,
             engine_version=v.engine_version, violation_count=v.violation_count, violation_codes=v.violation_codes,
             followed=v.followed, stopped_at=v.stopped_at, stopped_reason=v.stopped_reason, finished=v.finished,
-            side=v.side, winners=v.winners, result_reason=v.result_reason, annotation_count=v.annotation_count)
+            side=v.side, winners=v.winners, result_reason=v.result_reason, annotation_count=v.annotation_count,
+            scores=v.scores)
+

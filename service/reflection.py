@@ -15,6 +15,9 @@ from google.protobuf import descriptor_pb2, descriptor_pool
 from grpc_reflection.v1alpha import _async as reflection_aio
 from grpc_reflection.v1alpha import reflection_pb2 as rpb
 
+from service.checked import checked_stream_stream
+from service.servicer import lenient
+
 V1ALPHA_SERVICE = "grpc.reflection.v1alpha.ServerReflection"
 V1_SERVICE = "grpc.reflection.v1.ServerReflection"
 _V1_FILE = "grpc/reflection/v1/reflection.proto"
@@ -57,7 +60,8 @@ def enable_server_reflection(service_names: Iterable[str], server: grpc.aio.Serv
     add_v1_descriptor()
     servicer = reflection_aio.ReflectionServicer((*service_names, V1_SERVICE, V1ALPHA_SERVICE))
     handler = grpc.stream_stream_rpc_method_handler(
-        servicer.ServerReflectionInfo, request_deserializer=rpb.ServerReflectionRequest.FromString,
+        checked_stream_stream(servicer.ServerReflectionInfo),
+        request_deserializer=lenient(rpb.ServerReflectionRequest),
         response_serializer=rpb.ServerReflectionResponse.SerializeToString)
     server.add_generic_rpc_handlers(tuple(grpc.method_handlers_generic_handler(name, {"ServerReflectionInfo": handler})
                                           for name in (V1_SERVICE, V1ALPHA_SERVICE)))

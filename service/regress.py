@@ -12,7 +12,9 @@ What is compared, per replay, between the stored verdict (the submission's, or a
 ``against``) and the new one: every annotation's status and violation codes (log events by index,
 derived outcomes by their place among the outcomes derived before the same event), the first
 annotation whose state digest differs, the final digest, whether the log was followed, and the
-result (finished, winning side and winners). The engine version is recorded, never compared.
+result (finished, winning side and winners), and the seats' scores (docs/rules.md#scoring) where the stored
+verdict has them (a verdict stored before scores existed has none: that is not a change). The engine version
+is recorded, never compared.
 """
 
 from __future__ import annotations
@@ -129,6 +131,10 @@ class ReplayReport:
     winner_changed: bool = False
     followed_changed: bool = False
     final_digest_changed: bool = False
+    # The seats' scores, when the stored verdict has them and the new one gives others.
+    stored_scores: tuple[int, ...] = ()
+    new_scores: tuple[int, ...] = ()
+    scores_changed: bool = False
     error: str = ""
 
     def to_json(self) -> dict[str, Any]:
@@ -193,12 +199,17 @@ def compare(replay_id: str, stored: apb.AnnotatedReplay, new: apb.AnnotatedRepla
     winner_changed = (r1.finished, r1.side, list(r1.winners)) != (r2.finished, r2.side, list(r2.winners))
     followed_changed = (stored.followed, stored.stopped_at) != (new.followed, new.stopped_at)
     final_changed = stored.final_digest != new.final_digest
-    changed = bool(added or gone or changes or divergence or winner_changed or followed_changed or final_changed)
+    old_scores, new_scores = tuple(s.score for s in r1.scores), tuple(s.score for s in r2.scores)
+    scores_changed = bool(old_scores) and old_scores != new_scores
+    changed = bool(added or gone or changes or divergence or winner_changed or followed_changed or final_changed
+                   or scores_changed)
     return ReplayReport(
         replay_id=replay_id, changed=changed, stored_engine=stored.engine_version, new_engine=new.engine_version,
         new_violations=added, vanished_violations=gone, status_changes=tuple(changes), first_divergence=divergence,
         stored_result=result_text(stored), new_result=result_text(new), winner_changed=winner_changed,
-        followed_changed=followed_changed, final_digest_changed=final_changed)
+        followed_changed=followed_changed, final_digest_changed=final_changed,
+        stored_scores=old_scores if scores_changed else (), new_scores=new_scores if scores_changed else (),
+        scores_changed=scores_changed)
 
 
 # ---------------------------------------------------------------------------------------- the work

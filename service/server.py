@@ -22,9 +22,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health, health_pb2
 
 from service import tls
+from service.checked import add_health
 from service.config import ServiceConfig, is_loopback, split_address
 from service.guard import Authenticator, GuardInterceptor
 from service.health import StoreHealth
@@ -160,7 +161,7 @@ class VerificationServer:
             ("grpc.http2.bdp_probe", 0),
         ])
         server.add_generic_rpc_handlers((servicer.generic_handler(),))
-        health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
+        add_health(self.health, server)  # requests that are not valid ones: INVALID_ARGUMENT (not UNKNOWN)
         enable_server_reflection((SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server)
         # Asked first, so that a busy port is said plainly (gRPC would log a raw error of its own).
         failure: Exception | str | None = address_problem(config.address)

@@ -25,11 +25,21 @@ from service.convert import metadata_from, replay_change, replay_info, request_f
 from service.guard import Principal, StreamIdle, idle_limited
 from service.live import LiveGame
 from service.metrics import Metrics
-from service.work import TooManyEvents, VerifyJob, canonical_bytes, header_problems, log_sha256
+from service.standings import standings_response
+from service.work import (
+    TooManyEvents,
+    Verified,
+    VerifyJob,
+    canonical_bytes,
+    events_encoding,
+    header_problems,
+    log_sha256,
+)
 from service.workers import LiveSession, WorkerLost, WorkerPool
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
+from storage.standings import standings
 from storage.store import (
     HASH_LENGTH,
     Audit,
@@ -262,11 +272,11 @@ class VerifierServicer:
                              f"the stream has more than {self.limits.max_stream_messages} messages "
                              "(--max-stream-messages): send the events in fewer, larger batches")
 
-    async def _verify(self, job: VerifyJob, where: str, context: grpc.aio.ServicerContext | None) -> NewReplay:
+    async def _verify(self, job: VerifyJob, where: str, context: grpc.aio.ServicerContext | None) -> Verified:
         timeout = self._timeout(context)
         try:
-            record = await self.pool.run(dataclasses.replace(job, return_log=False), timeout)
-            return record if record.log_bytes else dataclasses.replace(record, log_bytes=job.data)
+            record, summary = await self.pool.run(dataclasses.replace(job, return_log=False), timeout)
+            return Verified(record if record.log_bytes else dataclasses.replace(record, log_bytes=job.data), summary)
         except LogFormatError as err:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: {err}") from None
         except TimeoutError:
@@ -290,14 +300,13 @@ class VerifierServicer:
             found = await self._io(self.store.find, known_sha, tenant)
             if found is not None:
                 return await self._stored_response(found, want_summary_only)
-        record = await self._verify(job, where, context)
+        record, summary_blob = await self._verify(job, where, context)
         self._counted(source, record)
         summary, created = await self._io(self.store.save, record, tenant)
         if not created:
             return await self._stored_response(summary, want_summary_only)
-        replay = apb.AnnotatedReplay.FromString(record.verdict.replay_blob)
-        if want_summary_only:
-            del replay.annotations[:]
+        # (A summary-only answer is parsed from the worker's summary, not from the whole replay less its annotations.)
+        replay = apb.AnnotatedReplay.FromString(summary_blob if want_summary_only else record.verdict.replay_blob)
         return spb.VerifyLogResponse(info=replay_info(summary), created=True, replay=replay)
 
     async def submit_encoded(self, data: bytes, meta: SubmissionMetadata, engine: str = "", name: str = "",
@@ -411,7 +420,9 @@ class VerifierServicer:
             size += msg.ByteSize()
             self._check_log_size(size)
             if msg.events:
-                batches.append(canonical_bytes(pb.GameLog(events=msg.events)))
+                batches.append(events_encoding(msg))
+        if context.cancelled():
+            raise asyncio.CancelledError()  # the request stream ended because the call was cancelled: store nothing
         if count == 0:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                              "the upload stream is empty: its first message must carry the GameHeader")
@@ -429,7 +440,7 @@ class VerifierServicer:
     async def VerifyLive(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest],
                          context: grpc.aio.ServicerContext) -> AsyncIterator[spb.VerifyLiveResponse | bytes]:
         try:
-            async for response in self._live_game(request_iterator):
+            async for response in self._live_game(request_iterator, context):
                 yield response
         except asyncio.CancelledError:
             raise
@@ -442,7 +453,8 @@ class VerifierServicer:
             return
         await guard.abort(context, *status)  # (outside the except block: see unary_errors)
 
-    async def _live_game(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest]
+    async def _live_game(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest],
+                         context: grpc.aio.ServicerContext | None = None
                          ) -> AsyncIterator[spb.VerifyLiveResponse | bytes]:
         principal = self._principal()
         scope = guard.current()
@@ -473,13 +485,16 @@ class VerifierServicer:
                 size += msg.ByteSize()
                 self._check_log_size(size)
                 try:
-                    answer = await game.feed(pb.GameLog(events=msg.events))
+                    answer = await game.feed(events_encoding(msg), len(msg.events))
                 except LogFormatError as err:
                     raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: {err}") from None
                 del msg
                 if scope is not None:
                     scope.release_received()  # the batch is in the worker now
                 yield answer
+            if context is not None and context.cancelled():
+                # a cancelled call's request stream can end as if the client had closed it: store nothing
+                raise asyncio.CancelledError()
             if game is None:
                 raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                                  "the live stream is empty: its first message must carry the GameHeader")
@@ -549,6 +564,19 @@ class VerifierServicer:
         audit_log.info("replay.delete %s by %s", replay_id, principal.actor)
         self.metrics.audit.labels("replay.delete").inc()
         return spb.DeleteReplayResponse(id=replay_id)
+
+    @unary_errors
+    async def GetStandings(self, request: spb.GetStandingsRequest | MalformedRequest,
+                           context: grpc.aio.ServicerContext) -> spb.GetStandingsResponse:
+        """docs/service.md#standings: over the caller's tenant's games (an admin: every tenant's, or the one named)."""
+        if isinstance(request, MalformedRequest):
+            raise request.failure("the request")
+        tenant = self._scoped(ReplayFilter(), request.tenant, "GetStandingsRequest").tenant
+        try:
+            found = await self._io(standings, self.store, request.tournament, tenant, request.exclude_violations)
+        except InvalidQuery as err:
+            raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"GetStandingsRequest.{err}") from None
+        return standings_response(found)
 
     def _scoped(self, filters: ReplayFilter, tenant: str, where: str) -> ReplayFilter:
         """The filter narrowed to what the caller may see: its own tenant's replays (an admin: every tenant's,
@@ -647,6 +675,9 @@ class VerifierServicer:
             "DeleteReplay": grpc.unary_unary_rpc_method_handler(
                 self.DeleteReplay, request_deserializer=lenient(spb.DeleteReplayRequest),
                 response_serializer=spb.DeleteReplayResponse.SerializeToString),
+            "GetStandings": grpc.unary_unary_rpc_method_handler(
+                self.GetStandings, request_deserializer=lenient(spb.GetStandingsRequest),
+                response_serializer=spb.GetStandingsResponse.SerializeToString),
             "Regress": grpc.unary_stream_rpc_method_handler(
                 self.Regress, request_deserializer=lenient(spb.RegressRequest),
                 response_serializer=spb.RegressResponse.SerializeToString),

@@ -7,7 +7,11 @@ process boundary: a job goes in as the log's bytes, a storage record (``NewRepla
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+from google.protobuf.message import Message
 
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
@@ -26,6 +30,7 @@ from storage.store import (
 )
 from verifier import LogFormatError, Verifier
 from verifier.logio import parse_log
+from verifier.replay import Record, annotation_message
 
 
 class TooManyEvents(Exception):
@@ -87,6 +92,95 @@ def annotation_problems(annotations: list[apb.Annotation]) -> list[str]:
     return found
 
 
+def record_problems(records: Iterable[Record]) -> list[str]:
+    """annotation_problems for the verifier's records (those with violations or a derived event): the
+    annotations of a batch that can have problems, without building a message for the others."""
+    return annotation_problems([annotation_message(rec) for rec in records if rec[4]])
+
+
+# Wire-format tags: a length-delimited field 1, 2, 3 (VerifyLiveResponse.annotations, GameLog.events,
+# AnnotatedReplay.annotations and the requests' events).
+_FIELD1, _FIELD2, _FIELD3 = 0x0A, 0x12, 0x1A
+
+
+def retagged(wire: bytes | bytearray | memoryview, old: int, new: int) -> bytearray:
+    """``wire`` (a run of length-delimited fields, each tagged ``old``) with each field's tag made ``new``: the
+    same messages as another message's repeated field. ValueError if a field is not tagged ``old``."""
+    out = bytearray(wire)
+    pos = 0
+    end = len(out)
+    while pos < end:
+        if out[pos] != old:
+            raise ValueError(f"a field tagged {out[pos]:#x} at byte {pos}, not {old:#x}")
+        out[pos] = new
+        b = out[pos + 1]
+        p = pos + 2
+        if b < 0x80:
+            pos = p + b
+            continue
+        length = b & 0x7F
+        shift = 7
+        while True:
+            b = out[p]
+            p += 1
+            length |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                break
+        pos = p + length
+    if pos != end:
+        raise ValueError("the last field runs past the end")
+    return out
+
+
+def events_encoding(message: Message) -> bytes:
+    """The canonical encoding of ``GameLog(events=message.events)`` for an UploadLogRequest or VerifyLiveRequest
+    (events: their field 3): the message serialized as it is, its events' fields re-tagged as GameLog's field 2
+    and the rest left out — without copying the events into a GameLog first (that copy cost about twice as
+    much as this)."""
+    if not message.events:  # type: ignore[attr-defined]
+        return b""
+    return events_of(message.SerializeToString(deterministic=True))
+
+
+def events_of(data: bytes) -> bytes:
+    """events_encoding from the message's canonical encoding (``data``)."""
+    out = bytearray()
+    pos = 0
+    end = len(data)
+    while pos < end:
+        start = pos
+        tag, pos = _read_varint(data, pos)
+        wire_type = tag & 7
+        if wire_type == 0:
+            _, pos = _read_varint(data, pos)
+        elif wire_type == 2:
+            length, pos = _read_varint(data, pos)
+            pos += length
+        elif wire_type == 1:
+            pos += 8
+        elif wire_type == 5:
+            pos += 4
+        else:  # (groups: nothing in the contract has them)
+            raise ValueError(f"wire type {wire_type} at byte {start}")
+        if tag == _FIELD3:
+            out.append(_FIELD2)
+            out += data[start + 1:pos]
+    return bytes(out)
+
+
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = 0
+    shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            return value, pos
+
+
 def _violation_facts(index: int | None, derived: bool, v: apb.Violation) -> ViolationFacts:
     return ViolationFacts(event_index=index, derived=derived, code=v.code, message=v.message, rule=v.rule,
                           seat=v.seat if v.HasField("seat") else None, card=v.card if v.HasField("card") else None)
@@ -97,8 +191,22 @@ def _check(problems: list[str]) -> None:
         raise LogFormatError("; ".join(problems))
 
 
+class Verified(NamedTuple):
+    """What a worker sends back for a whole log: the record to store, and the replay without its annotations
+    (AnnotatedReplay's encoding), which is what a summary-only answer holds: the server need not parse the
+    whole replay to drop them."""
+
+    record: NewReplay
+    summary_blob: bytes
+
+
 def run_job(job: VerifyJob) -> NewReplay:
     """Parse (or import), verify and turn into a storage record. Raises LogFormatError or TooManyEvents."""
+    return verify_job(job).record
+
+
+def verify_job(job: VerifyJob) -> Verified:
+    """run_job, with the summary-only replay's encoding too."""
     if job.foreign:
         from importers import RecordError, importer
 
@@ -120,9 +228,12 @@ def run_job(job: VerifyJob) -> NewReplay:
     verifier = Verifier(log.header)
     verifier.follow(log.events)
     replay = verifier.finish(log_sha256(canonical))
-    record = record_for(log, job.data, log_format, job.metadata, replay, dealt_roles(verifier))
+    record = record_for(log.header, len(log.events), job.data, log_format, job.metadata, replay,
+                        dealt_roles(verifier))
     _check(record.problems())  # what the engine says quotes the log: a card id over 32 bits, a NUL
-    return record if job.return_log else replace(record, log_bytes=b"")
+    del replay.annotations[:]  # (the record has the whole replay's encoding already)
+    summary = replay.SerializeToString(deterministic=True)
+    return Verified(record if job.return_log else replace(record, log_bytes=b""), summary)
 
 
 def dealt_roles(verifier: Verifier) -> list[int]:
@@ -131,13 +242,12 @@ def dealt_roles(verifier: Verifier) -> list[int]:
     return [] if game is None else [p.role for p in game.players]
 
 
-def record_for(log: pb.GameLog, log_bytes: bytes, log_format: str, metadata: SubmissionMetadata,
-               replay: apb.AnnotatedReplay, roles: list[int]) -> NewReplay:
-    header = log.header
+def record_for(header: pb.GameHeader, event_count: int, log_bytes: bytes, log_format: str,
+               metadata: SubmissionMetadata, replay: apb.AnnotatedReplay, roles: list[int]) -> NewReplay:
     seats = tuple(SeatFacts(seat=i, player=s.player, role=roles[i] if i < len(roles) else int(s.role),
                             general=s.general) for i, s in enumerate(header.seats))
     return NewReplay(
-        log_sha256=replay.log_sha256, log_bytes=log_bytes, log_format=log_format, event_count=len(log.events),
+        log_sha256=replay.log_sha256, log_bytes=log_bytes, log_format=log_format, event_count=event_count,
         ruleset=header.ruleset, mode=int(header.mode), seed=header.seed, recorder=header.recorder, seats=seats,
         metadata=metadata, verdict=verdict_facts(replay))
 
@@ -154,7 +264,7 @@ def verdict_facts(replay: apb.AnnotatedReplay) -> VerdictFacts:
         stopped_at=None if replay.followed else replay.stopped_at, stopped_reason=replay.stopped_reason,
         finished=res.finished, side=int(res.side), winners=tuple(res.winners), result_reason=res.reason,
         annotation_count=len(replay.annotations), replay_blob=replay.SerializeToString(deterministic=True),
-        violations=tuple(violations))
+        violations=tuple(violations), scores=tuple(s.score for s in res.scores))
 
 
 def warm_up() -> int:

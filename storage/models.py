@@ -148,6 +148,9 @@ class Verdict(Base):
     winners: Mapped[str] = mapped_column(String(64))  # seats, space-separated
     result_reason: Mapped[str] = mapped_column(Text)
     annotation_count: Mapped[int] = mapped_column(Integer)
+    # Each seat's score (docs/rules.md#scoring), space-separated in seat order; "" when the game is not scored
+    # (unfinished, hegemony); NULL for a verdict stored before scores existed (migration 0003).
+    scores: Mapped[str | None] = mapped_column(Text)
     # The whole AnnotatedReplay (protobuf binary): every annotation, result and digests.
     replay_blob: Mapped[bytes] = mapped_column(LargeBinary)
 

@@ -192,6 +192,8 @@ class VerdictFacts:
     annotation_count: int
     replay_blob: bytes = field(repr=False)
     violations: tuple[ViolationFacts, ...] = ()
+    # Each seat's score in seat order (docs/rules.md#scoring); () when the game is not scored.
+    scores: tuple[int, ...] = ()
 
     def problems(self) -> list[str]:
         found = _problems(text_problem("the engine version", self.engine_version, 100),
@@ -201,7 +203,8 @@ class VerdictFacts:
                           text_problem("the winners", " ".join(str(w) for w in self.winners), 64),
                           *(int_problem(name, value) for name, value in (
                               ("the violation count", self.violation_count), ("stopped_at", self.stopped_at),
-                              ("the annotation count", self.annotation_count), ("the side", self.side))))
+                              ("the annotation count", self.annotation_count), ("the side", self.side))),
+                          *(int_problem(f"the score of seat {i}", v) for i, v in enumerate(self.scores)))
         for v in self.violations:
             found += v.problems()
         return found
@@ -267,6 +270,9 @@ class ReplaySummary:
     # Whose replay it is, and its log's hash (the id, in the default tenant).
     tenant: str = DEFAULT_TENANT
     log_sha256: str = ""
+    # Each seat's score (docs/rules.md#scoring); () when not scored; None when the verdict was stored before
+    # scores existed.
+    scores: tuple[int, ...] | None = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -700,7 +706,7 @@ def _insert_verdict(conn: Connection, replay_id: str, run: str, now: datetime, v
         "followed": v.followed, "stopped_at": v.stopped_at, "stopped_reason": v.stopped_reason,
         "finished": v.finished, "side": v.side, "winners": " ".join(str(w) for w in v.winners),
         "result_reason": v.result_reason, "annotation_count": v.annotation_count,
-        "replay_blob": v.replay_blob}).scalar_one()
+        "scores": " ".join(str(x) for x in v.scores), "replay_blob": v.replay_blob}).scalar_one()
     if v.violations:
         conn.execute(_INSERT_VIOLATIONS, [
             {"verdict_id": verdict_id, "event_index": x.event_index, "derived": x.derived, "code": x.code,
@@ -716,7 +722,12 @@ def _summary_of_new(new: NewReplay, now: datetime, tenant: str, replay_id: str) 
         recorder=new.recorder, seats=new.seats, engine_version=v.engine_version, violation_count=v.violation_count,
         violation_codes=v.violation_codes, followed=v.followed, stopped_at=v.stopped_at,
         stopped_reason=v.stopped_reason, finished=v.finished, side=v.side, winners=v.winners,
-        result_reason=v.result_reason, annotation_count=v.annotation_count)
+        result_reason=v.result_reason, annotation_count=v.annotation_count, scores=v.scores)
+
+
+def stored_scores(text: str | None) -> tuple[int, ...] | None:
+    """A verdict's scores column: None (stored before scores existed) stays None."""
+    return None if text is None else tuple(int(x) for x in text.split())
 
 
 def _summary_of(replay: Replay, verdict: Verdict) -> ReplaySummary:
@@ -730,7 +741,8 @@ def _summary_of(replay: Replay, verdict: Verdict) -> ReplaySummary:
         violation_codes=tuple(verdict.violation_codes.split()), followed=verdict.followed,
         stopped_at=verdict.stopped_at, stopped_reason=verdict.stopped_reason, finished=verdict.finished,
         side=verdict.side, winners=tuple(int(w) for w in verdict.winners.split()),
-        result_reason=verdict.result_reason, annotation_count=verdict.annotation_count)
+        result_reason=verdict.result_reason, annotation_count=verdict.annotation_count,
+        scores=stored_scores(verdict.scores))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,12 @@
 """Regression tests for the audit's offline findings: logs read by parsing, not by their first byte (D1);
 every input gets a clear error, never a traceback (D2); a file over the size limit refused before it is
-read (D16); `cheats` shows its progress (D18)."""
+read (D16); `cheats` shows its progress (D18); every command and option has a help text (D20)."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -107,3 +109,106 @@ def test_an_error_message_is_never_longer_than_the_limit() -> None:
         load_log(b'{"header": {"ruleset": 5, "recorder": "' + b"x" * 100_000 + b'"}, "events": "' + b"y" * 100_000
                  + b'"}')
     assert len(str(caught.value)) <= 1000
+
+
+# ---------------------------------------------------------------------------------------- D16
+
+def _sparse(path: Path, size: int) -> Path:
+    with open(path, "wb") as f:
+        f.truncate(size)  # no disk used: a hole of zeros
+    return path
+
+
+@pytest.mark.parametrize("source", ["sgs-verify", "freekill"])
+def test_check_refuses_a_huge_file_without_reading_it(source: str, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    huge = _sparse(tmp_path / "huge.pb", 300 * 1024 * 1024)
+    good = tmp_path / "good.pb"
+    good.write_bytes(play_game(5, 4).SerializeToString())
+    files = [str(huge)] if source == "freekill" else [str(huge), str(good)]
+    tracemalloc.start()
+    try:
+        code, out, _ = run_cli(["check", "--json", "--from", source, *files], capsys)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert code == 2
+    assert peak < 32 * 1024 * 1024, f"{peak} bytes allocated: the file was read"
+    reports = json.loads(out)
+    assert reports[0] == {"file": str(huge), "readable": False,
+                          "error": "the file is 314572800 bytes; the limit is 67108864; not read"}
+    assert [r["readable"] for r in reports[1:]] == [True] * (len(files) - 1)
+
+
+def test_a_pipe_is_read_only_up_to_the_limit(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    read_end, write_end = os.pipe()
+    chunk = b"\0" * (1 << 20)
+
+    def feed() -> None:
+        with open(write_end, "wb") as w:
+            try:
+                for _ in range(200):  # 200 MB offered, far more than the 64 MiB limit
+                    w.write(chunk)
+            except BrokenPipeError:
+                pass
+
+    threading.Thread(target=feed, daemon=True).start()
+    with pytest.raises(LogFormatError, match="more than 67108864 bytes"):
+        logio.read_file(f"/dev/fd/{read_end}")
+    os.close(read_end)
+
+
+# ---------------------------------------------------------------------------------------- D18
+
+def test_cheats_shows_its_progress(capsys: pytest.CaptureFixture[str]) -> None:
+    """Not a terminal (captured): a line at the first game and each tenth."""
+    code, out, err = run_cli(["cheats", "--games", "3", "--players", "4", "--seed", "3", "--kinds", "second_slash"],
+                             capsys)
+    assert code == 0 and "OK: 0 missed" in out
+    lines = err.splitlines()
+    assert [line.split(",")[0] for line in lines] == ["cheats: 1/3 games", "cheats: 2/3 games", "cheats: 3/3 games"]
+    code, out, err = run_cli(["cheats", "--consistent", "--games", "2", "--players", "4", "--seed", "3", "--kinds",
+                              "second_slash", "--json"], capsys)
+    assert code == 0 and json.loads(out)["ok"] is True
+    assert "cheats: 2/2 games" in err
+
+
+def test_progress_lines_every_tenth() -> None:
+    import io
+
+    from clients.progress import GameProgress
+
+    stream = io.StringIO()
+    progress = GameProgress(100, "cheats", stream=stream)
+    for _ in range(100):
+        progress.advance()
+    progress.close()
+    done = [int(line.split()[1].split("/")[0]) for line in stream.getvalue().splitlines()]
+    assert done == [1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
+
+
+# ---------------------------------------------------------------------------------------- D20
+
+def _commands(parser: argparse.ArgumentParser, name: str = "sgs-verify") -> list[tuple[str, argparse.ArgumentParser]]:
+    found = [(name, parser)]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub_name, sub in action.choices.items():
+                found += _commands(sub, f"{name} {sub_name}")
+    return found
+
+
+def test_every_command_and_option_has_a_help_text() -> None:
+    missing = []
+    for name, parser in _commands(cli.build_parser()):
+        if not parser.description:
+            missing.append(f"{name}: no description")
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction | argparse._HelpAction):
+                continue
+            if not action.help:
+                missing.append(f"{name} {'/'.join(action.option_strings) or action.dest}: no help")
+    assert not missing, "\n".join(missing)

@@ -61,6 +61,7 @@ PUBLISHED: dict[str, frozenset[str]] = {
         hegemony-hidden hegemony-reveal hegemony-kingdom hegemony-careerist hegemony-companions hegemony-death
         hegemony-penalty hegemony-reward hegemony-victory hegemony-deck heg-nullification await-exhausted
         known-both befriend-attacking wu-six-swords triblade hegemony-skills
+        scoring scoring-table scoring-bonus scoring-spy scoring-final-duel scoring-draw scoring-two-spies tournament
         rebirth rebirth-dead rebirth-sacrifice rebirth-general rebirth-victory
     """),
     "docs/generals.md": ids("""
@@ -75,7 +76,7 @@ PUBLISHED: dict[str, frozenset[str]] = {
     """),
     "docs/log-format.md": ids("""
         header setup events implicit-declines respond-target outcomes complete-outcomes canonical-outcomes
-        maneuvering hegemony hegemony-example annotated-replay following example-game rebirth
+        maneuvering hegemony hegemony-example annotated-replay following example-game scores rebirth
     """),
     "docs/cards.md": ids("card-ids standard-equipment maneuvering standard-deck maneuvering-deck hegemony-deck"),
 }

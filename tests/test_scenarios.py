@@ -12,6 +12,7 @@ A scenario file is JSON:
         "header_violations": ["BAD_ROLES"],                   # optional, default none
         "header_notices": ["HOUSE_ROLE_TABLE"],               # optional, default none
         "finished": true, "side": "SIDE_REBELS",              # optional
+        "scores": [0, 3, 0, 1],                               # optional: result.scores, seat by seat
         "followed": true                                      # optional, default true
       }
     }
@@ -84,6 +85,9 @@ def test_scenario(path: Path) -> None:
         assert pb.Side.Name(replay.result.side) == expect["side"], why
     if "winners" in expect:
         assert list(replay.result.winners) == expect["winners"], why
+    if "scores" in expect:
+        assert [s.score for s in replay.result.scores] == expect["scores"], why
+        assert [s.seat for s in replay.result.scores] == list(range(len(expect["scores"]))), why
 
 
 def test_there_are_scenarios() -> None:

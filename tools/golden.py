@@ -17,7 +17,8 @@ The diff is printed, then (on a terminal, unless --yes) confirmed, then written.
 
 An expected playthrough records, per annotation: the event index, D for a derived outcome, the
 status, the violation codes, the state digest (first 16 hex digits) and the event described;
-then the result, whether the log was followed, the violation codes and the final digest. It
+then the result, whether the log was followed, the violation codes, the seats' scores (finished
+identity games) and the final digest. It
 leaves out the engine version (its fingerprint changes with every code change).
 """
 
@@ -146,6 +147,8 @@ def render(name: str, log: pb.GameLog, replay: apb.AnnotatedReplay) -> str:
         f"result: {result}",
         f"violations: {replay.violation_count} {' '.join(replay.violation_codes)}".rstrip(),
     ]
+    if res.scores:  # identity games since scoring (docs/rules.md#scoring): not part of any digest
+        lines.append(f"scores: {[s.score for s in res.scores]}")
     lines += [f"header violation: {v.code}" for v in replay.header_violations]
     lines += [f"header notice: {n.code}" for n in replay.header_notices]
     lines.append(f"final digest: {replay.final_digest.hex()}")

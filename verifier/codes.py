@@ -158,6 +158,10 @@ _CODES = [
     Code("GAME_RESULT", Kind.MISMATCH, "docs/rules.md#victory; docs/rules.md#hegemony-victory",
          "The recorded end of the game (winning side, winners) differs from the rules; in hegemony also a "
          "winner declared while a living character has no kingdom yet."),
+    Code("SCORE_MISMATCH", Kind.MISMATCH, "docs/rules.md#scoring; docs/log-format.md#scores",
+         "The scores recorded in the game-over event (GameOver.scores, optional) differ from the fourth-edition "
+         "scoring table's, or are not one per seat, or are recorded for a game that is not scored; the rules' "
+         "scores stand."),
     Code("REVEAL_MISMATCH", Kind.MISMATCH, "docs/rules.md#hegemony-reveal; docs/rules.md#hegemony-death",
          "Hegemony: a recorded GeneralRevealed that differs from the rules (which general, which seat, when)."),
     Code("KINGDOM_MISMATCH", Kind.MISMATCH, "docs/rules.md#hegemony-kingdom; docs/rules.md#hegemony-careerist",

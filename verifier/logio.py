@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import stat
+
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
 from sgsverify.v1 import game_log_pb2 as pb
 
 MAX_LOG_BYTES = 64 * 1024 * 1024
+# The largest record of another engine read from a file (a FreeKill transcript of a long game is ~15 MB;
+# the service's default --max-record-bytes is the same).
+MAX_RECORD_BYTES = 64 * 1024 * 1024
 # The most events in one game: the default of `sgs-verify check --max-events` and of the
 # service's limit (service.config.Limits.max_events_per_game, `sgs-verify serve --max-events`).
 MAX_LOG_EVENTS = 100_000
@@ -33,6 +39,26 @@ def printable(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     if len(text) > limit:
         text = text[:limit - 1] + "…"
     return text
+
+
+def read_file(path: str | os.PathLike[str], limit: int = MAX_LOG_BYTES) -> bytes:
+    """A file's bytes, or LogFormatError when it is larger than ``limit``: decided by its size, or (a pipe)
+    by reading at most ``limit`` + 1 bytes — never by reading a huge file whole first. OSError as open()."""
+    with open(path, "rb") as f:
+        info = os.fstat(f.fileno())
+        if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+            raise LogFormatError(f"the file is {info.st_size} bytes; the limit is {limit}; not read")
+        if stat.S_ISREG(info.st_mode):
+            data = f.read()  # sized by the file (read(limit + 1) would take limit bytes of memory at once)
+        else:
+            chunks, size = [], 0
+            while size <= limit and (chunk := f.read(1 << 20)):
+                chunks.append(chunk)
+                size += len(chunk)
+            data = b"".join(chunks)
+    if len(data) > limit:
+        raise LogFormatError(f"the file is more than {limit} bytes, the limit; not read")
+    return data
 
 
 def load_log(data: bytes, fmt: str = "auto") -> pb.GameLog:

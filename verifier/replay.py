@@ -445,6 +445,15 @@ class Verifier:
                          "table")
 
     def _feed_outcome(self, ev: pb.Event, kind: str) -> None:
+        scores: list[int] | None = None
+        if kind == "game_over" and ev.game_over.scores:
+            # Recorded scores (docs/log-format.md#scores): the end itself is judged without them (GAME_RESULT),
+            # then the scores against the rules' wherever the rules end the game too (SCORE_MISMATCH).
+            scores = list(ev.game_over.scores)
+            bare = pb.Event()
+            bare.CopyFrom(ev)
+            bare.game_over.ClearField("scores")
+            ev = bare
         used = False  # has this outcome answered the engine's chance (a draw, a judgment, a reshuffle)?
         while True:
             k = self._match(ev, kind)
@@ -473,13 +482,17 @@ class Verifier:
             return
         self._flush_expected(k)
         out = self.expected.popleft()
+        wrong_scores = [] if scores is None or self.game is None else score_violations(self.game, scores)
         if out.rule is not None and self._same(out.event, ev):
             # A recorded outcome the rules do not give, taken into the game as it was played.
             v = mismatch(Outcome(out.rule, out.code), ev, kind)
             self._annotate(apb.STATUS_MISMATCH, [with_handling(v, apb.HANDLING_ADOPTED, "; adopted: the game goes "
                                                                "on with the recorded outcome")], applied=False)
         elif self._same(out.event, ev):
-            self._annotate(apb.STATUS_OK)
+            if wrong_scores:
+                self._annotate(apb.STATUS_MISMATCH, wrong_scores, applied=False)
+            else:
+                self._annotate(apb.STATUS_OK)
         else:
             v = mismatch(out, ev, kind)
             why = out.not_adopted or self._adopt_hp(out.event, ev, kind)
@@ -487,7 +500,7 @@ class Verifier:
                 v = with_handling(v, apb.HANDLING_ADOPTED, "; adopted: the game goes on with the recorded HP")
             else:
                 v = with_handling(v, apb.HANDLING_KEPT_DERIVED, f"; not adopted: {why}" if why else "")
-            self._annotate(apb.STATUS_MISMATCH, [v], applied=False)
+            self._annotate(apb.STATUS_MISMATCH, [v, *wrong_scores], applied=False)
 
     def _settle_chance(self, req: ChanceRequest, ev: pb.Event | None) -> bool:
         """Answer the engine's chance request: with what the recorded outcome ``ev`` says happened, when it
@@ -803,6 +816,8 @@ class Verifier:
             res.side = game.result.side  # type: ignore[assignment]
             res.winners.extend(sorted(game.result.winners))
             res.reason = game.result.reason
+            for score in game.result.scores:
+                res.scores.add(seat=score.seat, score=score.score, basis=score.basis)
         elif self.pending is not None:
             res.reason = f"the log ends while the game waits for {self.pending.describe()}"
         else:
@@ -1009,6 +1024,27 @@ def mismatch(out: Outcome, ev: pb.Event, kind: str) -> Violation:
         wrong_kingdom = w3 is not None and (g3 is None or g3.kingdom != w3.kingdom)
         return Violation("REBIRTH_KINGDOM" if wrong_kingdom else "REBIRTH_MISMATCH", detail, got.rebirth.seat)
     return Violation(code, detail)
+
+
+def score_violations(game: Game, recorded: list[int]) -> list[Violation]:
+    """[SCORE_MISMATCH] when the recorded scores (one per seat) are not the rules' (docs/rules.md#scoring); the
+    rules' scores stand."""
+    if game.result is None:
+        return []
+    rules = [s.score for s in game.result.scores]
+    if recorded == rules:
+        return []
+    if not rules:
+        return [with_handling(Violation("SCORE_MISMATCH", f"the log records scores {recorded}, but this game is "
+                                        "not scored (only identity games are)"), apb.HANDLING_IGNORED)]
+    if len(recorded) != len(rules):
+        detail = f"the log records {len(recorded)} score(s) {recorded} for the {len(rules)} seats"
+    else:
+        wrong = [f"seat {i} {r} (the rules give {w}: {game.result.scores[i].basis})"
+                 for i, (r, w) in enumerate(zip(recorded, rules, strict=True)) if r != w]
+        detail = "recorded scores differ: " + "; ".join(wrong)
+    return [with_handling(Violation("SCORE_MISMATCH", f"{detail}; the rules' scores are {rules}"),
+                          apb.HANDLING_KEPT_DERIVED)]
 
 
 def completed(log: pb.GameLog, replay: apb.AnnotatedReplay) -> pb.GameLog:

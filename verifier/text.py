@@ -119,5 +119,6 @@ def describe(ev: pb.Event) -> str:
     if kind == "game_over":
         if m.side == pb.SIDE_KINGDOM:
             return f"game over: {m.kingdom or 'the last one alive'} wins {list(m.winners)}"
-        return f"game over: {SIDE.get(m.side, '?')} win {list(m.winners)}"
+        scores = f", scores {list(m.scores)}" if m.scores else ""
+        return f"game over: {SIDE.get(m.side, '?')} win {list(m.winners)}{scores}"
     return str(kind)

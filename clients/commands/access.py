@@ -22,7 +22,9 @@ def register(sub: Any) -> None:
                            "ListReplays), delete (DeleteReplay), admin (all of them on every tenant, and Regress). "
                            "Only a hash of each token is stored; `create` prints the token once.")
     actions = token.add_subparsers(dest="token_command", required=True, metavar="ACTION")
-    create = actions.add_parser("create", help="make a token and print it (once)")
+    create = actions.add_parser("create", help="make a token and print it (once)",
+                                description="Make a token for a tenant with the given scopes and print it, once: "
+                                "only its hash is stored.")
     create.add_argument("--tenant", default="default", help="the tenant the token's replays belong to (default: "
                         "'default', the tenant of replays stored without a token)")
     create.add_argument("--scopes", default="submit,read", help="comma-separated: submit, read, delete, admin "
@@ -30,17 +32,22 @@ def register(sub: Any) -> None:
     create.add_argument("--name", default="", help="what the token is for (shown in lists and the audit log)")
     _db_options(create)
     create.set_defaults(run=run_create)
-    ls = actions.add_parser("list", help="list the tokens (never the tokens themselves)")
+    ls = actions.add_parser("list", help="list the tokens (never the tokens themselves)",
+                            description="List the tokens: id, tenant, scopes, when made, whether revoked, and name "
+                            "(never the tokens themselves).")
     ls.add_argument("--all", action="store_true", help="revoked tokens too")
     ls.add_argument("--json", action="store_true", help="one JSON object per line")
     _db_options(ls)
     ls.set_defaults(run=run_list)
-    revoke = actions.add_parser("revoke", help="revoke a token (servers stop taking it within 5 s)")
+    revoke = actions.add_parser("revoke", help="revoke a token (servers stop taking it within 5 s)",
+                                description="Revoke a token: every server stops taking it within 5 s.")
     revoke.add_argument("id", help="the token's id (sgs-verify token list)")
     _db_options(revoke)
     revoke.set_defaults(run=run_revoke)
 
-    audit = sub.add_parser("audit", help="show the audit log (deleted replays, token changes)")
+    audit = sub.add_parser("audit", help="show the audit log (deleted replays, token changes)",
+                           description="Show the audit log, newest first: deleted replays and token changes, who "
+                           "did them and when.")
     audit.add_argument("--limit", type=int, default=50, help="the newest this many entries (default 50)")
     audit.add_argument("--tenant", default=None, help="only this tenant's entries")
     audit.add_argument("--json", action="store_true", help="one JSON object per line")

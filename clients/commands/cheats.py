@@ -32,6 +32,7 @@ from clients.cheating_selfplay import (
 )
 from clients.commands.options import card_packages
 from clients.mutator import HEGEMONY, IDENTITY, KINDS, CheatKind, Mutation, find_mutations
+from clients.progress import GameProgress
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import verify
@@ -236,15 +237,18 @@ def select_consistent(names: Sequence[str] | None) -> list[ConsistentKind]:
 
 def run_report(games: int, players: Sequence[int], seed: int, kind_names: Sequence[str] | None = None,
                per_kind: int = 3, jobs: int = 1, packages: Sequence[str] = (), generals: bool = False,
-               mode: str = IDENTITY) -> Report:
+               mode: str = IDENTITY, on_game: Callable[[], None] | None = None) -> Report:
     """Games seed, seed+1, ... for each player count; every applicable cheat in each (``generals``: games
-    with the standard generals; ``mode`` "hegemony": 国战 games and the kinds that apply to them)."""
+    with the standard generals; ``mode`` "hegemony": 国战 games and the kinds that apply to them).
+    ``on_game`` is called as each game is done (progress)."""
     kinds = select_kinds(kind_names, mode)
     names = tuple(k.name for k in kinds) if kind_names else None
     work = [(seed + i, p, names, per_kind, tuple(packages), generals, mode) for p in players for i in range(games)]
     report = Report(kinds, tallies={k.name: Tally() for k in kinds})
     for r in each_game(_check, work, jobs, chunksize=4):
         report.add(r)
+        if on_game is not None:
+            on_game()
     return report
 
 
@@ -376,8 +380,8 @@ def _check_consistent(args: tuple[int, int, tuple[str, ...] | None, tuple[str, .
 
 
 def run_consistent(games: int, players: Sequence[int], seed: int, kind_names: Sequence[str] | None = None,
-                   jobs: int = 1, packages: Sequence[str] = (), generals: bool = False, cheats: int = 1
-                   ) -> ConsistentReport:
+                   jobs: int = 1, packages: Sequence[str] = (), generals: bool = False, cheats: int = 1,
+                   on_game: Callable[[], None] | None = None) -> ConsistentReport:
     """Games seed, seed+1, ... for each player count, each played once per kind with a bot out to cheat
     that way (``cheats`` = K: up to K bots, far apart)."""
     if cheats < 1:
@@ -389,6 +393,8 @@ def run_consistent(games: int, players: Sequence[int], seed: int, kind_names: Se
                                                           if k.name not in unplayable}, cheats_per_game=cheats)
     for r in each_game(_check_consistent, work, jobs, chunksize=2):
         report.add(r)
+        if on_game is not None:
+            on_game()
     return report
 
 
@@ -465,17 +471,25 @@ def run_cheats(args: argparse.Namespace) -> int:
         return 2
     packages = args.packages
     started = time.perf_counter()
+    # Progress on stderr (a bar on a terminal, else a line per tenth): a run of many games is not silent.
+    progress = GameProgress(args.games * len(players), "cheats")
     if args.consistent:
-        consistent = run_consistent(args.games, players, args.seed, names, max(1, args.jobs), packages,
-                                    args.generals, cheats)
+        try:
+            consistent = run_consistent(args.games, players, args.seed, names, max(1, args.jobs), packages,
+                                        args.generals, cheats, on_game=progress.advance)
+        finally:
+            progress.close()
         seconds = time.perf_counter() - started
         if args.json:
             print(json.dumps(consistent_json(consistent, args, seconds), ensure_ascii=False, indent=1))
         else:
             print_consistent(consistent, args, players, seconds)
         return 0 if consistent.ok else 1
-    report = run_report(args.games, players, args.seed, names, args.per_game, max(1, args.jobs), packages,
-                        args.generals, args.mode)
+    try:
+        report = run_report(args.games, players, args.seed, names, args.per_game, max(1, args.jobs), packages,
+                            args.generals, args.mode, on_game=progress.advance)
+    finally:
+        progress.close()
     seconds = time.perf_counter() - started
     if args.json:
         print(json.dumps(report_json(report, args, seconds), ensure_ascii=False, indent=1))

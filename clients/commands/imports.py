@@ -11,6 +11,7 @@ from google.protobuf import json_format
 
 from clients.progress import ProgressBar
 from importers import ENGINES, RecordError, importer
+from verifier.logio import MAX_RECORD_BYTES, LogFormatError, read_file
 
 EXIT_OK, EXIT_FAILED = 0, 2
 
@@ -21,8 +22,9 @@ def register(sub: Any) -> None:
                          "input named after it. FreeKill: server transcripts (JSON lines) and client replays "
                          "(.fk.rep). Exit status 2 when a file cannot be imported (each says why; the others "
                          "are still written).")
-    imp.add_argument("engine", choices=ENGINES)
-    imp.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    imp.add_argument("engine", choices=ENGINES, help="the engine whose records they are")
+    imp.add_argument("files", nargs="+", type=Path, metavar="FILE", help="the records (FreeKill: server "
+                     "transcripts, JSON lines of a room, or client replays, .fk.rep)")
     imp.add_argument("--out", type=Path, required=True, help="folder for the logs")
     imp.add_argument("--json", action="store_true", help="write the JSON mapping (.json) instead of binary (.pb)")
     imp.set_defaults(run=run_import)
@@ -50,7 +52,7 @@ def run_import(args: argparse.Namespace) -> int:
     bar = ProgressBar(len(args.files), "importing ")
     for path in args.files:
         try:
-            log = convert(path.read_bytes(), path.name)
+            log = convert(read_file(path, MAX_RECORD_BYTES), path.name)
             target = args.out / out_name(path, args.json)
             if args.json:
                 target.write_text(json_format.MessageToJson(log, indent=1, ensure_ascii=False), encoding="utf-8")
@@ -60,7 +62,7 @@ def run_import(args: argparse.Namespace) -> int:
             failed += 1
             bar.clear()
             print(f"{path}: cannot import: {err.strerror}", file=sys.stderr)
-        except RecordError as err:
+        except (RecordError, LogFormatError) as err:
             failed += 1
             bar.clear()
             print(f"{path}: cannot import: {err}", file=sys.stderr)

@@ -16,7 +16,7 @@ from importers import ENGINES, RecordError, importer
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import LogFormatError, load_log, verify
-from verifier.logio import MAX_LOG_EVENTS
+from verifier.logio import MAX_LOG_BYTES, MAX_LOG_EVENTS, MAX_RECORD_BYTES, read_file
 from verifier.text import SIDE, card, origin
 
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_UNREADABLE = 0, 1, 2
@@ -27,7 +27,8 @@ def register(sub: Any) -> None:
                            description="Verify game logs (binary protobuf or JSON). Exit status: 0 all clean, "
                            "1 violations found, 2 a file could not be read (or has more events than "
                            "--max-events; it is not verified).")
-    check.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    check.add_argument("files", nargs="+", type=Path, metavar="FILE", help="log files (binary protobuf or JSON; "
+                       "with --from, the other engine's records)")
     check.add_argument("--max-events", type=positive_int, default=MAX_LOG_EVENTS, metavar="N",
                        help=f"most events in one log (default {MAX_LOG_EVENTS}, the service's default); "
                        "a longer log is reported unreadable and not verified")
@@ -40,11 +41,12 @@ def register(sub: Any) -> None:
 
     sp = sub.add_parser("selfplay", help="bots play complete games and write their logs",
                         description="Play games with random legal bots; every outcome is recorded.")
-    sp.add_argument("--games", type=int, default=10)
+    sp.add_argument("--games", type=int, default=10, help="how many games to play and write (default 10)")
     sp.add_argument("--players", type=int, default=8, help="4 to 10")
     sp.add_argument("--seed", type=int, default=0, help="game i uses seed SEED+i")
     sp.add_argument("--out", type=Path, required=True, help="folder for the logs")
-    sp.add_argument("--format", choices=["binary", "json"], default="binary")
+    sp.add_argument("--format", choices=["binary", "json"], default="binary",
+                    help="binary protobuf (.pb, default) or its JSON mapping (.json)")
     sp.add_argument("--two-spies", action="store_true", help="the 6/8-player two-spy role table")
     sp.add_argument("--generals", action="store_true", help="play with the 25 standard generals (bots pick "
                     "generals and use their skills) instead of white generals")
@@ -68,11 +70,12 @@ def violation_line(path: str, ann: apb.Annotation, v: apb.Violation) -> str:
 def read_log(path: Path, max_events: int, source: str = "sgs-verify") -> pb.GameLog:
     """Load one log file (or import another engine's record); raises OSError, or LogFormatError when it
     is unreadable or too long."""
+    data = read_file(path, MAX_LOG_BYTES if source == "sgs-verify" else MAX_RECORD_BYTES)
     if source == "sgs-verify":
-        log = load_log(path.read_bytes())
+        log = load_log(data)
     else:
         try:
-            log = importer(source)(path.read_bytes(), path.name)
+            log = importer(source)(data, path.name)
         except RecordError as err:
             raise LogFormatError(f"cannot import it from {source}: {err}") from None
     if len(log.events) > max_events:

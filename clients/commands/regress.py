@@ -41,9 +41,10 @@ def register(sub: Any) -> None:
     rg.add_argument("--chunk", type=int, default=16, help="replays per unit of work (default 16)")
     rg.add_argument("--json", action="store_true", help="the report as one JSON document")
     rg.add_argument("--quiet", "-q", action="store_true", help="only the summary table")
-    rg.add_argument("--list-runs", action="store_true", help="list the stored runs and exit")
+    rg.add_argument("--list-runs", action="store_true", help="list the stored runs and exit (on the database: "
+                    "--db or --data-dir, not --server)")
     for name in ("tournament", "round", "table", "submitter"):
-        rg.add_argument(f"--{name}", default="")
+        rg.add_argument(f"--{name}", default="", help=f"only replays submitted with this {name} label")
     rg.add_argument("--player", default="", help="a player at any seat")
     rg.add_argument("--tenant", default="", help="only this tenant's replays (default: every tenant's)")
     which = rg.add_mutually_exclusive_group()
@@ -89,6 +90,8 @@ def report_lines(r: Any) -> list[str]:
         lines.append("  no divergent event: the game followed is the same, event by event")
     if r.winner_changed or r.stored_result != r.new_result:
         lines.append(f"  result: {r.stored_result} -> {r.new_result}")
+    if r.scores_changed:
+        lines.append(f"  scores: {list(r.stored_scores)} -> {list(r.new_scores)}")
     return lines
 
 
@@ -172,6 +175,11 @@ def run_remote(args: argparse.Namespace) -> int:
 
 
 def run_regress(args: argparse.Namespace) -> int:
+    if args.server and args.list_runs:
+        # The runs are in the database; no RPC lists them. Before, --server ran a whole regression instead.
+        print("sgs-verify: --list-runs reads the database: give --db URL (or --data-dir) instead of --server",
+              file=sys.stderr)
+        return EXIT_FAILED
     if args.server:
         return run_remote(args)
     from clients.commands.service import _fail, _service_config, _startup_failure

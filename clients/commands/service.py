@@ -93,28 +93,33 @@ def register(sub: Any) -> None:
                        "'examples' (make run does)")
     serve.set_defaults(run=run_serve)
 
-    db = sub.add_parser("db", help="database maintenance (schema migrations)")
+    db = sub.add_parser("db", help="database maintenance (schema migrations)",
+                        description="Database maintenance: apply the schema migrations, or show the revision.")
     db_sub = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
     up = db_sub.add_parser("upgrade", help="migrate the database to this version's schema (safe to run "
-                           "from several replicas at once)")
+                           "from several replicas at once)",
+                           description="Migrate the database to this version's schema (safe to run from several "
+                           "replicas at once).")
     up.add_argument("--db", metavar="URL", help="database URL ($SGS_VERIFY_DB; default: the embedded SQLite)")
     up.add_argument("--data-dir", type=Path, help="folder of the embedded SQLite database")
     up.add_argument("--revision", default="head", help="target revision (default: head)")
     up.set_defaults(run=run_db_upgrade)
-    cur = db_sub.add_parser("current", help="show the database's schema revision")
-    cur.add_argument("--db", metavar="URL")
-    cur.add_argument("--data-dir", type=Path)
+    cur = db_sub.add_parser("current", help="show the database's schema revision",
+                            description="Show the database's schema revision.")
+    cur.add_argument("--db", metavar="URL", help="database URL ($SGS_VERIFY_DB; default: the embedded SQLite)")
+    cur.add_argument("--data-dir", type=Path, help="folder of the embedded SQLite database")
     cur.set_defaults(run=run_db_current)
 
     submit = sub.add_parser("submit", help="verify log files on a server and store their replays",
                             description="Submit game logs (binary or JSON) for verification. Exit status: 0 all "
                             "clean, 1 violations found, 2 a file could not be submitted.")
-    submit.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    submit.add_argument("files", nargs="+", type=Path, metavar="FILE", help="log files (binary protobuf or JSON; "
+                        "with --from, the other engine's records)")
     _server_option(submit)
     submit.add_argument("--tournament", default="", help="tournament or event label")
-    submit.add_argument("--round", default="")
-    submit.add_argument("--table", default="")
-    submit.add_argument("--submitter", default="")
+    submit.add_argument("--round", default="", help="round label (stored with the replay, filterable)")
+    submit.add_argument("--table", default="", help="table label")
+    submit.add_argument("--submitter", default="", help="who or what submits the logs (an account, a game server)")
     submit.add_argument("--stream", action="store_true", help="upload each log as a stream of event batches")
     submit.add_argument("--from", dest="source", choices=["sgs-verify", *ENGINES], default="sgs-verify",
                         help="the files are another engine's records (FreeKill transcripts or .fk.rep), imported by "
@@ -124,7 +129,9 @@ def register(sub: Any) -> None:
     submit.add_argument("--quiet", "-q", action="store_true", help="only the summary line")
     submit.set_defaults(run=run_submit)
 
-    show = sub.add_parser("show", help="show a stored annotated replay")
+    show = sub.add_parser("show", help="show a stored annotated replay",
+                          description="Show a stored annotated replay: its header facts, then every event with its "
+                          "verdict (status, violation codes and messages).")
     show.add_argument("id", help="replay id, or a unique prefix of at least 8 hex digits")
     _server_option(show)
     show.add_argument("--violations", action="store_true", help="only events with violations")
@@ -133,12 +140,14 @@ def register(sub: Any) -> None:
                       "(sgs-verify regress --run NAME) instead of the submission's")
     show.set_defaults(run=run_show)
 
-    ls = sub.add_parser("list", help="list stored replays (newest first)")
+    ls = sub.add_parser("list", help="list stored replays (newest first)",
+                        description="List stored replays, newest first: id, submission time, tournament, events, "
+                        "violations and their codes, and every seat's player. The filters combine with AND.")
     _server_option(ls)
-    ls.add_argument("--tournament", default="")
-    ls.add_argument("--round", default="")
-    ls.add_argument("--table", default="")
-    ls.add_argument("--submitter", default="")
+    ls.add_argument("--tournament", default="", help="only replays submitted with this tournament label")
+    ls.add_argument("--round", default="", help="only this round label")
+    ls.add_argument("--table", default="", help="only this table label")
+    ls.add_argument("--submitter", default="", help="only replays from this submitter")
     ls.add_argument("--player", default="", help="a player at any seat")
     ls.add_argument("--tenant", default="", help="only this tenant's replays (an admin token sees every tenant's "
                     "otherwise; any other token only its own)")
@@ -152,17 +161,22 @@ def register(sub: Any) -> None:
     ls.add_argument("--json", action="store_true", help="one JSON object per line")
     ls.set_defaults(run=run_list)
 
-    live = sub.add_parser("live", help="stream a log as a live game and print verdicts as they arrive")
-    live.add_argument("file", type=Path, metavar="FILE")
+    live = sub.add_parser("live", help="stream a log as a live game and print verdicts as they arrive",
+                          description="Send a log to the server as a live game (VerifyLive): its events in batches, "
+                          "optionally paced, printing each verdict as it arrives; when the stream ends the replay is "
+                          "stored (unless --discard). Exit status: 0 clean, 1 violations, 2 failed.")
+    live.add_argument("file", type=Path, metavar="FILE", help="the log (binary protobuf or JSON)")
     _server_option(live)
     live.add_argument("--batch-size", type=int, default=16, help="events per message (default 16)")
     live.add_argument("--delay", type=float, default=0.0, help="seconds to wait between batches (pace of a game)")
     live.add_argument("--discard", action="store_true", help="do not store the replay")
-    live.add_argument("--tournament", default="")
-    live.add_argument("--submitter", default="")
+    live.add_argument("--tournament", default="", help="tournament or event label (stored with the replay)")
+    live.add_argument("--submitter", default="", help="who or what streams the game")
     live.set_defaults(run=run_live)
 
-    delete = sub.add_parser("delete", help="delete a stored replay")
+    delete = sub.add_parser("delete", help="delete a stored replay",
+                            description="Delete a stored replay, its log and its verdicts (written to the audit "
+                            "log).")
     delete.add_argument("id", help="replay id, or a unique prefix of at least 8 hex digits")
     _server_option(delete)
     delete.set_defaults(run=run_delete)
@@ -365,14 +379,15 @@ def _metadata(args: argparse.Namespace) -> Metadata:
 
 
 def _submit_one(client: VerifierClient, path: Path, args: argparse.Namespace) -> Submission:
+    from verifier.logio import MAX_RECORD_BYTES, load_log, read_file
+
     meta = _metadata(args)
     if args.source != "sgs-verify":
-        return client.submit_record(args.source, path.read_bytes(), path.name, meta, summary_only=True)
+        return client.submit_record(args.source, read_file(path, MAX_RECORD_BYTES), path.name, meta,
+                                    summary_only=True)
     if args.stream:
-        from verifier import load_log
-
-        return client.upload(load_log(path.read_bytes()), meta, batch_size=args.batch_size, summary_only=True)
-    return client.verify(path.read_bytes(), meta, summary_only=True)
+        return client.upload(load_log(read_file(path)), meta, batch_size=args.batch_size, summary_only=True)
+    return client.verify(read_file(path), meta, summary_only=True)
 
 
 def run_submit(args: argparse.Namespace) -> int:
@@ -468,6 +483,7 @@ def replay_lines(res: spb.GetReplayResponse, violations_only: bool = False) -> I
 
     yield from info_header(res.info)
     replay = res.replay
+    yield from score_lines(replay.result, res.info)
     if res.log.header.HasField("origin"):
         yield f"  origin: {origin(res.log.header.origin)}"
     for n in replay.header_notices:
@@ -491,6 +507,15 @@ def replay_lines(res: spb.GetReplayResponse, violations_only: bool = False) -> I
         yield line if mark in ("ok", "derived") else f"{line}   <{mark}>"
         for v in ann.violations:
             yield f"         !! {_violation_text(v)}"
+
+
+def score_lines(result: apb.GameResult, info: spb.ReplayInfo) -> Iterator[str]:
+    """The seats' scores (docs/rules.md#scoring), each with how it is made up."""
+    if result.scores:
+        yield "  scores (docs/rules.md#scoring):"
+    for s in result.scores:
+        player = info.seats[s.seat].player if s.seat < len(info.seats) else ""
+        yield f"    seat {s.seat}{f' {player}' if player else ''}: {s.score}  ({s.basis})"
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -529,9 +554,10 @@ def run_list(args: argparse.Namespace) -> int:
                     continue
                 when = info.submitted_at.ToDatetime(tzinfo=UTC)
                 codes = ",".join(info.violation_codes) or "-"
+                # every player in full (the last column, so nothing after it needs aligning)
                 players = ",".join(s.player for s in info.seats)
                 print(f"{info.id[:12]}  {when:%Y-%m-%d %H:%M}  {info.metadata.tournament or '-':<12.12}  "
-                      f"{info.event_count:6d} ev  {info.violation_count:3d} viol  {codes:<24.24}  {players:.40}")
+                      f"{info.event_count:6d} ev  {info.violation_count:3d} viol  {codes:<24.24}  {players}")
     except (ServiceError, ValueError) as err:
         return _fail(err)
     if not args.json:
@@ -543,10 +569,11 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_live(args: argparse.Namespace) -> int:
     from verifier import LogFormatError, load_log
+    from verifier.logio import read_file
     from verifier.text import describe
 
     try:
-        log = load_log(args.file.read_bytes())
+        log = load_log(read_file(args.file))
     except (OSError, LogFormatError) as err:
         return _fail(err)
     events = list(log.events)

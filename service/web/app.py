@@ -212,6 +212,8 @@ def replay_json(summary: ReplaySummary, replay: apb.AnnotatedReplay, log: pb.Gam
             "violation_codes": list(replay.violation_codes), "followed": replay.followed,
             "stopped_at": None if replay.followed else replay.stopped_at, "stopped_reason": replay.stopped_reason,
             "result": summary_json(summary)["result"],
+            # docs/rules.md#scoring: each seat's score and how it is made up (finished identity games).
+            "scores": [{"seat": x.seat, "score": x.score, "basis": x.basis} for x in replay.result.scores],
             "header_violations": [violation_json(v) for v in replay.header_violations],
             "header_notices": [{"code": n.code, "message": n.message, "rule": n.rule} for n in replay.header_notices]},
         "events": [{"index": i, "kind": ev.WhichOneof("kind") or "", "text": text.describe(ev)}

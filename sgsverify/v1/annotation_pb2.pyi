@@ -77,16 +77,28 @@ class Annotation(_message.Message):
     def __init__(self, index: _Optional[int] = ..., derived: _Optional[bool] = ..., event: _Optional[_Union[_game_log_pb2.Event, _Mapping]] = ..., status: _Optional[_Union[Status, str]] = ..., violations: _Optional[_Iterable[_Union[Violation, _Mapping]]] = ..., applied: _Optional[bool] = ..., digest: _Optional[bytes] = ...) -> None: ...
 
 class GameResult(_message.Message):
-    __slots__ = ("finished", "side", "winners", "reason")
+    __slots__ = ("finished", "side", "winners", "reason", "scores")
     FINISHED_FIELD_NUMBER: _ClassVar[int]
     SIDE_FIELD_NUMBER: _ClassVar[int]
     WINNERS_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    SCORES_FIELD_NUMBER: _ClassVar[int]
     finished: bool
     side: _game_log_pb2.Side
     winners: _containers.RepeatedScalarFieldContainer[int]
     reason: str
-    def __init__(self, finished: _Optional[bool] = ..., side: _Optional[_Union[_game_log_pb2.Side, str]] = ..., winners: _Optional[_Iterable[int]] = ..., reason: _Optional[str] = ...) -> None: ...
+    scores: _containers.RepeatedCompositeFieldContainer[SeatScore]
+    def __init__(self, finished: _Optional[bool] = ..., side: _Optional[_Union[_game_log_pb2.Side, str]] = ..., winners: _Optional[_Iterable[int]] = ..., reason: _Optional[str] = ..., scores: _Optional[_Iterable[_Union[SeatScore, _Mapping]]] = ...) -> None: ...
+
+class SeatScore(_message.Message):
+    __slots__ = ("seat", "score", "basis")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    BASIS_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    score: int
+    basis: str
+    def __init__(self, seat: _Optional[int] = ..., score: _Optional[int] = ..., basis: _Optional[str] = ...) -> None: ...
 
 class AnnotatedReplay(_message.Message):
     __slots__ = ("engine_version", "log_sha256", "annotations", "result", "violation_count", "violation_codes", "followed", "stopped_at", "stopped_reason", "header_violations", "final_digest", "header_notices")

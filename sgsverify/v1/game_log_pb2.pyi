@@ -573,14 +573,16 @@ class Reshuffle(_message.Message):
     def __init__(self, order: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class GameOver(_message.Message):
-    __slots__ = ("side", "winners", "kingdom")
+    __slots__ = ("side", "winners", "kingdom", "scores")
     SIDE_FIELD_NUMBER: _ClassVar[int]
     WINNERS_FIELD_NUMBER: _ClassVar[int]
     KINGDOM_FIELD_NUMBER: _ClassVar[int]
+    SCORES_FIELD_NUMBER: _ClassVar[int]
     side: Side
     winners: _containers.RepeatedScalarFieldContainer[int]
     kingdom: str
-    def __init__(self, side: _Optional[_Union[Side, str]] = ..., winners: _Optional[_Iterable[int]] = ..., kingdom: _Optional[str] = ...) -> None: ...
+    scores: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, side: _Optional[_Union[Side, str]] = ..., winners: _Optional[_Iterable[int]] = ..., kingdom: _Optional[str] = ..., scores: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Rebirth(_message.Message):
     __slots__ = ("seat", "general", "max_hp", "hp_after")

@@ -326,3 +326,85 @@ class RegressSummary(_message.Message):
     failed: int
     seconds: float
     def __init__(self, engine_version: _Optional[str] = ..., replays: _Optional[int] = ..., resumed: _Optional[int] = ..., verified: _Optional[int] = ..., unchanged: _Optional[int] = ..., changed: _Optional[int] = ..., failed: _Optional[int] = ..., seconds: _Optional[float] = ...) -> None: ...
+
+class GetStandingsRequest(_message.Message):
+    __slots__ = ("tournament", "tenant", "exclude_violations")
+    TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
+    TENANT_FIELD_NUMBER: _ClassVar[int]
+    EXCLUDE_VIOLATIONS_FIELD_NUMBER: _ClassVar[int]
+    tournament: str
+    tenant: str
+    exclude_violations: bool
+    def __init__(self, tournament: _Optional[str] = ..., tenant: _Optional[str] = ..., exclude_violations: _Optional[bool] = ...) -> None: ...
+
+class PlayerStanding(_message.Message):
+    __slots__ = ("rank", "player", "total", "games", "wins", "lord_games", "games_with_violations")
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    WINS_FIELD_NUMBER: _ClassVar[int]
+    LORD_GAMES_FIELD_NUMBER: _ClassVar[int]
+    GAMES_WITH_VIOLATIONS_FIELD_NUMBER: _ClassVar[int]
+    rank: int
+    player: str
+    total: int
+    games: int
+    wins: int
+    lord_games: int
+    games_with_violations: int
+    def __init__(self, rank: _Optional[int] = ..., player: _Optional[str] = ..., total: _Optional[int] = ..., games: _Optional[int] = ..., wins: _Optional[int] = ..., lord_games: _Optional[int] = ..., games_with_violations: _Optional[int] = ...) -> None: ...
+
+class StandingSeat(_message.Message):
+    __slots__ = ("seat", "player", "role", "score", "winner")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    WINNER_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    player: str
+    role: _game_log_pb2.Role
+    score: int
+    winner: bool
+    def __init__(self, seat: _Optional[int] = ..., player: _Optional[str] = ..., role: _Optional[_Union[_game_log_pb2.Role, str]] = ..., score: _Optional[int] = ..., winner: _Optional[bool] = ...) -> None: ...
+
+class StandingGame(_message.Message):
+    __slots__ = ("replay_id", "round", "table", "submitted_at", "violation_count", "violation_codes", "scored", "counted", "note", "side", "seats")
+    REPLAY_ID_FIELD_NUMBER: _ClassVar[int]
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    SUBMITTED_AT_FIELD_NUMBER: _ClassVar[int]
+    VIOLATION_COUNT_FIELD_NUMBER: _ClassVar[int]
+    VIOLATION_CODES_FIELD_NUMBER: _ClassVar[int]
+    SCORED_FIELD_NUMBER: _ClassVar[int]
+    COUNTED_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    SIDE_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    replay_id: str
+    round: str
+    table: str
+    submitted_at: _timestamp_pb2.Timestamp
+    violation_count: int
+    violation_codes: _containers.RepeatedScalarFieldContainer[str]
+    scored: bool
+    counted: bool
+    note: str
+    side: _game_log_pb2.Side
+    seats: _containers.RepeatedCompositeFieldContainer[StandingSeat]
+    def __init__(self, replay_id: _Optional[str] = ..., round: _Optional[str] = ..., table: _Optional[str] = ..., submitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., violation_count: _Optional[int] = ..., violation_codes: _Optional[_Iterable[str]] = ..., scored: _Optional[bool] = ..., counted: _Optional[bool] = ..., note: _Optional[str] = ..., side: _Optional[_Union[_game_log_pb2.Side, str]] = ..., seats: _Optional[_Iterable[_Union[StandingSeat, _Mapping]]] = ...) -> None: ...
+
+class GetStandingsResponse(_message.Message):
+    __slots__ = ("tournament", "players", "games", "never_lord", "unnamed_seats")
+    TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
+    PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    NEVER_LORD_FIELD_NUMBER: _ClassVar[int]
+    UNNAMED_SEATS_FIELD_NUMBER: _ClassVar[int]
+    tournament: str
+    players: _containers.RepeatedCompositeFieldContainer[PlayerStanding]
+    games: _containers.RepeatedCompositeFieldContainer[StandingGame]
+    never_lord: _containers.RepeatedScalarFieldContainer[str]
+    unnamed_seats: int
+    def __init__(self, tournament: _Optional[str] = ..., players: _Optional[_Iterable[_Union[PlayerStanding, _Mapping]]] = ..., games: _Optional[_Iterable[_Union[StandingGame, _Mapping]]] = ..., never_lord: _Optional[_Iterable[str]] = ..., unnamed_seats: _Optional[int] = ...) -> None: ...

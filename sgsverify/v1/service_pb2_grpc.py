@@ -69,6 +69,11 @@ class VerifierServiceStub:
                 request_serializer=sgsverify_dot_v1_dot_service__pb2.RegressRequest.SerializeToString,
                 response_deserializer=sgsverify_dot_v1_dot_service__pb2.RegressResponse.FromString,
                 _registered_method=True)
+        self.GetStandings = channel.unary_unary(
+                '/sgsverify.v1.VerifierService/GetStandings',
+                request_serializer=sgsverify_dot_v1_dot_service__pb2.GetStandingsRequest.SerializeToString,
+                response_deserializer=sgsverify_dot_v1_dot_service__pb2.GetStandingsResponse.FromString,
+                _registered_method=True)
 
 
 class VerifierServiceServicer:
@@ -130,6 +135,18 @@ class VerifierServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetStandings(self, request, context):
+        """The standings of a tournament (the replays' SubmissionMetadata.tournament):
+        its players ranked by their total score (docs/rules.md#scoring) over its
+        finished identity games, each game listed with its scores and marked when
+        it has violations (docs/service.md, "Standings"). Needs the read scope;
+        a token sees only its tenant's games (admin: every tenant's, or the one
+        it names).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_VerifierServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -167,6 +184,11 @@ def add_VerifierServiceServicer_to_server(servicer, server):
                     servicer.Regress,
                     request_deserializer=sgsverify_dot_v1_dot_service__pb2.RegressRequest.FromString,
                     response_serializer=sgsverify_dot_v1_dot_service__pb2.RegressResponse.SerializeToString,
+            ),
+            'GetStandings': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetStandings,
+                    request_deserializer=sgsverify_dot_v1_dot_service__pb2.GetStandingsRequest.FromString,
+                    response_serializer=sgsverify_dot_v1_dot_service__pb2.GetStandingsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -358,6 +380,33 @@ class VerifierService:
             '/sgsverify.v1.VerifierService/Regress',
             sgsverify_dot_v1_dot_service__pb2.RegressRequest.SerializeToString,
             sgsverify_dot_v1_dot_service__pb2.RegressResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetStandings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sgsverify.v1.VerifierService/GetStandings',
+            sgsverify_dot_v1_dot_service__pb2.GetStandingsRequest.SerializeToString,
+            sgsverify_dot_v1_dot_service__pb2.GetStandingsResponse.FromString,
             options,
             channel_credentials,
             insecure,

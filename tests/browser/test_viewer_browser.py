@@ -219,6 +219,12 @@ def test_a_shared_link_restores_the_position_and_view(page: Page, site: dict[str
     expect(page.locator("#view")).to_have_value("3")
     expect(page.locator("#event-title")).to_contain_text("Event 40 of")
     expect(page.locator("#timeline li.ev.current")).to_have_attribute("data-pos", "40")
+    # The verdict shows each seat's score (docs/rules.md#scoring), how it is made up on hover.
+    expect(page.locator("#scores .score")).to_have_count(6)
+    expect(page.locator("#scores .score").nth(1)).to_contain_text("seat 1")
+    expect(page.locator("#scores .score").nth(1).locator("b")).to_have_text("3")
+    expect(page.locator("#scores .score").nth(1)).to_have_attribute("title",
+                                                                   "the rebels won: rebel: 3 × 1 living rebel = 3")
     link = page.url
     # A second browser context (nothing shared but the link) opens exactly there.
     other = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)

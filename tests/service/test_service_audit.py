@@ -3,7 +3,9 @@ like JSON (D1); input that puts a lone surrogate into an error message (D2); val
 NUL characters, texts over their columns' sizes, numbers over 32 bits, huge player names, timestamps out
 of range, a deeply nested page token (D3-D8) — each refused at the edge with INVALID_ARGUMENT naming the
 field and the limit, the same on both backends and never with an SQL statement; server reflection v1
-(D17); worker processes that end with a killed server (D11); a busy port (D20)."""
+(D17); worker processes that end with a killed server (D11); `regress --server --list-runs` (D19); a busy port
+and `list`'s player names (D20); health checking and reflection given bytes that are no request (found by
+fuzzing, docs/fuzzing.md)."""
 
 from __future__ import annotations
 
@@ -388,3 +390,61 @@ def test_a_busy_port_says_so(tmp_path: Path) -> None:
     assert out.returncode == 2
     assert out.stderr.strip() == (f"sgs-verify: cannot listen on 127.0.0.1:{port}: the port is in use (is another "
                                   "server running there?); choose another with --address")
+
+
+# ---------------------------------------------------------------------------------------- D19, D20 (CLI)
+
+def test_regress_list_runs_on_a_server_says_where_runs_are(service: BackgroundServer,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """It used to ignore --list-runs and re-verify every stored replay on the server."""
+    from clients import cli
+
+    code = cli.main(["regress", "--server", service.address, "--list-runs"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert out == ""  # no regression run, no summary
+    assert "--list-runs reads the database: give --db URL (or --data-dir) instead of --server" in err
+
+
+def test_list_shows_every_player_whole(stub: spb_grpc.VerifierServiceStub, service: BackgroundServer,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from clients import cli
+
+    log = game(12, "long-names")
+    for i, seat in enumerate(log.header.seats):
+        seat.player = f"a-player-with-a-rather-long-name-{i}"
+    stub.VerifyLog(spb.VerifyLogRequest(log=log, summary_only=True,
+                                        metadata=spb.SubmissionMetadata(tournament="long-names")), timeout=60)
+    assert cli.main(["list", "--server", service.address, "--tournament", "long-names"]) == 0
+    out = capsys.readouterr().out
+    row = out.splitlines()[0]
+    assert row.endswith(",".join(s.player for s in log.header.seats))
+
+
+# ---------------------------------------------------------------------------------------- found by fuzzing
+
+@pytest.mark.parametrize("method", ["/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch",
+                                    "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+                                    "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"])
+def test_health_and_reflection_refuse_bytes_that_are_no_request(service: BackgroundServer, method: str) -> None:
+    """grpcio's own registration answered UNKNOWN ("Unexpected DecodeError")."""
+    junk = b"\xff\xff\xff"  # a field tag that never ends
+    with grpc.insecure_channel(service.address) as channel:
+        try:
+            if method.endswith("/Check"):
+                channel.unary_unary(method)(junk, timeout=30)
+            elif method.endswith("/Watch"):
+                next(iter(channel.unary_stream(method)(junk, timeout=30)))
+            else:
+                list(channel.stream_stream(method)(iter([junk]), timeout=30))
+        except grpc.RpcError as err:
+            assert err.code() == grpc.StatusCode.INVALID_ARGUMENT, err
+            assert "is not a valid" in (err.details() or "")
+        else:
+            raise AssertionError("the junk was answered")
+        # and a valid request still works
+        if method.endswith("/Check"):
+            from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+            res = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=30)
+            assert res.status == health_pb2.HealthCheckResponse.SERVING

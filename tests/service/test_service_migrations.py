@@ -90,8 +90,17 @@ def test_upgrade_from_0001_keeps_every_replay(backend: str, empty_database: str)
             assert got.replay_blob == r.verdict.replay_blob
             assert store.find(r.log_sha256) is not None
             assert store.find(r.log_sha256, "acme") is None
+        # Verdicts from before scores existed (0003) have none: the standings list their games, unscored.
+        from storage.standings import standings
+
+        assert all(store.get(r.log_sha256).summary.scores is None for r in records)
+        old = standings(store, "old")
+        assert [g.scored for g in old.games] == [False, False] and not any(p.games for p in old.players)
+        assert all(g.note.startswith("verified before scores existed") for g in old.games)
         theirs, created = store.save(records[0], "acme")
         assert created and theirs.id != records[0].log_sha256 and theirs.log_sha256 == records[0].log_sha256
+        assert theirs.scores == records[0].verdict.scores and theirs.scores  # a new verdict has them
+        assert standings(store, "old", tenant="acme").games[0].scored
         assert store.count() == 3
         migrate.downgrade(engine, "0001")  # the other tenant's copy cannot keep an id of its own there
         assert migrate.current_revision(engine) == "0001"

@@ -160,6 +160,9 @@ def test_the_timeline_and_the_state_at_an_event(http: httpx.Client, stored: dict
     assert [s["hand"] is None for s in seat_view["seats"]] == [i != 3 for i in range(8)]
     end = http.get(f"/api/replays/{cheat['id']}/state", params={"event": timeline["positions"] - 1}).json()
     assert end["end"] is True and end["result"]["finished"] is True
+    # A finished identity game: the replay's verdict carries each seat's score and its basis (docs/rules.md#scoring).
+    scores = http.get(f"/api/replays/{cheat['id']}").json()["verdict"]["scores"]
+    assert [x["seat"] for x in scores] == list(range(8)) and all(x["basis"] for x in scores)
 
 
 @pytest.mark.parametrize(("params", "message"), [

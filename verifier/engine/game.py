@@ -75,6 +75,8 @@ class GameEnded(Exception):
         self.winners = winners
         self.reason = reason
         self.kingdom = kingdom  # the winning kingdom, in modes that have kingdoms (GameOver.kingdom)
+        # Each seat's score, in modes that score a game (Mode.final_scores; set by Game.finish).
+        self.scores: tuple[Any, ...] = ()
 
 
 @dataclass(slots=True)
@@ -1063,6 +1065,7 @@ class Game:
     def finish(self, end: GameEnded) -> None:
         self.over = True
         self.result = end
+        end.scores = self.mode.final_scores(self, end)  # not part of the state: the digest never sees it
         ev = pb.Event()
         ev.game_over.side = end.side  # type: ignore[assignment]
         ev.game_over.winners.extend(sorted(end.winners))

@@ -9,12 +9,12 @@ only what it changes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sgsverify.v1 import game_log_pb2 as pb
 
 if TYPE_CHECKING:
-    from verifier.engine.game import Game, Settle
+    from verifier.engine.game import Game, GameEnded, Settle
     from verifier.engine.requests import Answer, Request
 
 
@@ -57,6 +57,11 @@ class Mode:
         """The killer's reward or penalty, once the victim's cards are discarded."""
         return None
         yield  # pragma: no cover
+
+    def final_scores(self, game: Game, end: GameEnded) -> tuple[Any, ...]:
+        """Each seat's score when the game ends (identity: the fourth-edition table); () when the mode has
+        no scoring."""
+        return ()
 
     # ------------------------------------------------------------------ sides
 

@@ -51,6 +51,11 @@ function renderVerdict() {
     `<li>${codeChip(v.code)} ${esc(v.message)} <span class="cite">${ruleLinks(v.rule)}</span></li>`).join("");
   const notices = verdict.header_notices.map((n) =>
     `<li>${codeChip(n.code)} (notice, not a violation) ${esc(n.message)} <span class="cite">${ruleLinks(n.rule)}</span></li>`).join("");
+  // docs/rules.md#scoring: each seat's score; how it is made up shows on hover.
+  const scores = (verdict.scores || []).map((x) => {
+    const player = (info.seats[x.seat] || {}).player;
+    return `<span class="score" title="${esc(x.basis)}">seat ${x.seat}${player ? " " + esc(player) : ""}: <b>${x.score}</b></span>`;
+  }).join(" · ");
   const hint = verdict.violation_count > 0 ? ' <span class="muted">— press <kbd>N</kbd> for the next violation</span>' : "";
   $("verdict").innerHTML = `
     <div class="verdict-line"><span id="verdict-text" class="verdict ${bad ? "bad" : "ok"}">${esc(verdictText(verdict))}</span>
@@ -59,6 +64,7 @@ function renderVerdict() {
       · ${info.event_count} events · ${esc(info.ruleset)} · seed ${esc(info.seed)}
       ${verdict.followed ? "" : ` · <b>not followed</b> from event ${verdict.stopped_at}: ${esc(verdict.stopped_reason)}`}
       ${origin ? ` · from ${esc(origin)}` : ""}</div>
+    ${scores ? `<div id="scores" class="muted">scores: ${scores}</div>` : ""}
     ${header || notices ? `<ul class="header-violations">${header}${notices}</ul>` : ""}`;
   const select = $("view");
   select.innerHTML = `<option value="open">everyone (open)</option>` + info.seats.map((s) =>

@@ -14,6 +14,7 @@ from verifier.engine.game import Game, GameEnded, Notice, Player, Settle, Violat
 from verifier.engine.mode import Mode
 from verifier.engine.requests import pick_request
 from verifier.generals import LORD_CANDIDATES, standard_generals
+from verifier.packages.modes import scoring
 from verifier.rng import MASK64, shuffled
 from verifier.setup import HeaderError, check_ruleset, deal_cards
 
@@ -330,6 +331,15 @@ class IdentityMode(Mode):
 
     def fill_death(self, game: Game, seat: int, death: pb.Death) -> None:
         death.role = game.players[seat].role  # type: ignore[assignment]
+        scoring.note_death(game, seat, death.killer if death.HasField("killer") else None, self.is_reborn(seat))
+
+    def final_scores(self, game: Game, end: GameEnded) -> tuple[scoring.Score, ...]:
+        """docs/rules.md#scoring: the living counts are of the characters alive for victory (a reborn one is not)."""
+        return scoring.final_scores(game, end, lambda seat: self.alive_for_victory(game, seat))
+
+    def is_reborn(self, seat: int) -> bool:
+        """Is the seat a reborn character? Never, but in the rebirth variant (RebirthMode)."""
+        return False
 
     def reward_or_penalty(self, game: Game, victim: int, killer: int | None) -> Settle[None]:
         """docs/rules.md#kill-reward, docs/rules.md#kill-penalty."""
