@@ -8,6 +8,7 @@ CANCELLED."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator
@@ -19,9 +20,11 @@ import pytest
 
 from clients.selfplay import play_game
 from service.server import BackgroundServer, open_store
+from service.servicer import _LiveEnd
+from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
 from sgsverify.v1 import service_pb2_grpc as spb_grpc
-from storage.store import Store
+from storage.store import DEFAULT_TENANT, Store
 from tests.service.conftest import BACKENDS, fresh_database, server_config
 
 
@@ -119,3 +122,47 @@ def test_an_uncancelled_live_game_is_stored_once_released(held: tuple[Background
         answers = list(stub.VerifyLive(iter(requests), timeout=30))
     assert answers[-1].finished.stored and answers[-1].finished.created
     assert store.count() == 1
+
+
+class CallGone(Exception):
+    """As gRPC's ExecuteBatchError: the write of an answer to a call the client has cancelled."""
+
+
+class FailingWrite:
+    """A call whose last answer cannot be written: gRPC's write fails once the client has cancelled."""
+
+    async def write(self, message: object) -> None:
+        raise CallGone()
+
+
+def test_a_live_game_whose_last_answer_cannot_be_written_is_deleted_again(
+        held: tuple[BackgroundServer, Store, HeldSave]) -> None:
+    """The other moment a cancel can land: after the store, at the write of the answer that says so."""
+    server, store, hold = held
+    hold.release.set()
+    log = play_game(44, 5)
+    with grpc.insecure_channel(server.address) as channel:
+        stub = spb_grpc.VerifierServiceStub(channel)  # type: ignore[no-untyped-call]
+        done = stub.VerifyLog(spb.VerifyLogRequest(log=log, summary_only=True), timeout=30)
+    assert done.created and store.count() == 1
+    servicer = server.server.servicer
+    assert servicer is not None
+    last = _LiveEnd(spb.VerifyLiveResponse(), done.info.id, DEFAULT_TENANT)
+    answering = asyncio.run_coroutine_threadsafe(servicer._answer_last(last, FailingWrite()), server.loop)
+    with pytest.raises(CallGone):
+        answering.result(20)
+    assert store.count() == 0
+    # a replay the call did not create (the tenant had it already) is left alone
+    again = stub_verify(server, log)
+    answering = asyncio.run_coroutine_threadsafe(
+        servicer._answer_last(_LiveEnd(spb.VerifyLiveResponse(), "", DEFAULT_TENANT), FailingWrite()),
+        server.loop)
+    with pytest.raises(CallGone):
+        answering.result(20)
+    assert store.count() == 1 and again.created
+
+
+def stub_verify(server: BackgroundServer, log: pb.GameLog) -> spb.VerifyLogResponse:
+    with grpc.insecure_channel(server.address) as channel:
+        stub = spb_grpc.VerifierServiceStub(channel)  # type: ignore[no-untyped-call]
+        return stub.VerifyLog(spb.VerifyLogRequest(log=log, summary_only=True), timeout=30)  # type: ignore[no-any-return]
