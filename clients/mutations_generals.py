@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
-from clients.mutator import IDENTITY, Edit, Moment, cheat, use_card
+from clients.mutator import HEGEMONY, IDENTITY, Edit, Moment, cheat, use_card
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, Color, Suit
 from verifier.engine.requests import CardRequest
@@ -16,6 +16,10 @@ from verifier.engine.requests import CardRequest
 # (苦肉) or one hand card (制衡); the first one the seat does not have is used.
 PRETENDED = ("kurou", "zhiheng")
 ONCE_PER_PHASE = ("zhiheng", "fanjian", "jieyin", "qingnang", "lijian")
+# Hegemony: the same, by the hegemony names (制衡 is heg_zhiheng there), and the Wu once-per-phase skills with
+# no target restriction (天义 needs a rival with a hand card, 奋迅 any other character).
+PRETENDED_HEGEMONY = ("kurou", "heg_zhiheng")
+ONCE_PER_PHASE_HEGEMONY = ("heg_zhiheng", "fanjian", "jieyin", "tianyi", "fenxun")
 
 
 def invoke(seat: int, skill: str, cards: Iterable[int] = (), targets: Iterable[int] = ()) -> pb.Event:
@@ -42,17 +46,20 @@ def generals_play_seat(m: Moment) -> int | None:
 
 # ---------------------------------------------------------------------------- skills not had
 
-@cheat("skill_not_owned", "SKILL_NOT_OWNED", "a skill the character's general does not have (苦肉 or 制衡)",
-       (IDENTITY,))
+@cheat("skill_not_owned", "SKILL_NOT_OWNED", "a skill the character's generals do not have (苦肉 or 制衡; in "
+       "hegemony neither face up nor face down)")
 def skill_not_owned(m: Moment) -> Iterator[Edit]:
     s = generals_play_seat(m)
     if s is None:
         return
     g = m.game
     p = g.players[s]
-    name = next(n for n in PRETENDED if g.skill_of(s, n) is None and n not in p.idle_skills)
+    pretended = PRETENDED if g.mode.name == IDENTITY else PRETENDED_HEGEMONY
+    name = next((n for n in pretended if not g.has_effect(s, n) and n not in p.idle_skills), None)
+    if name is None:
+        return
     cards: list[int] = []
-    if name == "zhiheng":
+    if name in ("zhiheng", "heg_zhiheng"):
         card = m.spare(p.hand)
         if card is None:
             return
@@ -96,8 +103,13 @@ def second_use_args(m: Moment, s: int, name: str) -> tuple[list[int], list[int]]
         if name == "lijian" and p.equipped() and len(males) >= 2:
             return [p.equipped()[0]], males[:2]
         return None
-    if name == "zhiheng":
+    if name in ("zhiheng", "heg_zhiheng"):
         return [card], []
+    if name == "fenxun":
+        return [card], others[:1]
+    if name == "tianyi":
+        rivals = [t for t in others if g.players[t].hand]
+        return ([], rivals[:1]) if rivals else None
     if name == "qingnang":
         return [card], [s]
     if name == "jieyin":
@@ -108,14 +120,14 @@ def second_use_args(m: Moment, s: int, name: str) -> tuple[list[int], list[int]]
     return None
 
 
-@cheat("skill_twice", "SKILL_LIMIT", "a once-per-play-phase skill (制衡, 反间, 结姻, 青囊, 离间) used a second time "
-       "in the phase")
+@cheat("skill_twice", "SKILL_LIMIT", "a once-per-play-phase skill (制衡, 反间, 结姻, 青囊, 离间; in hegemony 制衡, "
+       "反间, 结姻, 天义, 奋迅) used a second time in the phase")
 def skill_twice(m: Moment) -> Iterator[Edit]:
     s = generals_play_seat(m)
     if s is None:
         return
     p = m.game.players[s]
-    for name in ONCE_PER_PHASE:
+    for name in (ONCE_PER_PHASE if m.game.mode.name == IDENTITY else ONCE_PER_PHASE_HEGEMONY):
         if m.game.skill_of(s, name) is None or not p.skill_uses.get(name, 0):
             continue
         args = second_use_args(m, s, name)
@@ -148,9 +160,11 @@ def wrong_conversion(skill: str, name: str, wrong: Callable[[CardDef], bool], wh
             if play is None:
                 return
             s = play
-        if g.skill_of(s, skill) is None:
+        # (In hegemony a face-down general's skill is used by revealing it with the use: the reveal comes first.)
+        first = [] if g.skill_of(s, skill) is not None else hidden_reveal(m, s, skill)
+        if first is None:
             return
-        card = m.spare(c for c in g.players[s].hand if wrong(g.cards[c]))
+        card = m.spare(c for c in g.players[s].hand if wrong(g.card_as(s, c)))
         if card is None:
             return
         note = f"seat {s} makes a {name} with {skill} from {g.label(card)} ({what})"
@@ -158,11 +172,13 @@ def wrong_conversion(skill: str, name: str, wrong: Callable[[CardDef], bool], wh
             ev = pb.Event()
             ev.respond.seat = s
             ev.respond.card.CopyFrom(virtual(name, skill, card))
-            yield m.insert([ev], note)
+            yield m.insert([*first, ev], note, offset=len(first))
             return
         others = g.alive_seats(s)[1:]
         if name == "slash":
             targets = [t for t in others if g.in_attack_range(s, t)]
+        elif name == "await_exhausted":
+            targets = list(g.ruleset.cards[name].default_targets(g, s))
         elif name == "dismantlement":
             targets = [t for t in others if g.players[t].has_cards()]
         else:  # indulgence
@@ -170,9 +186,39 @@ def wrong_conversion(skill: str, name: str, wrong: Callable[[CardDef], bool], wh
         if targets:
             ev = use_card(s, 0, targets[:1])
             ev.use_card.card.CopyFrom(virtual(name, skill, card))
-            yield m.insert([ev], note)
+            yield m.insert([*first, ev], note, offset=len(first))
 
     return find
+
+
+def hidden_reveal(m: Moment, seat: int, skill: str) -> list[pb.Event] | None:
+    """The RevealGeneral that turns up ``seat``'s face-down general with ``skill`` for its use (hegemony), or None
+    when no face-down general of theirs has it."""
+    g = m.game
+    slot_of = getattr(g.mode, "hidden_slot_of", None)
+    if slot_of is None or not any(e.name == skill for e in g.players[seat].latent_skills):
+        return None
+    slot = slot_of(g, seat, skill)
+    if slot is None:
+        return None
+    ev = pb.Event()
+    r = ev.reveal_general
+    r.seat, r.skill, r.timing = seat, skill, pb.REVEAL_TIMING_SKILL
+    r.which = pb.GENERAL_SLOT_MAIN if slot == 0 else pb.GENERAL_SLOT_DEPUTY
+    return [ev]
+
+
+@cheat("limited_twice", "SKILL_LIMIT", "a limited skill (限定技: 涅槃) invoked again after its one use in the game",
+       (HEGEMONY,))
+def limited_twice(m: Moment) -> Iterator[Edit]:
+    s = generals_play_seat(m)
+    if s is None:
+        return
+    g = m.game
+    for eff in g.players[s].skills:
+        if getattr(eff, "limited", False) and g.players[s].marks.get(eff.name):
+            yield m.insert([invoke(s, eff.name)], f"seat {s} invokes the limited skill {eff.name} a second time")
+            return
 
 
 cheat("wusheng_black", "INVALID_CONVERSION", "武圣 making a 杀 from a black card")(
@@ -183,3 +229,5 @@ cheat("guose_not_diamond", "INVALID_CONVERSION", "国色 making a 乐不思蜀 f
     wrong_conversion("guose", "indulgence", lambda c: c.suit != Suit.DIAMOND, "not a ♦"))
 cheat("qixi_red", "INVALID_CONVERSION", "奇袭 making a 过河拆桥 from a red card")(
     wrong_conversion("qixi", "dismantlement", lambda c: c.color == Color.RED, "red"))
+cheat("duoshi_black", "INVALID_CONVERSION", "度势 making a 以逸待劳 from a black card", (HEGEMONY,))(
+    wrong_conversion("duoshi", "await_exhausted", lambda c: c.color == Color.BLACK, "black"))

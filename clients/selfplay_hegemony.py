@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from clients import selfplay_hegemony_qun as qun
 from clients.selfplay_generals import GeneralsBot, view_as
+from clients.selfplay_hegemony_wu import extra_target_slash, wu_active, wu_skill_args
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.engine.effects import Effect
 from verifier.engine.game import Game
@@ -18,6 +20,7 @@ from verifier.engine.requests import (
     NullifyRequest,
     OfferRequest,
     OptionRequest,
+    PeachRequest,
     PickRequest,
     PlayRequest,
     Request,
@@ -26,6 +29,7 @@ from verifier.engine.requests import (
 from verifier.generals import hegemony_generals
 from verifier.packages.hegemony.nullification import kingdom_wide_possible
 from verifier.packages.modes.hegemony import HegemonyMode, usable_now
+from verifier.rng import Stream
 
 SLOT = {0: pb.GENERAL_SLOT_MAIN, 1: pb.GENERAL_SLOT_DEPUTY}
 NULLIFIERS = ("nullification", "heg_nullification")
@@ -35,6 +39,7 @@ def make_header(seed: int, players: int) -> pb.GameHeader:
     header = pb.GameHeader(ruleset="hegemony/1", mode=pb.MODE_HEGEMONY, seed=seed, recorder="sgs-verify selfplay")
     header.options.generals = pb.GENERALS_MODE_HEGEMONY
     header.options.outcomes = pb.OUTCOME_RECORDING_COMPLETE
+    header.options.rotating_deal = True  # every general offered equally often over consecutive seeds
     for i in range(players):
         header.seats.add(player=f"bot-{i}")
     return header
@@ -48,6 +53,9 @@ def reveal_event(seat: int, slot: int, timing: int, skill: str = "") -> pb.Event
 
 
 class HegemonyBot(GeneralsBot):
+    def __init__(self, rng: Stream) -> None:
+        super().__init__(rng)
+        self.last_targets: tuple[int, ...] = ()  # the targets of the last card the bot used
     def mode(self, game: Game) -> HegemonyMode:
         assert isinstance(game.mode, HegemonyMode)
         return game.mode
@@ -57,6 +65,12 @@ class HegemonyBot(GeneralsBot):
         (巧变 before each phase) must not take an invocation meant for the next offer, and an outcome never comes while
         a request is open (nothing for the verifier to probe)."""
         answer = self.decide_or_decline(game, req)
+        if isinstance(answer, pb.Event) and answer.HasField("reveal_general") \
+                and answer.reveal_general.timing == pb.REVEAL_TIMING_SKILL \
+                and self.mode(game).reveal_blocked(game, answer.reveal_general.seat):
+            answer = None  # (祸水: no reveal during 邹氏's turn)
+        if answer is not None and answer.HasField("use_card"):
+            self.last_targets = tuple(answer.use_card.targets)  # (流离 passes a 杀 to none of its targets)
         if answer is None and req.optional:
             # (A 无懈可击 window is anybody's: the current player closes it, or the first living one.)
             closer = game.current if game.players[game.current].alive else game.alive_seats()[0]
@@ -102,6 +116,12 @@ class HegemonyBot(GeneralsBot):
     def pick_two(self, req: PickRequest) -> pb.Event:
         known = hegemony_generals()
         cands = list(req.candidates)
+        if len(cands) >= 2 and known[cands[0]].kingdom == known[cands[1]].kingdom:
+            # The first two (the rotating deal's pair): every general is then picked equally often.
+            ev = pb.Event()
+            ev.pick_general.seat = req.seat or 0
+            ev.pick_general.general, ev.pick_general.deputy = cands[0], cands[1]
+            return ev
         self.rng.shuffle(cands)
         pairs = [(a, b) for a in cands for b in cands if a != b and known[a].kingdom == known[b].kingdom]
         main, deputy = pairs[self.rng.below(len(pairs))]
@@ -149,6 +169,9 @@ class HegemonyBot(GeneralsBot):
         ev = pb.Event()
         inv = ev.invoke_skill
         inv.seat, inv.skill = seat, eff.name
+        qun_use = qun.active(self, game, seat, eff.name, inv)
+        if qun_use is not None:
+            return ev if qun_use else None
         if eff.name == "heg_rende" and hand:
             inv.cards.extend(hand[:1 + self.rng.below(min(2, len(hand)))])
             inv.targets.append(others[self.rng.below(len(others))])
@@ -175,19 +198,29 @@ class HegemonyBot(GeneralsBot):
             if wolves:
                 inv.targets.append(wolves[self.rng.below(len(wolves))])
             return ev
+        wu = wu_active(self, game, seat, eff.name, inv)  # (Wu)
+        if wu is not None:
+            return ev if wu else None
         return super().active_skill(game, seat)
 
     def converted_use(self, game: Game, seat: int) -> pb.Event | None:
         from clients.selfplay_generals import used
         from verifier.engine.effects import Use
 
-        names = frozenset({"slash", "supply_shortage", "fire_attack", "iron_chain"})
+        if self.chance(30):
+            luanji = qun.converted(self, game, seat)  # (Qun: 乱击's two cards)
+            if luanji is not None:
+                return luanji
+        names = frozenset({"slash", "supply_shortage", "fire_attack", "iron_chain",
+                           "dismantlement", "indulgence", "await_exhausted",  # (Wu: 奇袭, 国色, 度势)
+                           "duel"})  # (Qun: 双雄)
         options = []
         for ref in view_as(game, seat, names, in_play=True):
             spec = game.ruleset.cards[ref.virtual.name]
             card = used(game, ref)
             for targets in spec.candidate_targets(game, seat):
-                if spec.can_use(game, Use(seat, card, targets)):
+                # (No targets named: the card's own, 以逸待劳's from 度势.)
+                if spec.can_use(game, Use(seat, card, targets or spec.default_targets(game, seat))):
                     options.append((ref, targets))
         if not options:
             return None
@@ -204,6 +237,8 @@ class HegemonyBot(GeneralsBot):
         """A face-down general's skill offered for this card (八阵): reveal it first, or leave it aside."""
         seat = req.seat
         assert seat is not None
+        if req.reason == "luanwu":
+            return qun.luanwu_slash(self, game, req)
         hidden = [s for s in req.skills if self.latent(game, seat, s) is not None]
         if hidden:
             slot = self.latent(game, seat, hidden[0])
@@ -211,6 +246,11 @@ class HegemonyBot(GeneralsBot):
                 return reveal_event(seat, slot, pb.REVEAL_TIMING_SKILL, hidden[0])
             req = replace(req, skills=tuple(s for s in req.skills if s not in hidden))
         return super().respond(game, req)
+
+    def rescue(self, game: Game, req: PeachRequest) -> pb.Event | None:
+        if req.seat is not None and game.ruleset.rescue_forbidden(game, req.seat, req.dying) is not None:
+            return None  # (完杀)
+        return super().rescue(game, req)
 
     def nullify(self, game: Game, req: NullifyRequest) -> pb.Event | None:
         for seat in game.alive_seats(game.current):
@@ -249,12 +289,20 @@ class HegemonyBot(GeneralsBot):
             ev.invoke_skill.cards.append(p.hand[0])
             ev.invoke_skill.targets.append(others[0])
             return ev
+        if req.skill == "haoshi" and game.players[seat].turn_flags.get("haoshi/give"):
+            ev = pb.Event()  # (Wu: 好施's giving step is not optional)
+            ev.invoke_skill.seat, ev.invoke_skill.skill = seat, "haoshi"
+            wu_skill_args(self, game, seat, game.ruleset.effects["haoshi"], req, ev.invoke_skill)
+            return ev
         return super().offer(game, req)
 
     def skill_args(self, game: Game, seat: int, eff: Effect, req: OfferRequest, inv: pb.InvokeSkill) -> bool:
         p = game.players[seat]
         name = eff.name
         others = [t for t in game.alive_seats() if t != seat]
+        qun_args = qun.offered(self, game, seat, req, inv)
+        if qun_args is not None:
+            return qun_args
         if name == "shensu":
             equips = [c for c in [*p.hand, *p.equipped()] if game.cards[c].type == "equip"]
             play = bool(p.turn_flags.get("shensu_play"))
@@ -307,13 +355,36 @@ class HegemonyBot(GeneralsBot):
             inv.cards.append(p.hand[0])
             inv.targets.append(others[self.rng.below(len(others))])
             return True
+        if name == "liuli":
+            # As GeneralsBot's, but never to another target of the same 杀 (短兵, a won 天义 give two).
+            assert req.target is not None
+            for cid in [*p.hand, *p.equipped()]:
+                for t in game.alive_seats():
+                    if t not in self.last_targets and \
+                            not eff.why_not_legal(game, seat, req.target, t, cid, None):  # type: ignore[attr-defined]
+                        inv.cards.append(cid)
+                        inv.targets.append(t)
+                        return True
+            return False
         if name == "shushen":
             mates = [t for t in others if game.mode.same_side(game, seat, t)]
             if not mates:
                 return False
             inv.targets.append(mates[0])
             return True
+        wu = wu_skill_args(self, game, seat, eff, req, inv)  # (Wu)
+        if wu is not None:
+            return wu
         return super().skill_args(game, seat, eff, req, inv)
+
+    def play(self, game: Game, req: PlayRequest) -> pb.Event:
+        seat = req.seat
+        assert seat is not None
+        if any(e.name in ("duanbing", "tianyi") for e in game.players[seat].skills) and self.chance(30):
+            ev = extra_target_slash(self, game, seat)  # (Wu: 短兵, a won 天义)
+            if ev is not None:
+                return ev
+        return super().play(game, req)
 
 
 __all__ = ["HegemonyBot", "make_header"]

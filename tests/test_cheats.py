@@ -44,11 +44,13 @@ def generals_report() -> Report:
 
 @cache
 def hegemony_report() -> Report:
-    """Hegemony games (国战): the hegemony kinds find places only there; seeds 2 and 4 with 6 players offer a place
-    for each (a careerist, a same-kingdom kill, a reveal for a skill, ...)."""
+    """Hegemony games (国战): the hegemony kinds find places only there; seeds 0, 5 and 8 with 6 players (the rotating
+    deal: five Wei, five Wu with 甘宁, 陆逊 and 孙权, 关羽 among Shu and Wu) offer a place for each (a careerist, a
+    same-kingdom kill, a reveal for a skill, ...) and for the skill-abuse kinds (a second 制衡 or 天义, 武圣, 奇袭 and
+    度势 from the wrong card, a skill not had)."""
     kinds = select_kinds(None, "hegemony")
     report = Report(kinds, tallies={k.name: Tally() for k in kinds})
-    for seed in (2, 4):
+    for seed in (0, 5, 8):
         report.add(check_game(seed, 6, per_kind=2, mode="hegemony"))
     return report
 
@@ -58,6 +60,9 @@ HEGEMONY_KINDS = {"hidden_skill", "reveal_out_of_timing", "same_kingdom_kill_unp
 
 GENERALS_KINDS = {"skill_not_owned", "lord_skill_not_lord", "skill_twice", "wusheng_black", "qingguo_red",
                   "guose_not_diamond", "qixi_red"}
+# The skill-abuse kinds that apply in hegemony games too (a face-down general is revealed with the use); the
+# limited skill used twice is played deliberately (limited_skill_used).
+HEGEMONY_SKILL_KINDS = {"skill_not_owned", "skill_twice", "wusheng_black", "qixi_red", "duoshi_black"}
 
 
 @cache
@@ -81,6 +86,17 @@ def lord_kills_loyalist() -> pb.GameLog:
     return completed(decisions, verify(decisions))
 
 
+@cache
+def limited_skill_used() -> pb.GameLog:
+    """A hegemony game in which 庞统 uses 涅槃 (tests/scenarios/hegemony/skills/niepan_twice.json without its second
+    invocation), recorded complete: a place for limited_twice in his next play phase."""
+    path = "tests/scenarios/hegemony/skills/niepan_twice.json"
+    with open(path, encoding="utf-8") as f:
+        decisions = json_format.ParseDict(json.load(f)["log"], pb.GameLog())
+    del decisions.events[14]
+    return completed(decisions, verify(decisions))
+
+
 def describe_failures(report: Report) -> str:
     return "\n".join(f"{f.verdict} {f.kind} seed {f.seed} p{f.players} @{f.index}: {f.note}; expected {f.code}, "
                      f"got {f.reported}" for f in report.failures[:20])
@@ -94,7 +110,7 @@ def report_for(deck: str) -> Report:
 @pytest.mark.parametrize("deck", ["standard", "maneuvering", "generals", "hegemony"])
 def test_no_false_positives(deck: str) -> None:
     report = report_for(deck)
-    assert report.games == {"generals": 4, "hegemony": 2}.get(deck, GAMES * len(PLAYERS))
+    assert report.games == {"generals": 4, "hegemony": 3}.get(deck, GAMES * len(PLAYERS))
     assert report.false_positives == []
 
 
@@ -137,6 +153,22 @@ def test_lord_penalty_played_deliberately() -> None:
     assert result.tallies["unowed_penalty"].injected == 0  # the penalty was due here
 
 
+def test_hegemony_skill_abuse_kinds() -> None:
+    """The skill-abuse kinds find places in hegemony games too and are caught right; a limited skill used again
+    (涅槃, played deliberately) is SKILL_LIMIT where it is invoked."""
+    tallies = hegemony_report().tallies
+    for name in HEGEMONY_SKILL_KINDS:
+        assert tallies[name].injected > 0, name
+        assert tallies[name].caught == tallies[name].injected, (name, tallies[name])
+    log = limited_skill_used()
+    clean = verify(log)
+    assert clean.violation_count == 0 and clean.followed
+    result = check_game(0, 4, log=log, mode="hegemony")
+    assert result.clean_codes == [] and result.failures == []
+    assert result.tallies["limited_twice"].injected > 0
+    assert result.tallies["limited_twice"].caught == result.tallies["limited_twice"].injected
+
+
 def test_every_kind_is_injected() -> None:
     injected = {name: t.injected + maneuvering_report().tallies[name].injected
                 + generals_report().tallies[name].injected for name, t in small_report().tallies.items()}
@@ -144,6 +176,8 @@ def test_every_kind_is_injected() -> None:
         injected[name] += t.injected
     for name, t in hegemony_report().tallies.items():
         injected[name] = injected.get(name, 0) + t.injected
+    injected["limited_twice"] += check_game(0, 4, log=limited_skill_used(), mode="hegemony",
+                                            kind_names=["limited_twice"]).tallies["limited_twice"].injected
     assert {k.name for k in KINDS} == set(injected)
     assert [name for name, n in injected.items() if n == 0] == []
 

@@ -38,6 +38,7 @@ def card_places(game: Game) -> Counter[int]:
         places.update(p.hand)
         places.update(p.equips.values())
         places.update(p.judgment)
+        places.update(p.pile)  # (cards on a general: 不屈's 创)
     places.update(game.draw_pile)
     places.update(game.discard_pile)
     places.update(game.processing)

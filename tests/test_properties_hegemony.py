@@ -1,4 +1,5 @@
-"""Properties over seeded hegemony (国战) self-play games of 4 to 10 players: every game verifies clean and
+"""Properties over seeded hegemony (国战) self-play games of 4 to 10 players, dealt from all 60 generals (the rotating
+deal): every game verifies clean and
 finishes with a kingdom (or careerist, or lone survivor) winning, every card of the 108-card hegemony deck
 is in exactly one place after every event, the generals' state is consistent (a character with a kingdom
 has a face-up general), and verifying twice (also in another process with another hash seed) gives
@@ -12,6 +13,7 @@ from functools import cache
 import pytest
 
 from clients.selfplay import play_game
+from clients.selfplay_hegemony import HegemonyBot, make_header
 from sgsverify.v1 import game_log_pb2 as pb
 from tests.test_properties import (
     assert_cards_conserved,
@@ -19,7 +21,11 @@ from tests.test_properties import (
     assert_verified_identically_twice,
 )
 from verifier import Verifier, verify
-from verifier.packages.modes.hegemony import CAREERIST, HegemonyMode
+from verifier.engine.effects import Ruleset
+from verifier.engine.requests import pick_request
+from verifier.generals import hegemony_generals
+from verifier.packages.modes.hegemony import HegemonyMode, deal_candidates, implemented, packages
+from verifier.rng import Stream
 
 GAMES = 200
 
@@ -48,10 +54,14 @@ def test_player_counts_and_outcomes_covered() -> None:
     logs = corpus()
     assert {len(log.header.seats) for log in logs} == set(range(4, 11))
     kinds = Counter(log.events[-1].game_over.kingdom for log in logs)
-    assert kinds["wei"] and kinds["shu"] and kinds[CAREERIST], kinds
+    assert kinds["wei"] and kinds["shu"] and kinds["wu"] and kinds["qun"], kinds
+    # (With four kingdoms of one size careerists are rare: tests/scenarios/hegemony/kingdom/ has them.)
     events = Counter(ev.WhichOneof("kind") for log in logs for ev in log.events)
     for kind in ("reveal_general", "general_revealed", "kingdom_fixed", "choose_option", "pick_general"):
         assert events[kind], kind
+    picked = Counter(g for log in logs for ev in log.events if ev.HasField("pick_general")
+                     for g in (ev.pick_general.general, ev.pick_general.deputy))
+    assert sorted(picked) == sorted(hegemony_generals()), "every one of the 60 generals is picked"
     draws = Counter(ev.draw_cards.reason for log in logs for ev in log.events if ev.HasField("draw_cards"))
     for reason in (pb.DRAW_REASON_KILL_REWARD, pb.DRAW_REASON_COMPANION, pb.DRAW_REASON_HALF_FISH):
         assert draws[reason], reason
@@ -82,7 +92,7 @@ def test_kingdoms_follow_the_face_up_generals() -> None:
                     continue
                 assert bool(p.kingdom) == any(g.shown), (log.header.seed, p.seat)
                 assert all(s.name not in {e.name for e in p.latent_skills} for s in p.skills)
-            for k in ("wei", "shu"):
+            for k in ("wei", "shu", "wu", "qun"):
                 assert 2 * sum(1 for p in game.players if p.kingdom == k) <= game.n
 
 
@@ -99,3 +109,39 @@ def test_identical_in_another_process_with_another_hash_seed() -> None:
         "print(' '.join(verify(play_game(*game_params(i), mode=pb.MODE_HEGEMONY)).final_digest.hex() "
         "for i in range(6)))\n"
     ), "4242")
+
+
+# Qun skills a bot uses by a decision of its own (InvokeSkill or a virtual card; 断肠 by its ChooseOption); the
+# others (完杀, 帷幕, 马术, 名士, 随势, 无双) are passive.
+QUN_USED = ("jijiu", "qingnang", "heg_lijian", "biyue", "luanji", "shuangxiong", "luanwu", "mengjin", "leiji",
+            "guidao", "beige", "xiongyi", "lirang", "shuangren", "sijian", "kuangfu", "huoshui", "qingcheng")
+
+
+def test_bots_use_every_qun_skill() -> None:
+    used: Counter[str] = Counter()
+    for log in corpus():
+        for ev in log.events:
+            kind = ev.WhichOneof("kind")
+            if kind == "invoke_skill":
+                used[ev.invoke_skill.skill] += 1
+            elif kind in ("use_card", "respond"):
+                card = getattr(ev, kind).card
+                if card.WhichOneof("kind") == "virtual":
+                    used[card.virtual.skill] += 1
+    assert [s for s in QUN_USED if not used[s]] == [], used
+
+
+def test_rotating_deal_picks_every_general_ten_times_in_forty_games() -> None:
+    """docs/rng.md#hegemony-rotating-deal: 40 consecutive seeds at 8 players (the cheats run's games), each seat's
+    pick by the self-play bot: every one of the 60 generals is picked in at least 10 games."""
+    pool = implemented(Ruleset(packages(make_header(1, 8))))
+    assert len(pool) == 60
+    for first in (1, 5000, 123456789):
+        picked: Counter[str] = Counter()
+        for seed in range(first, first + 40):
+            bot = HegemonyBot(Stream(seed, "bots"))
+            for seat, candidates in deal_candidates(make_header(seed, 8), pool).items():
+                pick = bot.pick_two(pick_request(seat, candidates)).pick_general
+                assert pick.general in candidates and pick.deputy in candidates
+                picked.update((pick.general, pick.deputy))
+        assert len(picked) == 60 and min(picked.values()) >= 10, (first, picked.most_common()[-3:])

@@ -77,7 +77,8 @@ _CODES = [
          "A skill the character has, used when its timing does not allow it (e.g. 急救 in one's own turn, "
          "a triggered skill when nothing triggers it)."),
     Code("SKILL_LIMIT", Kind.ILLEGAL, "docs/rules.md#skill-limit; docs/generals.md#skills-in-the-log",
-         "A skill used more often than it allows (e.g. 制衡 twice in one play phase)."),
+         "A skill used more often than it allows (e.g. 制衡 twice in one play phase; a limited skill, 限定技, a "
+         "second time in the game; 度势 a fifth time in a phase)."),
     Code("SKILL_COST", Kind.ILLEGAL, "docs/rules.md#skills; docs/generals.md#skills-in-the-log",
          "A skill invoked without paying its cost: fewer, more or other cards than it must discard or give "
          "(e.g. 制衡 with no card, 结姻 without two hand cards). The skill is still carried out."),
@@ -107,6 +108,10 @@ _CODES = [
          "A 杀 target beyond the user's attack range."),
     Code("DISTANCE_LIMIT", Kind.ILLEGAL, "docs/rules.md#distance-limit",
          "A 顺手牵羊 (or 兵粮寸断) target at a distance greater than 1."),
+    # --- hegemony Qun skills (docs/generals-hegemony.md#qun)
+    Code("RESCUE_FORBIDDEN", Kind.ILLEGAL, "docs/generals-hegemony.md#qun",
+         "A 桃 used to save a dying character when a skill forbids it (完杀: during 贾诩's turn only 贾诩 and the "
+         "dying character may). The 桃 is not used."),
     Code("DUPLICATE_DELAYED_TRICK", Kind.ILLEGAL, "docs/rules.md#judgment-area",
          "A delayed trick placed into a judgment area that already holds one of that name."),
     Code("EQUIP_SLOT", Kind.ILLEGAL, "docs/rules.md#equipment-slots",

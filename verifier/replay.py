@@ -33,6 +33,7 @@ from verifier.engine.requests import (
     JudgeChance,
     NullifyRequest,
     OfferRequest,
+    OptionRequest,
     PeachRequest,
     PlayRequest,
     Request,
@@ -628,6 +629,11 @@ class Verifier:
                              "sacrifices a rebirth needs, or is not dead: " + what, ev.rebirth.seat)
         return Violation("UNEXPECTED_OUTCOME", f"the rules produce no such outcome here: {what}")
 
+    def _asks_the_dead(self, seat: int, kind: str) -> bool:
+        """Is this decision the one a character makes after its death (断肠's ChooseOption), asked now?"""
+        req = self.pending
+        return kind == "choose_option" and isinstance(req, OptionRequest) and req.of_the_dead and req.seat == seat
+
     def _feed_decision(self, ev: pb.Event, kind: str, seat: int) -> None:
         game = self.game
         assert game is not None
@@ -640,7 +646,8 @@ class Verifier:
             self._annotate(apb.STATUS_ILLEGAL, [Violation("AFTER_GAME_OVER", f"the game is already over: "
                                                           f"{text.describe(ev)}", seat)], applied=False)
             return
-        if not game.players[seat].alive:  # (the seat is at the table: _malformed_decision saw to it)
+        if not game.players[seat].alive and not self._asks_the_dead(seat, kind):
+            # (the seat is at the table: _malformed_decision saw to it)
             self._reject([Violation("DEAD_PLAYER", f"seat {seat} is dead and cannot act: {text.describe(ev)}",
                                     seat)])
             return
@@ -651,6 +658,11 @@ class Verifier:
             why = ("there are no generals to pick in white-general mode" if game.prelude is None
                    else "the generals are already picked")
             self._reject([Violation("UNSUPPORTED_EVENT" if game.prelude is None else "WRONG_TIMING", why, seat)])
+            return
+        if kind == "invoke_skill" and game.players[seat].marks.get(ev.invoke_skill.skill) and \
+                getattr(game.ruleset.effects.get(ev.invoke_skill.skill), "limited", False):
+            self._reject([Violation("SKILL_LIMIT", f"{text.describe(ev)}: seat {seat} already used the limited skill "
+                                    f"{ev.invoke_skill.skill} (once a game)", seat)])
             return
         if kind == "invoke_skill" and not game.has_effect(seat, ev.invoke_skill.skill):
             # Effects are only gained by decisions: no later request could take this one either.
@@ -664,7 +676,7 @@ class Verifier:
                 self._annotate(apb.STATUS_ILLEGAL, [Violation("AFTER_GAME_OVER", "the game is already over",
                                                               seat)], applied=False)
                 return
-            if not game.players[seat].alive:
+            if not game.players[seat].alive and not self._asks_the_dead(seat, kind):
                 # The declines this decision implied let its maker die (nobody saved them).
                 self._reject([Violation("DEAD_PLAYER", f"seat {seat} died before this decision (nobody saved "
                                         f"them): {text.describe(ev)}", seat)])

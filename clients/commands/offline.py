@@ -53,7 +53,7 @@ def register(sub: Any) -> None:
     sp.add_argument("--rebirth", action="store_true", help="the rebirth variant (转世, options.rebirth; implies "
                     "--generals): bots sacrifice hand cards to the dead, who are reborn")
     sp.add_argument("--mode", choices=["identity", "hegemony"], default="identity",
-                    help="identity (身份局, default) or hegemony (国战: its 108-card deck, the Wei and Shu generals, "
+                    help="identity (身份局, default) or hegemony (国战: its 108-card deck, the 60 generals, "
                     "bots that reveal them)")
     sp.add_argument("--packages", type=card_packages, default=[],
                     help="extra card packages, comma-separated: maneuvering (军争, the 160-card deck)")

@@ -93,6 +93,7 @@ class Zone(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ZONE_DRAW_PILE: _ClassVar[Zone]
     ZONE_DISCARD_PILE: _ClassVar[Zone]
     ZONE_PROCESSING: _ClassVar[Zone]
+    ZONE_GENERAL: _ClassVar[Zone]
 
 class DrawReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -175,6 +176,7 @@ ZONE_JUDGMENT: Zone
 ZONE_DRAW_PILE: Zone
 ZONE_DISCARD_PILE: Zone
 ZONE_PROCESSING: Zone
+ZONE_GENERAL: Zone
 DRAW_REASON_UNSPECIFIED: DrawReason
 DRAW_REASON_INITIAL: DrawReason
 DRAW_REASON_DRAW_PHASE: DrawReason
@@ -199,7 +201,7 @@ SIDE_NONE: Side
 SIDE_KINGDOM: Side
 
 class GameOptions(_message.Message):
-    __slots__ = ("packages", "role_variant", "generals", "max_reshuffles", "outcomes", "recorded_reshuffles", "role_table", "candidates", "rebirth")
+    __slots__ = ("packages", "role_variant", "generals", "max_reshuffles", "outcomes", "recorded_reshuffles", "role_table", "candidates", "rotating_deal", "rebirth")
     PACKAGES_FIELD_NUMBER: _ClassVar[int]
     ROLE_VARIANT_FIELD_NUMBER: _ClassVar[int]
     GENERALS_FIELD_NUMBER: _ClassVar[int]
@@ -208,6 +210,7 @@ class GameOptions(_message.Message):
     RECORDED_RESHUFFLES_FIELD_NUMBER: _ClassVar[int]
     ROLE_TABLE_FIELD_NUMBER: _ClassVar[int]
     CANDIDATES_FIELD_NUMBER: _ClassVar[int]
+    ROTATING_DEAL_FIELD_NUMBER: _ClassVar[int]
     REBIRTH_FIELD_NUMBER: _ClassVar[int]
     packages: _containers.RepeatedScalarFieldContainer[str]
     role_variant: RoleVariant
@@ -217,8 +220,9 @@ class GameOptions(_message.Message):
     recorded_reshuffles: bool
     role_table: RoleTable
     candidates: int
+    rotating_deal: bool
     rebirth: bool
-    def __init__(self, packages: _Optional[_Iterable[str]] = ..., role_variant: _Optional[_Union[RoleVariant, str]] = ..., generals: _Optional[_Union[GeneralsMode, str]] = ..., max_reshuffles: _Optional[int] = ..., outcomes: _Optional[_Union[OutcomeRecording, str]] = ..., recorded_reshuffles: _Optional[bool] = ..., role_table: _Optional[_Union[RoleTable, _Mapping]] = ..., candidates: _Optional[int] = ..., rebirth: _Optional[bool] = ...) -> None: ...
+    def __init__(self, packages: _Optional[_Iterable[str]] = ..., role_variant: _Optional[_Union[RoleVariant, str]] = ..., generals: _Optional[_Union[GeneralsMode, str]] = ..., max_reshuffles: _Optional[int] = ..., outcomes: _Optional[_Union[OutcomeRecording, str]] = ..., recorded_reshuffles: _Optional[bool] = ..., role_table: _Optional[_Union[RoleTable, _Mapping]] = ..., candidates: _Optional[int] = ..., rotating_deal: _Optional[bool] = ..., rebirth: _Optional[bool] = ...) -> None: ...
 
 class RoleTable(_message.Message):
     __slots__ = ("lords", "loyalists", "rebels", "spies")

@@ -60,6 +60,9 @@ class Effect:
     active: ClassVar[bool] = False
     # Most uses per play phase for an active skill (0: no limit).
     per_phase: ClassVar[int] = 0
+    # A limited skill (限定技): once a game; its use sets the owner's mark of the skill's name (Player.marks), and
+    # invoking it again is SKILL_LIMIT.
+    limited: ClassVar[bool] = False
     # A conversion skill whose virtual card may also be recast (连环: a ♣ hand card recast as 铁锁连环).
     recasts: ClassVar[bool] = False
 
@@ -158,6 +161,21 @@ class Effect:
         change."""
         return 0
 
+    def seen_suit(self, game: Game, seat: int, card: CardDef) -> Suit:
+        """The suit ``seat``'s card counts as under this skill (红颜: ♠ as ♥); see Game.card_as."""
+        return card.suit
+
+    def distance_fixed(self, game: Game, seat: int, to: int) -> int | None:
+        """What ``seat``'s distance to ``to`` counts as, when this effect fixes it (奋迅: 1); None: no change."""
+        return None
+
+    def after_recover(self, game: Game, seat: int) -> None:
+        """``seat``, who has cards on their general, has just recovered (不屈's 创 beyond 1 − HP go)."""
+
+    def forbids_use(self, game: Game, seat: int, card_name: str) -> str:
+        """Why ``seat`` may not use ``card_name`` now (天义 lost: no 杀 this turn; asked by 杀's own check); ""."""
+        return ""
+
     def redirect_source(self, game: Game, owner: int, info: DamageInfo) -> int | None:
         """As a living character's effect: the source the damage ``info`` is dealt by instead (祸首: the 南蛮入侵 of
         another), or None."""
@@ -166,6 +184,14 @@ class Effect:
     def extra_responses(self, game: Game, seat: int, reason: str) -> int:
         """Extra cards an opponent of ``seat`` must give to answer ``reason`` ("slash", "duel"; 无双)."""
         return 0
+
+    def forbids_rescue(self, game: Game, owner: int, rescuer: int, dying: int) -> bool:
+        """As ``owner``'s effect: may ``rescuer`` not use 桃 to save ``dying`` now (完杀)?"""
+        return False
+
+    def forbids_reveal(self, game: Game, owner: int, seat: int) -> bool:
+        """As ``owner``'s effect: may ``seat`` not reveal a general now (hegemony; 祸水)?"""
+        return False
 
     def recover_bonus(self, game: Game, seat: int, user: int, card: UsedCard) -> int:
         """Extra HP ``seat`` recovers from ``user``'s ``card`` (救援)."""
@@ -214,6 +240,10 @@ class CardSpec:
     def verify_use(self, game: Game, use: Use) -> Iterator[Violation]:
         """Why this use is illegal (nothing when it is legal)."""
         return iter(())
+
+    # How many of the named targets are the card's targets, the rest being what it names besides (借刀杀人: the
+    # weapon holder, not the one to attack); 0: all. Only those become targets (skills that cancel a target).
+    confirmed_targets: ClassVar[int] = 0
 
     # Can it be recast (重铸: discarded for a new card) in one's play phase instead of used (铁锁连环)?
     recastable: ClassVar[bool] = False
@@ -325,9 +355,18 @@ class Ruleset:
         # Every trigger timing some effect reacts to: the core runs the rarer ones only when one does.
         self.timings: frozenset[str] = frozenset(t for e in self.effects.values() for t in e.timings)
         self.distance_limits = any(type(e).distance_limit is not Effect.distance_limit for e in self.effects.values())
+        # Skills that change the suits of their owner's cards (红颜) and that fix a distance (奋迅): Game.card_as
+        # and Game.distance look for them only if any.
+        self.suit_filters = frozenset(n for n, e in self.effects.items() if type(e).seen_suit is not Effect.seen_suit)
+        self.distance_overrides = any(type(e).distance_fixed is not Effect.distance_fixed
+                                      for e in self.effects.values())
+        self.use_bans = any(type(e).forbids_use is not Effect.forbids_use for e in self.effects.values())
         self.source_redirects = any(type(e).redirect_source is not Effect.redirect_source
                                     for e in self.effects.values())
-        self.damage_pipeline = bool(self.after_damage) or self.source_redirects or any(
+        self.rescue_rules = tuple(e for e in self.effects.values()
+                                  if type(e).forbids_rescue is not Effect.forbids_rescue)
+        self.damage_pipeline = bool(self.after_damage) or self.source_redirects or \
+            "damage_incoming" in self.timings or any(
             type(e).damage_caused is not Effect.damage_caused or type(e).damage_inflicted is not Effect.damage_inflicted
             for e in self.effects.values())
 
@@ -359,6 +398,10 @@ class Ruleset:
                 return None
             if game.report(game.verify_own_cards(seat, [cid], zones)):
                 return None
+            if self.suit_filters:
+                seen = game.card_as(seat, cid)
+                if seen is not card:  # (红颜: a ♠ card of 小乔's is used as a ♥ one)
+                    return UsedCard(card.name, (cid,), seen.suit, seen.color, card.number, real=card)
             return self.real_card(card)
         if which == "virtual":
             v = ref.virtual
@@ -378,7 +421,8 @@ class Ruleset:
             if game.report(effect.verify_conversion(game, seat, v)):
                 return None
             ids = tuple(v.subcards)
-            suits = {game.cards[c].suit for c in ids}
+            cards = game.cards
+            suits = {game.card_as(seat, c).suit for c in ids} if self.suit_filters else {cards[c].suit for c in ids}
             colors = {color_of(s) for s in suits}
             suit = suits.pop() if len(suits) == 1 else Suit.NONE
             color = colors.pop() if len(colors) == 1 else Color.NONE
@@ -480,13 +524,15 @@ class Ruleset:
         yield from game.trigger("card_used", Trigger(use.user, card=use.card, use=use))
         if "target_confirming" in self.timings and use.targets:
             kept = []
-            for t in use.targets:
+            confirming = use.targets[:spec.confirmed_targets or len(use.targets)]
+            for t in confirming:
                 ctx = Trigger(t, source=use.user, card=use.card, use=use)
                 yield from game.trigger_one(t, "target_confirming", ctx)
                 if not ctx.skip:
                     kept.append(t)
-            if len(kept) != len(use.targets):
-                use = Use(use.user, use.card, tuple(kept), use.damage_bonus)
+            if len(kept) != len(confirming):
+                use = Use(use.user, use.card, (*kept, *use.targets[len(confirming):]) if kept else (),
+                          use.damage_bonus)
                 if not kept:
                     yield from spec.cancelled(game, use)
                     return
@@ -527,6 +573,7 @@ class Ruleset:
                 tried.add(name)
                 provided = yield from effect.provide(game, seat, reason)
                 if provided is not None:
+                    yield from self.answered(game, seat, provided, reason)
                     return provided
                 continue
             card = self.resolve_card(game, seat, answer.respond.card, ("hand",))
@@ -544,7 +591,24 @@ class Ruleset:
                 game.players[seat].turn_flags["slash_in_play"] = 1
             if settle_now:
                 game.processing_to_discard(card.ids)
+            yield from self.answered(game, seat, card, reason)
             return card
+
+    def answered(self, game: Game, seat: int, card: UsedCard, reason: str) -> Settle[None]:
+        """After ``seat`` used or played ``card`` when asked for it: their skills that react ("card_answered":
+        雷击 after a 闪), where any skill of the game has that timing."""
+        if "card_answered" in self.timings and game.players[seat].alive:
+            yield from game.trigger_one(seat, "card_answered", Trigger(seat, card=card, reason=reason))
+
+    def rescue_forbidden(self, game: Game, rescuer: int, dying: int) -> Effect | None:
+        """The effect of a living character that forbids ``rescuer`` to save ``dying`` now (完杀), if any."""
+        if not self.rescue_rules:
+            return None
+        for holder in game.alive_seats():
+            for eff in game.effects_of(holder):
+                if eff in self.rescue_rules and eff.forbids_rescue(game, holder, rescuer, dying):
+                    return eff
+        return None
 
     def rescue(self, game: Game, seat: int, dying: int, ev: pb.Event) -> Settle[None]:
         """A 桃 for a dying character (docs/rules.md#rescue)."""
@@ -554,6 +618,11 @@ class Ruleset:
             return
         card = self.resolve_card(game, seat, ev.respond.card)
         if card is None:
+            return
+        forbidden = self.rescue_forbidden(game, seat, dying)
+        if forbidden is not None:
+            game.report([Violation("RESCUE_FORBIDDEN", f"seat {seat} cannot save dying seat {dying} now: "
+                                   f"{forbidden.name} forbids it", seat, hard=True)])
             return
         rescuers = {"peach"} | ({"analeptic"} if seat == dying else set())
         if card.name not in rescuers:

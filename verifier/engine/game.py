@@ -11,6 +11,7 @@ No I/O, no clock, no global state; all chance comes from seeded streams.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -108,6 +109,8 @@ class Player:
     # Does a skill of theirs react to losing hand cards / equipment (连营, 枭姬)? Set from the skills.
     watch_hand: bool = False
     watch_equip: bool = False
+    # Cards put on the character's general (ZONE_GENERAL: 不屈's 创), in the order they were put there.
+    pile: list[int] = field(default_factory=list)
 
     @property
     def wounded(self) -> bool:
@@ -117,7 +120,7 @@ class Player:
         return [self.equips[slot] for slot in EQUIP_SLOTS if slot in self.equips]
 
     def all_cards(self) -> list[int]:
-        """Hand, then equipment, then judgment area."""
+        """Hand, then equipment, then judgment area (not the pile on the general: only its skill moves it)."""
         return [*self.hand, *self.equipped(), *self.judgment]
 
     def has_cards(self) -> bool:
@@ -141,6 +144,8 @@ class Trigger:
     extra: int = 0  # responses needed beyond the first (无双)
     no_jink: bool = False  # 铁骑
     skipped: Any = None  # before a phase: the set of this turn's phases to skip (a skill may add more: 神速)
+    damage: Any = None  # "damage_incoming": the DamageInfo on its way
+    cards: Any = None  # "discard_phase_end": the hand cards discarded in the phase
 
 
 @dataclass(slots=True)
@@ -366,6 +371,18 @@ class Game:
     def skill_of(self, seat: int, name: str) -> Effect | None:
         return next((e for e in self.players[seat].skills if e.name == name), None)
 
+    def card_as(self, seat: int, card_id: int) -> CardDef:
+        """The card as ``seat``'s skills make it count (红颜: their ♠ cards are ♥), for a card of theirs they use,
+        play, convert or pay with, or a judgment on them; the printed card where no skill changes suits."""
+        card = self.cards[card_id]
+        if self.ruleset.suit_filters and self.players[seat].skills:
+            for eff in self.players[seat].skills:
+                if eff.name in self.ruleset.suit_filters:
+                    suit = eff.seen_suit(self, seat, card)
+                    if suit != card.suit:
+                        return dataclasses.replace(card, suit=suit)
+        return card
+
     # ------------------------------------------------------------------ skills: triggers
 
     def trigger(self, timing: str, ctx: Trigger) -> Settle[None]:
@@ -443,6 +460,11 @@ class Game:
         ring = self.alive_seats()
         if a not in ring or b not in ring:
             return 1 << 30
+        if self.ruleset.distance_overrides:
+            for eff in self.effects_of(a):
+                fixed = eff.distance_fixed(self, a, b)
+                if fixed is not None:
+                    return fixed  # (奋迅: counts as 1 this turn)
         ia, ib = ring.index(a), ring.index(b)
         steps = (ib - ia) % len(ring)
         d = min(steps, len(ring) - steps)
@@ -539,9 +561,22 @@ class Game:
             self.journal.append(f"('disc', {cid})")
 
     def to_discard(self, card_ids: Iterable[int]) -> Settle[None]:
+        """Cards discarded by a decision (a cost, the discard phase); where a skill reacts ("discarded": 礼让), each
+        owner's skills see their own cards once they lie in the discard pile."""
+        watched = "discarded" in self.ruleset.timings
+        owners: dict[int, list[int]] = {}
+        if watched:
+            card_ids = list(card_ids)
+            for cid in card_ids:
+                where = self.owner_zone(cid)
+                if where is not None and where[1] != "judgment":
+                    owners.setdefault(where[0], []).append(cid)
         self._to_discard(card_ids)
         if self.lost:
             yield from self.fire_losses()
+        for seat in sorted(owners):
+            if self.players[seat].alive:
+                yield from self.trigger_one(seat, "discarded", Trigger(seat, card=tuple(owners[seat])))
 
     def processing_to_discard(self, card_ids: Iterable[int]) -> None:
         """Used cards finish: whatever is still in processing goes to the discard pile (nobody loses a card
@@ -638,6 +673,35 @@ class Game:
                 self._to_judgment(to_seat, cid)
         else:
             self._to_hand(to_seat, card_ids)
+
+    def to_pile(self, seat: int, card_ids: list[int]) -> None:
+        """Cards from the draw pile's top put on ``seat``'s general (ZONE_GENERAL), recorded as a CardsMoved."""
+        ev = pb.Event()
+        m = ev.cards_moved
+        m.cards.extend(card_ids)
+        m.from_zone = pb.ZONE_DRAW_PILE
+        m.to_seat = seat
+        m.to_zone = pb.ZONE_GENERAL
+        self.emit(ev, "MOVE_MISMATCH")
+        for cid in card_ids:
+            self.players[seat].pile.append(cid)
+            self.journal.append(f"('pile', {seat}, {cid})")
+
+    def pile_out(self, seat: int, card_ids: list[int], reason: int = pb.MOVE_REASON_UNSPECIFIED) -> None:
+        """Cards on ``seat``'s general to the discard pile, recorded as a CardsMoved."""
+        ev = pb.Event()
+        m = ev.cards_moved
+        m.cards.extend(card_ids)
+        m.from_seat = seat
+        m.from_zone = pb.ZONE_GENERAL
+        m.to_zone = pb.ZONE_DISCARD_PILE
+        m.reason = reason  # type: ignore[assignment]
+        self.emit(ev, "MOVE_MISMATCH")
+        pile = self.players[seat].pile
+        for cid in card_ids:
+            pile.remove(cid)
+            self.discard_pile.append(cid)
+            self.journal.append(f"('disc', {cid})")
 
     # ------------------------------------------------------------------ the draw pile
 
@@ -761,6 +825,8 @@ class Game:
             # Before it takes effect, a skill may replace the judgment card (鬼才).
             ctx = Trigger(seat, card=self.cards[cid], reason=reason)
             yield from self.trigger("judging", ctx)
+            if self.ruleset.suit_filters:
+                return self.card_as(seat, ctx.card.id)  # (红颜: a ♠ judged for 小乔 is a ♥)
             return ctx.card  # type: ignore[no-any-return]
         return self.cards[cid]
 
@@ -793,6 +859,12 @@ class Game:
                         new = eff.redirect_source(self, holder, info)
                         if new is not None:
                             info.source = source = new
+            if self.has_skills and "damage_incoming" in self.ruleset.timings:
+                # Before it is dealt, the target's skill may deal it elsewhere instead (天香: ``skip``).
+                ctx = Trigger(target, source=source, amount=amount, card=card, damage=info)
+                yield from self.trigger_one(target, "damage_incoming", ctx)
+                if ctx.skip:
+                    return
             self.modify_damage(info)
             amount = info.amount
             if amount <= 0:
@@ -844,6 +916,9 @@ class Game:
         p.hp += gained
         self.journal.append(f"('rec', {seat}, {gained})")
         self.outcomes.append(recover_outcome(seat, gained, p.hp))
+        if p.pile:
+            for eff in p.skills:
+                eff.after_recover(self, seat)  # (不屈: 创 beyond 1 − HP go)
         return gained
 
     # ------------------------------------------------------------------ dying and death
@@ -854,9 +929,13 @@ class Game:
         self.outcomes.append(dying_outcome(seat))
         if "dying" in self.ruleset.timings:
             # The dying character's own skills first (涅槃).
-            yield from self.trigger_one(seat, "dying", Trigger(seat, source=killer))
-            if p.hp > 0:
-                return
+            ctx = Trigger(seat, source=killer)
+            yield from self.trigger_one(seat, "dying", ctx)
+            if p.hp > 0 or ctx.skip:
+                return  # (``skip``: a skill keeps the character out of the dying state: 不屈)
+        if "others_dying" in self.ruleset.timings:
+            # Everyone's skills on another's dying (随势), in seat order from the current player.
+            yield from self.trigger("others_dying", Trigger(seat, source=killer))
         for asked in self.alive_seats(self.current):
             while p.hp <= 0:
                 answer = yield peach_request(asked, seat)
@@ -881,6 +960,11 @@ class Game:
         self.emit(ev, "DEATH_MISMATCH")
         yield from self.mode.death_revealed(self, seat)
         self.check_victory(seat)
+        if "died" in self.ruleset.timings:
+            # The victim's own skills on its death (断肠), before anyone else's; it is dead, so trigger_one skips it.
+            for eff in list(p.skills):
+                if "died" in eff.timings:
+                    yield from eff.on_trigger(self, seat, "died", Trigger(seat, source=killer))
         if "death" in self.ruleset.timings:
             # Others' skills on a death, before the cards are discarded (行殇 takes them).
             yield from self.trigger("death", Trigger(seat, source=killer))
@@ -888,6 +972,8 @@ class Game:
         yield from self.move_out(seat, list(p.hand), pb.ZONE_HAND, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
         yield from self.move_out(seat, p.equipped(), pb.ZONE_EQUIPMENT, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
         yield from self.move_out(seat, list(p.judgment), pb.ZONE_JUDGMENT, pb.MOVE_REASON_DEATH, "MOVE_MISMATCH")
+        if p.pile:
+            self.pile_out(seat, list(p.pile), pb.MOVE_REASON_DEATH)
         yield from self.reward_or_penalty(seat, killer)
 
     def revive(self, seat: int) -> None:
@@ -1048,6 +1134,8 @@ class Game:
                 count = 0 if ctx.skip else ctx.count
             if p.alive and count > 0:
                 yield from self.draw(seat, count, pb.DRAW_REASON_DRAW_PHASE, "DRAW_COUNT")
+            if self.has_skills and "draw_done" in self.ruleset.timings and p.alive:
+                yield from self.trigger_one(seat, "draw_done", Trigger(seat, phase=pb.PHASE_DRAW))  # 好施
         if p.alive and pb.PHASE_PLAY not in skipped and self.has_skills and "before_phase" in self.ruleset.timings:
             ctx = Trigger(seat, phase=pb.PHASE_PLAY, skipped=skipped)
             yield from self.trigger_one(seat, "before_phase", ctx)  # 巧变, 神速, 放权 may skip the play phase
@@ -1071,7 +1159,10 @@ class Game:
                 skipped.add(pb.PHASE_DISCARD)
         if p.alive and pb.PHASE_DISCARD not in skipped:
             self.begin_phase(seat, pb.PHASE_DISCARD)
-            yield from self.discard_phase(seat)
+            discarded = yield from self.discard_phase(seat)
+            if self.has_skills and "discard_phase_end" in self.ruleset.timings and p.alive:
+                # Others' skills at the end of this discard phase (固政), with the hand cards discarded in it.
+                yield from self.trigger("discard_phase_end", Trigger(seat, phase=pb.PHASE_DISCARD, cards=discarded))
         if p.alive:
             self.begin_phase(seat, pb.PHASE_FINISH)
             if self.has_skills:
@@ -1083,19 +1174,18 @@ class Game:
             yield from self.trigger_one(seat, "turn_end", Trigger(seat))  # 放权's extra turn
         self.phase = pb.PHASE_UNSPECIFIED
 
-    def discard_phase(self, seat: int) -> Settle[None]:
-        """docs/rules.md#hand-limit: discard down to current HP; no voluntary discards."""
+    def discard_phase(self, seat: int) -> Settle[list[int]]:
+        """docs/rules.md#hand-limit: discard down to current HP; no voluntary discards. Returns the cards discarded."""
         p = self.players[seat]
         excess = len(p.hand) - max(p.hp, 0)
         if excess <= 0:
-            yield from self.voluntary_discard(seat)
-            return
+            return (yield from self.voluntary_discard(seat))
         while True:
             answer = yield discard_request(seat, excess)
             if answer is UNANSWERED:
                 self.flag("HAND_LIMIT", f"seat {seat} holds {len(p.hand)} cards with {p.hp} HP and had to "
                           f"discard {excess} in the discard phase, but discarded none", seat)
-                return
+                return []
             assert isinstance(answer, pb.Event)
             chosen = list(answer.choose_cards.cards)
             if self.report(self.verify_own_cards(seat, chosen, zones=("hand",))):
@@ -1104,25 +1194,25 @@ class Game:
                 self.flag("HAND_LIMIT", f"seat {seat} holds {len(p.hand)} cards with {p.hp} HP and must discard "
                           f"exactly {excess} in the discard phase, not {len(chosen)}", seat)
             yield from self.to_discard(chosen)
-            return
+            return chosen
 
-    def voluntary_discard(self, seat: int) -> Settle[None]:
+    def voluntary_discard(self, seat: int) -> Settle[list[int]]:
         """Nothing is due: a discard offered anyway is HAND_LIMIT (too many: some where 0 are due)."""
         p = self.players[seat]
         while True:
             answer = yield discard_request(seat, 0)
             if answer is None or answer is UNANSWERED:
-                return
+                return []
             assert isinstance(answer, pb.Event)
             chosen = list(answer.choose_cards.cards)
             if not chosen:
-                return
+                return []
             if self.report(self.verify_own_cards(seat, chosen, zones=("hand",))):
                 continue
             self.flag("HAND_LIMIT", f"seat {seat} holds {len(p.hand)} cards with {p.hp} HP: nothing is due in the "
                       f"discard phase, but {len(chosen)} card(s) were discarded", seat)
             yield from self.to_discard(chosen)
-            return
+            return chosen
 
     # ------------------------------------------------------------------ shared checks
 

@@ -238,6 +238,8 @@ class OptionRequest(Request):
 
     options: tuple[str, ...] = ()
     reason: str = ""
+    # Asked of a character that has just died (断肠's choice on its own death): its one decision after death.
+    of_the_dead: bool = False
 
     def describe(self) -> str:
         return f"seat {self.seat} to choose {' or '.join(self.options)} for {self.reason}"
@@ -396,9 +398,10 @@ def suit_request(seat: int, reason: str) -> SuitRequest:
     return SuitRequest(seat, SUIT_KINDS, optional=False, has_default=True, reason=reason)
 
 
-def option_request(seat: int, options: tuple[str, ...], reason: str, optional: bool = True) -> OptionRequest:
+def option_request(seat: int, options: tuple[str, ...], reason: str, optional: bool = True,
+                   of_the_dead: bool = False) -> OptionRequest:
     return OptionRequest(seat, OPTION_KINDS if optional else frozenset({"choose_option"}), optional=optional,
-                         has_default=not optional, options=options, reason=reason)
+                         has_default=not optional, options=options, reason=reason, of_the_dead=of_the_dead)
 
 
 def reveal_request(seat: int) -> RevealRequest:

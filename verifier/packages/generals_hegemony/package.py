@@ -13,7 +13,9 @@ PACKAGE = Package("generals_hegemony")
 # Skills whose 2014 hegemony text is the identity one (docs/generals-hegemony.md): the identity units.
 REUSED = ("jianxiong", "fankui", "guicai", "ganglie", "tuxi", "luoyi", "tiandu", "yiji", "qingguo", "wusheng",
           "paoxiao", "guanxing", "longdan", "mashu", "tieji", "jizhi", "qicai")
-for _name in REUSED:
+# Wu's (docs/generals-hegemony.md#wu).
+REUSED_WU = ("qixi", "keji", "kurou", "yingzi", "fanjian", "guose", "liuli", "jieyin")
+for _name in (*REUSED, *REUSED_WU):
     PACKAGE.effects[_name] = generals_standard.PACKAGE.effects[_name]
 
 

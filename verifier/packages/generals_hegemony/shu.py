@@ -103,6 +103,7 @@ class Niepan(Skill):
 
     name, zh = "niepan", "涅槃"
     timings = frozenset({"dying"})
+    limited = True
 
     def on_trigger(self, game: Game, owner: int, timing: str, ctx: Trigger) -> Settle[None]:
         p = game.players[owner]

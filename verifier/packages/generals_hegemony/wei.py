@@ -158,8 +158,9 @@ class Qiaobian(Skill):
                     problems += game.verify_own_cards(t, [c], ("hand",))
             if game.report(problems):
                 continue
-            for c in cards:
-                yield from game.to_hand(owner, [c])
+            for t, c in zip(targets, cards, strict=True):
+                if c in game.players[t].hand:  # (as 突袭: a loss skill may have moved it meanwhile)
+                    yield from game.to_hand(owner, [c])
             return
 
     def move(self, game: Game, owner: int) -> Settle[None]:

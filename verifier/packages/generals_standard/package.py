@@ -117,7 +117,7 @@ class ViewAs(Skill):
         owned = game.verify_own_cards(seat, cards, self.zones)
         if owned:
             return owned
-        card = game.cards[cards[0]]
+        card = game.card_as(seat, cards[0])  # (红颜: 小乔's ♠ cards are ♥)
         if not self.fits(card, virtual.name):
             return [Violation("INVALID_CONVERSION", f"{self.name} makes a {virtual.name} only from {self.what}, not "
                               f"{card.label()}", seat, card.id, hard=True)]

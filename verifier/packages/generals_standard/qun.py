@@ -88,8 +88,12 @@ class Lijian(Skill):
         game.players[seat].skill_uses[self.name] = 1
         yield from game.to_discard(cards)
         first, second = targets
+        yield from self.duel(game, second, first)
+
+    def duel(self, game: Game, user: int, target: int) -> Settle[None]:
+        """The 决斗 ``user`` is treated as using on ``target``; identity's cannot be nullified."""
         duel = UsedCard("duel", (), Suit.NONE, Color.NONE, 0, skill=self.name)
-        yield from duel_effect(game, Use(second, duel, (first,)), first)
+        yield from duel_effect(game, Use(user, duel, (target,)), target)
 
 
 @PACKAGE.effect

@@ -157,8 +157,10 @@ class Tuxi(Skill):
             if game.report(problems):
                 continue
             ctx.skip = True
-            for c in cards:
-                yield from game.to_hand(owner, [c])
+            for t, c in zip(targets, cards, strict=True):
+                # (A skill set off by the first card's loss may have moved the second one: 死谏 discards it.)
+                if c in game.players[t].hand:
+                    yield from game.to_hand(owner, [c])
             return
 
 

@@ -111,10 +111,51 @@ def candidates_each(header: pb.GameHeader, pool: int) -> int:
 
 
 def deal_candidates(header: pb.GameHeader, pool: list[str]) -> dict[int, tuple[str, ...]]:
-    """The pool shuffled by the "hegemony/generals" stream, dealt in turn to seats 0, 1, ..."""
-    order = shuffled(header.seed & MASK64, "hegemony/generals", list(pool))
-    k = candidates_each(header, len(pool))
-    return {s: tuple(order[k * s:k * (s + 1)]) for s in range(len(header.seats))}
+    """docs/rng.md#hegemony-candidates: the pool shuffled by the "hegemony/generals" stream, dealt in turn to seats
+    0, 1, ..., k each; a seat whose k hold no two generals of one kingdom is dealt the next ones until they do.
+    With options.rotating_deal each seat's first two come from the rotating deal instead."""
+    n, k = len(header.seats), candidates_each(header, len(pool))
+    kingdom = {name: g.kingdom for name, g in hegemony_generals().items()}
+    first = rotating_pairs(header, pool) if header.options.rotating_deal else {}
+    taken = {g for pair in first.values() for g in pair}
+    order = iter(shuffled(header.seed & MASK64, "hegemony/generals", [g for g in pool if g not in taken]))
+    dealt: dict[int, list[str]] = {s: list(first.get(s, ())) for s in range(n)}
+    for s in range(n):
+        dealt[s].extend(g for _, g in zip(range(k - len(dealt[s])), order, strict=False))
+    for s in range(n):
+        while len({kingdom[g] for g in dealt[s]}) == len(dealt[s]):
+            extra = next(order, None)
+            if extra is None:
+                break
+            dealt[s].append(extra)
+    return {s: tuple(dealt[s]) for s in range(n)}
+
+
+ROTATING_RUN = 5  # consecutive pairs of one kingdom in the rotating deal (so a table can hold a careerist)
+
+
+def rotating_pairs(header: pb.GameHeader, pool: list[str]) -> dict[int, tuple[str, str]]:
+    """docs/rng.md#hegemony-rotating-deal: seat s of the game with seed g gets entry (g * seats + s) of a cycle of
+    same-kingdom pairs through the whole pool, in runs of ROTATING_RUN pairs of one kingdom, in which every general
+    is in the same number of pairs."""
+    kingdoms: dict[str, list[str]] = {}
+    for name in pool:
+        kingdoms.setdefault(hegemony_generals()[name].kingdom, []).append(name)
+    epoch = (header.seed & MASK64) >> 32
+    cycles = [shuffled(epoch, f"hegemony/cycle/{k}", names) for k, names in kingdoms.items() if len(names) >= 2]
+    if not cycles:
+        return {}
+    nk = len(cycles)
+    # Each kingdom's pairs repeat every m (m odd) or m/2 pairs: a period of 2 * max(m) runs of each kingdom is whole.
+    period = nk * ROTATING_RUN * 2 * max(len(c) for c in cycles)
+    n = len(header.seats)
+    out = {}
+    for s in range(n):
+        run, r = divmod(((header.seed & 0xFFFFFFFF) * n + s) % period, ROTATING_RUN)
+        c = cycles[run % nk]
+        j = (run // nk) * ROTATING_RUN + r
+        out[s] = (c[(2 * j) % len(c)], c[(2 * j + 1) % len(c)])
+    return out
 
 
 def deck() -> list[CardDef]:
@@ -129,7 +170,7 @@ def new_game(header: pb.GameHeader, ruleset: Ruleset) -> Game:
     missing = [g for g in named if g not in pool]
     if missing:
         raise HeaderError([Violation("UNSUPPORTED_OPTION", f"the general {missing[0]!r} is not implemented yet "
-                                     f"(implemented: the {len(pool)} Wei and Shu generals)")])
+                                     f"(implemented: {len(pool)} of the {len(hegemony_generals())} generals)")])
     if not named and candidates_each(header, len(pool)) < 3:
         raise HeaderError([Violation("UNSUPPORTED_OPTION", f"{len(pool)} implemented generals are too few to deal "
                                      f"candidates to {len(header.seats)} seats")])
@@ -159,6 +200,7 @@ class Generals:
     shown: list[bool] = field(default_factory=lambda: [False, False])
     both_up_before: bool = False  # both were face up once (the rewards are given at most once)
     general_kingdom: str = ""  # the kingdom of its generals
+    skills_lost: list[bool] = field(default_factory=lambda: [False, False])  # a general's skills taken (断肠)
 
 
 class HegemonyMode(Mode):
@@ -229,6 +271,8 @@ class HegemonyMode(Mode):
         skills: list[Effect] = []
         latent: list[Effect] = []
         for slot, general in enumerate(self.defs(seat)):
+            if g.skills_lost[slot]:
+                continue
             for name, kind in general.skills:
                 eff = effects.get(name)
                 if eff is None:
@@ -330,6 +374,32 @@ class HegemonyMode(Mode):
             yield from self.both_up(game, seat)
         self.check_victory(game, None)
 
+    def hide(self, game: Game, seat: int, slot: int) -> None:
+        """Turn a face-up general face down again (倾城): its skills become latent; the kingdom stays fixed and the
+        rewards for both face up are not given again."""
+        g = self.generals[seat]
+        if g.shown[slot]:
+            g.shown[slot] = False
+            game.journal.append(f"('hide', {seat}, {slot})")
+            self.refresh(game, seat)
+
+    def lose_skills(self, game: Game, seat: int, slot: int) -> None:
+        """The seat loses every skill of one of its generals for the rest of the game (断肠)."""
+        g = self.generals[seat]
+        if not g.skills_lost[slot]:
+            g.skills_lost[slot] = True
+            game.journal.append(f"('skills_lost', {seat}, {slot})")
+            self.refresh(game, seat)
+
+    def reveal_blocked(self, game: Game, seat: int) -> str:
+        """Why ``seat`` may not reveal a general now ("" when it may): a living character's effect that forbids it
+        (祸水, during its owner's turn)."""
+        for holder in game.alive_seats():
+            for eff in game.effects_of(holder):
+                if eff.forbids_reveal(game, holder, seat):
+                    return f"seat {holder}'s {eff.name} forbids it"
+        return ""
+
     def both_up(self, game: Game, seat: int) -> Settle[None]:
         """docs/rules.md#hegemony-companions: 珠联璧合 (draw 2 or recover 1), then the half fish (draw 1)."""
         p = game.players[seat]
@@ -423,6 +493,9 @@ class HegemonyMode(Mode):
         slot = slots[0]
         if self.is_shown(seat, slot):
             return "that general is already face up"
+        blocked = self.reveal_blocked(game, seat)
+        if blocked:
+            return blocked
         general = self.defs(seat)[slot]
         if all(name != r.skill for name, _ in general.skills):
             return f"{general.name} has no skill {r.skill!r}"

@@ -32,7 +32,7 @@ def verify_slash_targets(game: Game, use: Use, check_range: bool = True) -> Iter
         if t == user:
             yield Violation("INVALID_TARGET", f"seat {user} cannot use 杀 on themself", user, hard=True)
             return
-    if check_range:
+    if check_range and not any(e.unlimited_distance(game, user, "slash") for e in game.effects_of(user)):
         rng = game.attack_range(user)
         for t in use.targets:
             if game.distance(user, t) > rng:
@@ -50,6 +50,13 @@ class Slash(CardSpec):
     def verify_use(self, game: Game, use: Use) -> Iterator[Violation]:
         yield from verify_slash_targets(game, use)
         p = game.players[use.user]
+        if game.ruleset.use_bans:
+            user, name = use.user, use.card.name
+            why = next((w for e in game.effects_of(user) if (w := e.forbids_use(game, user, name))), "")
+            if why:
+                yield Violation("SLASH_LIMIT", f"seat {use.user} cannot use {game.used_card_label(use.card)}: {why}",
+                                use.user, use.card.ids[0] if use.card.ids else None, hard=True)
+                return
         if p.slash_count >= 1 and not game.slash_limit_lifted(use.user):
             yield Violation("SLASH_LIMIT", f"seat {use.user} already used a 杀 in this play phase; "
                             f"{game.used_card_label(use.card)} is a second one without 诸葛连弩", use.user,
@@ -121,6 +128,9 @@ def slash_hits(game: Game, use: Use, aim: Aim) -> Settle[None]:
         if jink is None:
             break
     if jink is not None:
+        if "slash_jinked" in game.ruleset.timings:
+            # The user's skills after the 杀 was dodged (猛进), before its equipment's (贯石斧).
+            yield from game.trigger_one(user, "slash_jinked", Trigger(target, source=user, use=use, target=target))
         forced = False
         for eff in game.effects_of(user):
             if not forced:

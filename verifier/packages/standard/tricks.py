@@ -260,6 +260,7 @@ class Collateral(CardSpec):
     """借刀杀人: A (with a weapon) must use 杀 on B in A's range, or give you the weapon."""
 
     name = "collateral"
+    confirmed_targets = 1  # the weapon holder; the one it must attack is no target of the card
 
     def verify_use(self, game: Game, use: Use) -> Iterator[Violation]:
         if len(use.targets) != 2:
