@@ -8,6 +8,7 @@ processes, and every store call runs in an I/O thread pool.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -190,6 +191,15 @@ def _invalid(problems: list[str], where: str) -> None:
         raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, "; ".join(f"{where}{p}" for p in problems))
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _LiveEnd:
+    """A live game's last answer, and the id of the replay this call created for it ("" if none)."""
+
+    response: spb.VerifyLiveResponse
+    created: str
+    tenant: str
+
+
 class VerifierServicer:
     """sgsverify.v1.VerifierService."""
 
@@ -224,6 +234,29 @@ class VerifierServicer:
     async def _io(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.io_executor, functools.partial(fn, *args, **kwargs))
+
+    async def _save_streamed(self, record: NewReplay, tenant: str) -> tuple[ReplaySummary, bool]:
+        """Store a game that came as a request stream (UploadLog, VerifyLive), undone if the call is cancelled
+        meanwhile. gRPC ends a cancelled call's request stream as if the client had closed it, and says that it
+        was cancelled only at the handler's next await (context.cancelled() stays False): so the game may be
+        being stored when the cancel lands. The store's thread cannot be stopped: it is waited for, and what it
+        created is deleted before the cancel goes on (a replay the tenant already had is left alone)."""
+        loop = asyncio.get_running_loop()
+        saving = loop.run_in_executor(self.io_executor, self.store.save, record, tenant)
+        try:
+            return await asyncio.shield(saving)
+        except asyncio.CancelledError:
+            summary, created = await saving
+            if created:
+                await self._forget(summary.id, tenant)
+            raise
+
+    async def _forget(self, replay_id: str, tenant: str) -> None:
+        """Delete a replay this call stored but could not answer for (its call was cancelled)."""
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(ReplayNotFound):  # deleted meanwhile
+            await asyncio.shield(loop.run_in_executor(self.io_executor, self.store.delete, replay_id, tenant))
+        log.info("a cancelled call's replay %s was stored as the cancel came, and is deleted again", replay_id[:12])
 
     def _timeout(self, context: grpc.aio.ServicerContext | None) -> float:
         timeout = self.limits.deadline_seconds
@@ -293,8 +326,9 @@ class VerifierServicer:
 
     async def _submit(self, job: VerifyJob, known_sha: str | None, want_summary_only: bool, where: str,
                       context: grpc.aio.ServicerContext | None, principal: Principal,
-                      source: str) -> spb.VerifyLogResponse:
-        """Verify and store as the principal's tenant's (only that tenant's copy of the log is looked for)."""
+                      source: str, streamed: bool = False) -> spb.VerifyLogResponse:
+        """Verify and store as the principal's tenant's (only that tenant's copy of the log is looked for).
+        ``streamed``: the log came as a request stream, whose end may have been a cancel (_save_streamed)."""
         tenant = principal.tenant
         if known_sha is not None:
             found = await self._io(self.store.find, known_sha, tenant)
@@ -302,7 +336,10 @@ class VerifierServicer:
                 return await self._stored_response(found, want_summary_only)
         record, summary_blob = await self._verify(job, where, context)
         self._counted(source, record)
-        summary, created = await self._io(self.store.save, record, tenant)
+        if streamed:
+            summary, created = await self._save_streamed(record, tenant)
+        else:
+            summary, created = await self._io(self.store.save, record, tenant)
         if not created:
             return await self._stored_response(summary, want_summary_only)
         # (A summary-only answer is parsed from the worker's summary, not from the whole replay less its annotations.)
@@ -421,8 +458,7 @@ class VerifierServicer:
             self._check_log_size(size)
             if msg.events:
                 batches.append(events_encoding(msg))
-        if context.cancelled():
-            raise asyncio.CancelledError()  # the request stream ended because the call was cancelled: store nothing
+        # (a cancelled call's stream ends here too, as if closed: _save_streamed undoes what it stores)
         if count == 0:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                              "the upload stream is empty: its first message must carry the GameHeader")
@@ -431,17 +467,22 @@ class VerifierServicer:
             del chunks[:]
             job = self._foreign_job(foreign, data, meta, "UploadLog (foreign record)")
             return await self._submit(job, None, want_summary_only, "UploadLog (foreign record)", context,
-                                      principal, "foreign")
+                                      principal, "foreign", streamed=True)
         data = canonical_bytes(pb.GameLog(header=header)) + b"".join(batches)
         del batches[:]
         job = VerifyJob(data, meta, self.limits.max_events_per_game, canonical=True)
-        return await self._submit(job, log_sha256(data), want_summary_only, "UploadLog", context, principal, "upload")
+        return await self._submit(job, log_sha256(data), want_summary_only, "UploadLog", context, principal, "upload",
+                                  streamed=True)
 
     async def VerifyLive(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest],
                          context: grpc.aio.ServicerContext) -> AsyncIterator[spb.VerifyLiveResponse | bytes]:
+        last: _LiveEnd | None = None
         try:
             async for response in self._live_game(request_iterator, context):
-                yield response
+                if isinstance(response, _LiveEnd):
+                    last = response
+                else:
+                    yield response
         except asyncio.CancelledError:
             raise
         except Exception as err:
@@ -450,12 +491,25 @@ class VerifierServicer:
             self._noticed(err)
             status = failure_or_internal(err, "VerifyLive").status()
         else:
+            if last is not None:
+                await self._answer_last(last, context)
             return
         await guard.abort(context, *status)  # (outside the except block: see unary_errors)
 
+    async def _answer_last(self, last: _LiveEnd, context: grpc.aio.ServicerContext) -> None:
+        """Write the game's last answer (the one that says it was stored) ourselves rather than yield it, so that
+        a write that fails — the call was cancelled, which gRPC may say only now — is seen: the game it stored is
+        deleted again, as no answer said it was stored (_save_streamed)."""
+        try:
+            await context.write(last.response)
+        except BaseException:
+            if last.created:
+                await self._forget(last.created, last.tenant)
+            raise
+
     async def _live_game(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest],
                          context: grpc.aio.ServicerContext | None = None
-                         ) -> AsyncIterator[spb.VerifyLiveResponse | bytes]:
+                         ) -> AsyncIterator[spb.VerifyLiveResponse | bytes | _LiveEnd]:
         principal = self._principal()
         scope = guard.current()
         game: LiveSession | None = None
@@ -492,9 +546,7 @@ class VerifierServicer:
                 if scope is not None:
                     scope.release_received()  # the batch is in the worker now
                 yield answer
-            if context is not None and context.cancelled():
-                # a cancelled call's request stream can end as if the client had closed it: store nothing
-                raise asyncio.CancelledError()
+            # (a cancelled call's stream ends here too, as if closed: _save_streamed and _answer_last undo the store)
             if game is None:
                 raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                                  "the live stream is empty: its first message must carry the GameHeader")
@@ -510,11 +562,11 @@ class VerifierServicer:
                 finished.info.id = ""
                 finished.info.tenant = principal.tenant
             else:
-                summary, created = await self._io(self.store.save, record, principal.tenant)
+                summary, created = await self._save_streamed(record, principal.tenant)
                 finished.info.CopyFrom(replay_info(summary))
                 finished.stored = True
                 finished.created = created
-            yield last
+            yield _LiveEnd(last, summary.id if not discard and created else "", principal.tenant)
         finally:
             if game is not None:
                 await game.close()

@@ -1,0 +1,168 @@
+"""A call cancelled while its streamed game is being stored leaves nothing stored (SQLite and PostgreSQL).
+
+gRPC ends a cancelled call's request stream as if the client had closed it, and tells the handler of the
+cancel only at its next await — so the server can be storing the game when the cancel lands (the fuzzer's
+rpc-stream case 608, docs/fuzzing.md). Here the store is held inside `save` until the client has cancelled,
+which is that race made certain: before the fix the replay stayed stored while the client was answered
+CANCELLED."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from clients.selfplay import play_game
+from service.server import BackgroundServer, open_store
+from service.servicer import _LiveEnd
+from sgsverify.v1 import game_log_pb2 as pb
+from sgsverify.v1 import service_pb2 as spb
+from sgsverify.v1 import service_pb2_grpc as spb_grpc
+from storage.store import DEFAULT_TENANT, Store
+from tests.service.conftest import BACKENDS, fresh_database, server_config
+
+
+class HeldSave:
+    """Wraps a store's `save`: each call says it has begun, waits to be released, and says when it is done."""
+
+    def __init__(self, store: Store) -> None:
+        self.save = store.save
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.done = threading.Event()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.entered.set()
+        self.release.wait(20)
+        try:
+            return self.save(*args, **kwargs)
+        finally:
+            self.done.set()
+
+
+@pytest.fixture(params=BACKENDS)
+def held(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[BackgroundServer, Store, HeldSave]]:
+    url, db = fresh_database(request.param, tmp_path)
+    config = server_config(url, tmp_path, workers=1)
+    store = open_store(config)
+    hold = HeldSave(store)
+    store.save = hold  # type: ignore[method-assign]
+    server = BackgroundServer(config, store).start()
+    try:
+        yield server, store, hold
+    finally:
+        hold.release.set()
+        server.stop()
+        if db is not None:
+            db.drop()
+
+
+def settled_count(store: Store, hold: HeldSave) -> int:
+    """The store's count once the held save has written and the cancelled call is done with the store (what it
+    deletes again, it deletes right after the save)."""
+    assert hold.done.wait(20), "the held save never finished"
+    deadline = time.monotonic() + 15
+    while store.count() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return store.count()
+
+
+def test_a_live_game_cancelled_while_being_stored_is_not_stored(
+        held: tuple[BackgroundServer, Store, HeldSave]) -> None:
+    server, store, hold = held
+    log = play_game(41, 5)
+    events = list(log.events)
+    requests = [spb.VerifyLiveRequest(header=log.header, metadata=spb.SubmissionMetadata(tournament="cancel-live"))]
+    requests += [spb.VerifyLiveRequest(events=events[i:i + 100]) for i in range(0, len(events), 100)]
+    with grpc.insecure_channel(server.address) as channel:
+        stub = spb_grpc.VerifierServiceStub(channel)  # type: ignore[no-untyped-call]
+        call = stub.VerifyLive(iter(requests), timeout=30)
+        answers = [next(call) for _ in requests]  # one per message: the whole game was judged
+        assert answers[-1].game_over
+        assert hold.entered.wait(20), "the server did not begin to store the finished game"
+        call.cancel()
+        hold.release.set()
+        with pytest.raises(grpc.RpcError) as caught:
+            next(call)
+        assert caught.value.code() == grpc.StatusCode.CANCELLED
+    assert settled_count(store, hold) == 0
+
+
+def test_an_upload_cancelled_while_being_stored_is_not_stored(
+        held: tuple[BackgroundServer, Store, HeldSave]) -> None:
+    server, store, hold = held
+    log = play_game(42, 5)
+    events = list(log.events)
+    requests = [spb.UploadLogRequest(header=log.header, metadata=spb.SubmissionMetadata(tournament="cancel-up"))]
+    requests += [spb.UploadLogRequest(events=events[i:i + 100]) for i in range(0, len(events), 100)]
+    with grpc.insecure_channel(server.address) as channel:
+        stub = spb_grpc.VerifierServiceStub(channel)  # type: ignore[no-untyped-call]
+        future = stub.UploadLog.future(iter(requests), timeout=30)
+        assert hold.entered.wait(20), "the server did not begin to store the upload"
+        future.cancel()
+        hold.release.set()
+        assert future.cancelled()
+    assert settled_count(store, hold) == 0
+
+
+def test_an_uncancelled_live_game_is_stored_once_released(held: tuple[BackgroundServer, Store, HeldSave]) -> None:
+    """The hold itself changes nothing else: a call that is not cancelled stores its game and says so."""
+    server, store, hold = held
+    log = play_game(43, 5)
+    requests = [spb.VerifyLiveRequest(header=log.header), spb.VerifyLiveRequest(events=list(log.events))]
+    hold.release.set()
+    with grpc.insecure_channel(server.address) as channel:
+        stub = spb_grpc.VerifierServiceStub(channel)  # type: ignore[no-untyped-call]
+        answers = list(stub.VerifyLive(iter(requests), timeout=30))
+    assert answers[-1].finished.stored and answers[-1].finished.created
+    assert store.count() == 1
+
+
+class CallGone(Exception):
+    """As gRPC's ExecuteBatchError: the write of an answer to a call the client has cancelled."""
+
+
+class FailingWrite:
+    """A call whose last answer cannot be written: gRPC's write fails once the client has cancelled."""
+
+    async def write(self, message: object) -> None:
+        raise CallGone()
+
+
+def test_a_live_game_whose_last_answer_cannot_be_written_is_deleted_again(
+        held: tuple[BackgroundServer, Store, HeldSave]) -> None:
+    """The other moment a cancel can land: after the store, at the write of the answer that says so."""
+    server, store, hold = held
+    hold.release.set()
+    log = play_game(44, 5)
+    with grpc.insecure_channel(server.address) as channel:
+        stub = spb_grpc.VerifierServiceStub(channel)  # type: ignore[no-untyped-call]
+        done = stub.VerifyLog(spb.VerifyLogRequest(log=log, summary_only=True), timeout=30)
+    assert done.created and store.count() == 1
+    servicer = server.server.servicer
+    assert servicer is not None
+    last = _LiveEnd(spb.VerifyLiveResponse(), done.info.id, DEFAULT_TENANT)
+    answering = asyncio.run_coroutine_threadsafe(servicer._answer_last(last, FailingWrite()), server.loop)
+    with pytest.raises(CallGone):
+        answering.result(20)
+    assert store.count() == 0
+    # a replay the call did not create (the tenant had it already) is left alone
+    again = stub_verify(server, log)
+    answering = asyncio.run_coroutine_threadsafe(
+        servicer._answer_last(_LiveEnd(spb.VerifyLiveResponse(), "", DEFAULT_TENANT), FailingWrite()),
+        server.loop)
+    with pytest.raises(CallGone):
+        answering.result(20)
+    assert store.count() == 1 and again.created
+
+
+def stub_verify(server: BackgroundServer, log: pb.GameLog) -> spb.VerifyLogResponse:
+    with grpc.insecure_channel(server.address) as channel:
+        stub = spb_grpc.VerifierServiceStub(channel)  # type: ignore[no-untyped-call]
+        return stub.VerifyLog(spb.VerifyLogRequest(log=log, summary_only=True), timeout=30)  # type: ignore[no-any-return]
