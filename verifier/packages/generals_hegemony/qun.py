@@ -182,10 +182,7 @@ class Luanwu(Skill):
     limited = True
 
     def activate(self, game: Game, seat: int, invoke: pb.InvokeSkill) -> Settle[None]:
-        p = game.players[seat]
-        if p.marks.get(self.name):
-            game.report(bad("SKILL_LIMIT", "乱武 is a limited skill: once a game", seat))
-            return
+        # A second use is SKILL_LIMIT before it comes here (Effect.limited, in the replay).
         if invoke.cards or invoke.targets:
             game.report([Violation("INVALID_CHOICE", "乱武 takes no cards and no targets", seat)])
         game.set_mark(seat, self.name, 1)
@@ -300,17 +297,14 @@ class Xiongyi(Skill):
     limited = True
 
     def activate(self, game: Game, seat: int, invoke: pb.InvokeSkill) -> Settle[None]:
-        p = game.players[seat]
-        if p.marks.get(self.name):
-            game.report(bad("SKILL_LIMIT", "雄异 is a limited skill: once a game", seat))
-            return
+        # A second use is SKILL_LIMIT before it comes here (Effect.limited, in the replay).
         if invoke.cards or invoke.targets:
             game.report([Violation("INVALID_CHOICE", "雄异 takes no cards and no targets", seat)])
         game.set_mark(seat, self.name, 1)
         for t in game.alive_seats(seat):
             if same_kingdom(game, seat, t) and game.players[t].alive:
                 yield from game.draw(t, 3, pb.DRAW_REASON_SKILL)
-        if p.alive and self.fewest(game, seat):
+        if game.players[seat].alive and self.fewest(game, seat):
             yield from game.recovered(seat, game.recover(seat, 1))
 
     @staticmethod
