@@ -301,8 +301,9 @@ def _ignore_sigint() -> None:
 class LocalBackend:
     """Worker processes on this machine (jobs=0: in this process, for tests and debugging)."""
 
-    def __init__(self, jobs: int | None = None, start_method: str | None = None) -> None:
-        """``start_method``: "spawn" in a process running gRPC's threads (forking it is unsafe)."""
+    def __init__(self, jobs: int | None = None, start_method: str = "forkserver") -> None:
+        """``start_method``: never "fork" in a process that runs threads (gRPC's, a store's): a forked
+        worker inherits their locks mid-use and can crash or hang."""
         self.jobs = (os.cpu_count() or 1) if jobs is None else jobs
         self.start_method = start_method
 
@@ -311,7 +312,7 @@ class LocalBackend:
             for task in tasks:
                 yield regress_chunk(task)
             return
-        context = multiprocessing.get_context(self.start_method) if self.start_method else None
+        context = multiprocessing.get_context(self.start_method)
         pool = ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_ignore_sigint)
         try:
             futures: list[Future[list[ReplayReport]]] = [pool.submit(regress_chunk, t) for t in tasks]

@@ -678,7 +678,7 @@ class VerifierServicer:
             try:
                 options = RegressOptions(filters=filters, run=request.run,
                                          against=request.against, restart=request.restart)
-                result = regress(self.store, options, LocalBackend(start_method="spawn"),
+                result = regress(self.store, options, LocalBackend(),
                                  on_progress=lambda d, t: put(spb.RegressResponse(
                                      progress=spb.RegressProgress(done=d, total=t))),
                                  on_report=on_report)

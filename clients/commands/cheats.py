@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -261,7 +262,8 @@ def each_game(check: Callable[[A], R], work: list[A], jobs: int, chunksize: int)
     if jobs <= 1:
         yield from map(check, work)
         return
-    with ProcessPoolExecutor(jobs) as pool:
+    # forkserver: forking a process that runs threads (a client's gRPC ones) is unsafe
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver")) as pool:
         yield from pool.map(check, work, chunksize=chunksize)
 
 
