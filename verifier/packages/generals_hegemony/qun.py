@@ -22,6 +22,7 @@ from verifier.packages.generals_standard.package import (
     check_cards,
     check_targets,
     offer,
+    offer_with_targets,
 )
 from verifier.packages.generals_standard.qun import Lijian
 from verifier.packages.generals_standard.shu import Mashu
@@ -335,15 +336,10 @@ class Leiji(Skill):
         card: UsedCard = ctx.card
         if card.name != "jink":
             return
-        while True:
-            inv = yield from offer(game, owner, self.name)
-            if inv is None:
-                return
-            targets = list(inv.targets)
-            if game.report(check_targets(game, owner, targets, self.name, (1, 1), lambda t: "")):
-                continue
-            break
-        t = targets[0]
+        inv = yield from offer_with_targets(game, owner, self.name, (1, 1), lambda t: "")
+        if inv is None:
+            return
+        t = inv.targets[0]
         judged = yield from game.judge(t, self.name)
         struck = judged.suit == Suit.SPADE
         yield from game.finish_judgment(t, judged, self.name)
@@ -572,18 +568,12 @@ class Sijian(Skill):
             return
         if not any(t != owner and (game.players[t].hand or game.players[t].equips) for t in game.alive_seats()):
             return
-        while True:
-            inv = yield from offer(game, owner, self.name)
-            if inv is None:
-                return
-            targets, cards = list(inv.targets), list(inv.cards)
-            problems = check_targets(game, owner, targets, self.name, (1, 1),
-                                     lambda t: "is yourself" if t == owner else "")
-            problems = problems or one_card_of(game, owner, targets[0], cards, self.name)
-            if game.report(problems):
-                continue
-            break
-        yield from game.to_discard(cards)
+        inv = yield from offer_with_targets(
+            game, owner, self.name, (1, 1), lambda t: "is yourself" if t == owner else "",
+            after=lambda inv: one_card_of(game, owner, inv.targets[0], list(inv.cards), self.name))
+        if inv is None:
+            return
+        yield from game.to_discard(list(inv.cards))
 
 
 @PACKAGE.effect

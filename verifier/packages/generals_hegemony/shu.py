@@ -9,7 +9,14 @@ from verifier.cards import CardDef, Color, Suit
 from verifier.engine.effects import UsedCard
 from verifier.engine.game import DamageInfo, Game, Settle, Trigger
 from verifier.packages.generals_hegemony.package import PACKAGE, point_fight, same_kingdom
-from verifier.packages.generals_standard.package import SLASHES, Skill, ViewAs, check_cards, check_targets, offer
+from verifier.packages.generals_standard.package import (
+    SLASHES,
+    Skill,
+    ViewAs,
+    check_cards,
+    offer,
+    offer_with_targets,
+)
 from verifier.packages.generals_standard.shu import Rende
 from verifier.packages.maneuvering.tricks import CHAINED
 
@@ -201,20 +208,14 @@ class Fangquan(Skill):
             return
         if not p.turn_flags.get(self.name) or not p.hand:
             return
-        while True:
-            inv = yield from offer(game, owner, self.name)
-            if inv is None:
-                return
-            cards, targets = list(inv.cards), list(inv.targets)
-            problems = check_cards(game, owner, cards, self.name, (1, 1), ("hand",))
-            problems = problems or check_targets(game, owner, targets, self.name, (1, 1),
-                                                 lambda t: "is yourself" if t == owner else "")
-            if game.report(problems):
-                continue
-            break
+        inv = yield from offer_with_targets(
+            game, owner, self.name, (1, 1), lambda t: "is yourself" if t == owner else "",
+            before=lambda inv: check_cards(game, owner, list(inv.cards), self.name, (1, 1), ("hand",)))
+        if inv is None:
+            return
         p.turn_flags.pop(self.name, None)
-        yield from game.to_discard(cards)
-        game.extra_turns.append(targets[0])
+        yield from game.to_discard(list(inv.cards))
+        game.extra_turns.append(inv.targets[0])
 
 
 def savage_assault(ctx: Trigger) -> bool:
@@ -334,17 +335,13 @@ class Shushen(Skill):
         for _ in range(ctx.amount):
             if not any(t != owner and same_kingdom(game, owner, t) for t in game.alive_seats()):
                 return
-            while True:
-                inv = yield from offer(game, owner, self.name)
-                if inv is None:
-                    return
-                targets = list(inv.targets)
-                if game.report(check_targets(game, owner, targets, self.name, (1, 1),
-                                             lambda t: "is yourself" if t == owner else (
-                                                 "" if same_kingdom(game, owner, t) else "is not of your kingdom"))):
-                    continue
-                break
-            yield from game.draw(targets[0], 1, pb.DRAW_REASON_SKILL)
+            inv = yield from offer_with_targets(
+                game, owner, self.name, (1, 1),
+                lambda t: "is yourself" if t == owner else (
+                    "" if same_kingdom(game, owner, t) else "is not of your kingdom"))
+            if inv is None:
+                return
+            yield from game.draw(inv.targets[0], 1, pb.DRAW_REASON_SKILL)
 
 
 @PACKAGE.effect

@@ -15,8 +15,10 @@ from verifier.packages.generals_standard.package import (
     check_cards,
     check_targets,
     offer,
+    offer_with_targets,
 )
 from verifier.packages.generals_standard.shu import Jijiang
+from verifier.packages.generals_standard.wei import one_hand_card_each, other_with_hand
 from verifier.packages.standard.basic import verify_slash_targets
 
 TURNED_OVER = "turned_over"  # Player.marks: the core skips a turned-over character's next turn (叠置)
@@ -143,25 +145,14 @@ class Qiaobian(Skill):
     def take(self, game: Game, owner: int) -> Settle[None]:
         if not any(game.players[t].hand for t in game.alive_seats() if t != owner):
             return
-        while True:
-            inv = yield from offer(game, owner, self.name)
-            if inv is None:
-                return
-            targets, cards = list(inv.targets), list(inv.cards)
-            problems = check_targets(game, owner, targets, self.name, (1, 2),
-                                     lambda t: "is yourself" if t == owner else
-                                     ("" if game.players[t].hand else "has no hand cards"))
-            if not problems and len(cards) != len(targets):
-                problems = bad("INVALID_CHOICE", "巧变 takes one hand card from each target", owner)
-            if not problems:
-                for t, c in zip(targets, cards, strict=True):
-                    problems += game.verify_own_cards(t, [c], ("hand",))
-            if game.report(problems):
-                continue
-            for t, c in zip(targets, cards, strict=True):
-                if c in game.players[t].hand:  # (as 突袭: a loss skill may have moved it meanwhile)
-                    yield from game.to_hand(owner, [c])
+        inv = yield from offer_with_targets(
+            game, owner, self.name, (1, 2), lambda t: other_with_hand(game, owner, t),
+            after=lambda inv: one_hand_card_each(game, owner, inv, "巧变 takes one hand card from each target"))
+        if inv is None:
             return
+        for t, c in zip(inv.targets, inv.cards, strict=True):
+            if c in game.players[t].hand:  # (as 突袭: a loss skill may have moved it meanwhile)
+                yield from game.to_hand(owner, [c])
 
     def move(self, game: Game, owner: int) -> Settle[None]:
         while True:
@@ -305,18 +296,14 @@ class Jieming(Skill):
         for _ in range(ctx.amount):
             if not game.players[owner].alive:
                 return
-            while True:
-                inv = yield from offer(game, owner, self.name)
-                if inv is None:
-                    return
-                targets = list(inv.targets)
-                if game.report(check_targets(game, owner, targets, self.name, (1, 1), lambda t: "")):
-                    continue
-                break
-            p = game.players[targets[0]]
+            inv = yield from offer_with_targets(game, owner, self.name, (1, 1), lambda t: "")
+            if inv is None:
+                return
+            t = inv.targets[0]
+            p = game.players[t]
             short = min(p.max_hp, 5) - len(p.hand)
             if short > 0:
-                yield from game.draw(targets[0], short, pb.DRAW_REASON_SKILL)
+                yield from game.draw(t, short, pb.DRAW_REASON_SKILL)
 
 
 @PACKAGE.effect
@@ -343,20 +330,16 @@ class Fangzhu(Skill):
     timings = frozenset({"damaged"})
 
     def on_trigger(self, game: Game, owner: int, timing: str, ctx: Trigger) -> Settle[None]:
-        while True:
-            inv = yield from offer(game, owner, self.name)
-            if inv is None:
-                return
-            targets = list(inv.targets)
-            if game.report(check_targets(game, owner, targets, self.name, (1, 1),
-                                         lambda t: "is yourself" if t == owner else "")):
-                continue
-            break
+        inv = yield from offer_with_targets(game, owner, self.name, (1, 1),
+                                            lambda t: "is yourself" if t == owner else "")
+        if inv is None:
+            return
+        t = inv.targets[0]
         me = game.players[owner]
         lost = me.max_hp - max(me.hp, 0)
         if lost > 0:
-            yield from game.draw(targets[0], lost, pb.DRAW_REASON_SKILL)
-        turn_over(game, targets[0])
+            yield from game.draw(t, lost, pb.DRAW_REASON_SKILL)
+        turn_over(game, t)
 
 
 @PACKAGE.effect

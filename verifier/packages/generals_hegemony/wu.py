@@ -18,6 +18,7 @@ from verifier.packages.generals_standard.package import (
     check_cards,
     check_targets,
     offer,
+    offer_with_targets,
 )
 from verifier.packages.generals_standard.wu import Zhiheng
 
@@ -122,16 +123,11 @@ class Yinghun(Skill):
         me = game.players[owner]
         if ctx.phase != pb.PHASE_START or not me.wounded:
             return
-        while True:
-            inv = yield from offer(game, owner, self.name)
-            if inv is None:
-                return
-            targets = list(inv.targets)
-            if game.report(check_targets(game, owner, targets, self.name, (1, 1),
-                                         lambda t: "is yourself" if t == owner else "")):
-                continue
-            break
-        t, x = targets[0], me.max_hp - me.hp
+        inv = yield from offer_with_targets(game, owner, self.name, (1, 1),
+                                            lambda t: "is yourself" if t == owner else "")
+        if inv is None:
+            return
+        t, x = inv.targets[0], me.max_hp - me.hp
         option = (yield from choose_option(game, owner, ("draw_x", "discard_x"), self.name)) if x > 1 else "draw_x"
         draw, discard = (x, 1) if option == "draw_x" else (1, x)
         yield from game.draw(t, draw, pb.DRAW_REASON_SKILL)

@@ -35,6 +35,26 @@ def offer(game: Game, seat: int, skill: str, target: int | None = None) -> Settl
                                hard=True)])
 
 
+def offer_with_targets(game: Game, seat: int, skill: str, count: tuple[int, int], test: Callable[[int], str],
+                       before: Callable[[pb.InvokeSkill], list[Violation]] | None = None,
+                       after: Callable[[pb.InvokeSkill], list[Violation]] | None = None,
+                       ) -> Settle[pb.InvokeSkill | None]:
+    """Offer ``skill`` until an invocation passes: its targets ``check_targets`` (``count``, ``test``), and the
+    checks of the whole invocation ``before`` and ``after`` them (each run only when what comes before found
+    nothing, so one invocation reports one problem). A failing invocation is reported and the skill offered
+    again; the passing InvokeSkill is returned, None if declined."""
+    while True:
+        inv = yield from offer(game, seat, skill)
+        if inv is None:
+            return None
+        problems = before(inv) if before is not None else []
+        problems = problems or check_targets(game, seat, list(inv.targets), skill, count, test)
+        if not problems and after is not None:
+            problems = after(inv)
+        if not game.report(problems):
+            return inv
+
+
 def bad(code: str, message: str, seat: int) -> list[Violation]:
     return [Violation(code, message, seat, hard=True)]
 

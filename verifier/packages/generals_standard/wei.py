@@ -5,7 +5,7 @@ from __future__ import annotations
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, Color, Suit
 from verifier.engine.effects import UsedCard
-from verifier.engine.game import DamageInfo, Game, Settle, Trigger
+from verifier.engine.game import DamageInfo, Game, Settle, Trigger, Violation
 from verifier.packages.generals_standard.package import (
     PACKAGE,
     SLASHES,
@@ -15,6 +15,7 @@ from verifier.packages.generals_standard.package import (
     check_cards,
     check_targets,
     offer,
+    offer_with_targets,
 )
 
 
@@ -130,6 +131,21 @@ class Ganglie(Skill):
         yield from game.damage(owner, src, 1)
 
 
+def other_with_hand(game: Game, owner: int, t: int) -> str:
+    """Why ``t`` cannot lose a hand card to 突袭 (or 巧变's take), or ""."""
+    return "is yourself" if t == owner else ("" if game.players[t].hand else "has no hand cards")
+
+
+def one_hand_card_each(game: Game, owner: int, inv: pb.InvokeSkill, mismatch: str) -> list[Violation]:
+    """突袭's cards: one hand card of each target, in the targets' order; ``mismatch`` says the counts differ."""
+    if len(inv.cards) != len(inv.targets):
+        return bad("INVALID_CHOICE", mismatch, owner)
+    problems: list[Violation] = []
+    for t, c in zip(inv.targets, inv.cards, strict=True):
+        problems += game.verify_own_cards(t, [c], ("hand",))
+    return problems
+
+
 @PACKAGE.effect
 class Tuxi(Skill):
     """突袭: in your draw phase, instead of drawing, take one hand card from each of 1-2 others."""
@@ -140,28 +156,17 @@ class Tuxi(Skill):
     def on_trigger(self, game: Game, owner: int, timing: str, ctx: Trigger) -> Settle[None]:
         if not any(game.players[t].hand for t in game.alive_seats() if t != owner):
             return
-        while True:
-            inv = yield from offer(game, owner, self.name)
-            if inv is None:
-                return
-            targets, cards = list(inv.targets), list(inv.cards)
-            problems = check_targets(game, owner, targets, self.name, (1, 2),
-                                     lambda t: "is yourself" if t == owner else
-                                     ("" if game.players[t].hand else "has no hand cards"))
-            if not problems and len(cards) != len(targets):
-                problems = bad("INVALID_CHOICE", f"突袭 takes one hand card from each target: {len(targets)} "
-                               f"target(s), {len(cards)} card(s)", owner)
-            if not problems:
-                for t, c in zip(targets, cards, strict=True):
-                    problems += game.verify_own_cards(t, [c], ("hand",))
-            if game.report(problems):
-                continue
-            ctx.skip = True
-            for t, c in zip(targets, cards, strict=True):
-                # (A skill set off by the first card's loss may have moved the second one: 死谏 discards it.)
-                if c in game.players[t].hand:
-                    yield from game.to_hand(owner, [c])
+        inv = yield from offer_with_targets(
+            game, owner, self.name, (1, 2), lambda t: other_with_hand(game, owner, t),
+            after=lambda inv: one_hand_card_each(game, owner, inv, f"突袭 takes one hand card from each target: "
+                                                 f"{len(inv.targets)} target(s), {len(inv.cards)} card(s)"))
+        if inv is None:
             return
+        ctx.skip = True
+        for t, c in zip(inv.targets, inv.cards, strict=True):
+            # (A skill set off by the first card's loss may have moved the second one: 死谏 discards it.)
+            if c in game.players[t].hand:
+                yield from game.to_hand(owner, [c])
 
 
 @PACKAGE.effect
