@@ -81,9 +81,9 @@ class LiveGame:
         handed out) and the record to store."""
         data = canonical_bytes(pb.GameLog(header=self.header)) + b"".join(self.encoded)
         self.encoded = []
-        replay = self.verifier.finish(log_sha256(data))
+        finished = self.verifier.finished(log_sha256(data))
         last = self._response()
-        return last, record_for(self.header, self.event_count, data, "binary", self.metadata, replay,
+        return last, record_for(self.header, self.event_count, data, "binary", self.metadata, finished,
                                 dealt_roles(self.verifier))
 
     @staticmethod

@@ -29,8 +29,9 @@ from storage.store import (
     text_problem,
 )
 from verifier import LogFormatError, Verifier
+from verifier.codes import CATALOGUE
 from verifier.logio import parse_log
-from verifier.replay import Record, annotation_message
+from verifier.replay import Finished, Record, annotation_message
 
 
 class TooManyEvents(Exception):
@@ -227,13 +228,11 @@ def verify_job(job: VerifyJob) -> Verified:
     canonical = job.data if job.canonical else canonical_bytes(log)
     verifier = Verifier(log.header)
     verifier.follow(log.events)
-    replay = verifier.finish(log_sha256(canonical))
-    record = record_for(log.header, len(log.events), job.data, log_format, job.metadata, replay,
+    finished = verifier.finished(log_sha256(canonical))
+    record = record_for(log.header, len(log.events), job.data, log_format, job.metadata, finished,
                         dealt_roles(verifier))
     _check(record.problems())  # what the engine says quotes the log: a card id over 32 bits, a NUL
-    del replay.annotations[:]  # (the record has the whole replay's encoding already)
-    summary = replay.SerializeToString(deterministic=True)
-    return Verified(record if job.return_log else replace(record, log_bytes=b""), summary)
+    return Verified(record if job.return_log else replace(record, log_bytes=b""), finished.summary_encoded())
 
 
 def dealt_roles(verifier: Verifier) -> list[int]:
@@ -243,13 +242,31 @@ def dealt_roles(verifier: Verifier) -> list[int]:
 
 
 def record_for(header: pb.GameHeader, event_count: int, log_bytes: bytes, log_format: str,
-               metadata: SubmissionMetadata, replay: apb.AnnotatedReplay, roles: list[int]) -> NewReplay:
+               metadata: SubmissionMetadata, finished: Finished, roles: list[int]) -> NewReplay:
     seats = tuple(SeatFacts(seat=i, player=s.player, role=roles[i] if i < len(roles) else int(s.role),
                             general=s.general) for i, s in enumerate(header.seats))
     return NewReplay(
-        log_sha256=replay.log_sha256, log_bytes=log_bytes, log_format=log_format, event_count=event_count,
+        log_sha256=finished.log_sha256, log_bytes=log_bytes, log_format=log_format, event_count=event_count,
         ruleset=header.ruleset, mode=int(header.mode), seed=header.seed, recorder=header.recorder, seats=seats,
-        metadata=metadata, verdict=verdict_facts(replay))
+        metadata=metadata, verdict=finished_facts(finished))
+
+
+def finished_facts(finished: Finished) -> VerdictFacts:
+    """``verdict_facts`` of a finished verification, from its parts: the violations come from the verifier's
+    records and the stored replay is joined from the annotations' wire form, with no annotation parsed."""
+    replay = finished.summary
+    violations = [_violation_facts(None, False, v) for v in replay.header_violations]
+    for index, _, _, _, found, derived in finished.records:
+        violations += [ViolationFacts(event_index=index, derived=derived is not None, code=v.code, message=v.message,
+                                      rule=CATALOGUE[v.code].rule, seat=v.seat, card=v.card) for v in found]
+    res = replay.result
+    return VerdictFacts(
+        engine_version=finished.engine_version, violation_count=replay.violation_count,
+        violation_codes=tuple(replay.violation_codes), followed=replay.followed,
+        stopped_at=None if replay.followed else replay.stopped_at, stopped_reason=replay.stopped_reason,
+        finished=res.finished, side=int(res.side), winners=tuple(res.winners), result_reason=res.reason,
+        annotation_count=finished.annotation_count, replay_blob=finished.encoded(),
+        violations=tuple(violations), scores=tuple(s.score for s in res.scores))
 
 
 def verdict_facts(replay: apb.AnnotatedReplay) -> VerdictFacts:

@@ -415,22 +415,29 @@ class Store:
         if problems:
             raise InvalidRecord("; ".join(problems))
         replay_id = replay_id_for(tenant, new.log_sha256)
-        try:
-            with self._session(write=True) as session:
-                if session.scalar(_REPLAY_EXISTS, {"id": replay_id}) is not None:
-                    existing = session.get(Replay, replay_id, options=[selectinload(Replay.seats)])
-                    assert existing is not None
-                    return self._summary(session, existing), False
-                now = self.clock()
-                _insert_replay(session, new, now, tenant, replay_id)
-                return _summary_of_new(new, now, tenant, replay_id), True
-        except sa_exc.IntegrityError:
-            # Another writer stored the same log between our check and our insert — or the
-            # record itself is unstorable, and then nothing of it was written.
+        for _ in range(3):
+            try:
+                # (Core on a plain connection, no ORM session: this is the service's hot path.)
+                with self._unavailable_on_failure(), self.engine.connect() as conn:
+                    if self.sqlite:
+                        conn.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"})
+                    with conn.begin():
+                        if conn.execute(_REPLAY_EXISTS, {"id": replay_id}).first() is None:
+                            now = self.clock()
+                            _insert_replay(conn, new, now, tenant, replay_id)
+                            return _summary_of_new(new, now, tenant, replay_id), True
+            except sa_exc.IntegrityError:
+                # Another writer stored the same log between our check and our insert — or the
+                # record itself is unstorable, and then nothing of it was written.
+                found = self.find(new.log_sha256, tenant)
+                if found is None:
+                    raise
+                return found, False
             found = self.find(new.log_sha256, tenant)
-            if found is None:
-                raise
-            return found, False
+            if found is not None:
+                return found, False
+            # (deleted between the check and the read: store it after all)
+        raise StorageUnavailable("the replay store keeps deleting the log while it is stored; try again")
 
     def delete(self, replay_id: str, tenant: str | None = None, audit: Audit | None = None) -> None:
         """Delete a replay by its full id — only the tenant's, when one is given (ReplayNotFound for another
@@ -681,9 +688,8 @@ _INSERT_VIOLATIONS = insert(_TABLES[ViolationRow.__tablename__])
 _REPLAY_EXISTS = select(Replay.id).where(Replay.id == bindparam("id"))
 
 
-def _insert_replay(session: Session, new: NewReplay, now: datetime, tenant: str, replay_id: str) -> None:
+def _insert_replay(conn: Connection, new: NewReplay, now: datetime, tenant: str, replay_id: str) -> None:
     """The rows of one replay, as plain inserts (no ORM unit of work: this is the hot path)."""
-    conn = session.connection()
     v = new.verdict
     m = new.metadata
     conn.execute(_INSERT_REPLAY, {

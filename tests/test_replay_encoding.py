@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from service.work import finished_facts, verdict_facts
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
+from verifier import Verifier, load_log
 from verifier.engine.game import Violation
 from verifier.replay import DIGEST_SIZE, Record, annotation_message, encode_annotations
 
@@ -42,3 +48,28 @@ def test_plain_and_other_annotations_parse_to_the_built_messages() -> None:
 
 def test_no_records_encode_to_nothing() -> None:
     assert encode_annotations([]) == b""
+
+
+GOLDEN_LOGS = sorted((Path(__file__).parent / "golden" / "logs").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", GOLDEN_LOGS, ids=lambda p: p.stem)
+def test_finished_parts_join_to_the_replay_and_its_stored_facts(path: Path) -> None:
+    """The stored replay joined from the verifier's parts is byte for byte the canonical encoding of the
+    replay, and its stored facts are those read from the parsed replay (the golden corpus: violations of
+    every kind, derived outcomes, header violations and unfollowed logs)."""
+    log = load_log(path.read_bytes())
+    whole = Verifier(log.header)
+    whole.follow(log.events)
+    replay = whole.finish("ab" * 32)
+    parts = Verifier(log.header)
+    parts.follow(log.events)
+    finished = parts.finished("ab" * 32)
+    assert finished.encoded() == replay.SerializeToString(deterministic=True)
+    assert finished.replay() == replay
+    summary = apb.AnnotatedReplay()
+    summary.CopyFrom(replay)
+    del summary.annotations[:]
+    assert finished.summary_encoded() == summary.SerializeToString(deterministic=True)
+    assert finished.annotation_count == len(replay.annotations)
+    assert finished_facts(finished) == verdict_facts(replay)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections import deque
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf.message import Message
@@ -776,6 +777,12 @@ class Verifier:
 
     def finish(self, log_sha256: str = "") -> apb.AnnotatedReplay:
         """Close the log: add outcomes derived after its last event and build the replay."""
+        return self.finished(log_sha256).replay()
+
+    def finished(self, log_sha256: str = "") -> Finished:
+        """``finish`` in parts: the replay's summary (every field but the annotations), the annotations' wire
+        form and the records, so a caller that stores or sends the replay needs no parse of the annotations
+        (``Finished.encoded`` is the replay's canonical encoding, joined from the parts)."""
         if self.held is not None:
             self._feed_held(None)
         if self.stopped_at is None and self.game is not None:
@@ -789,14 +796,16 @@ class Verifier:
                 else:
                     break
             self._flush_expected()
-        replay = apb.AnnotatedReplay(engine_version=engine_version(), log_sha256=log_sha256)
+        replay = apb.AnnotatedReplay()
         codes: set[str] = set()
         count = 0
+        derived = 0
         for rec in self.records:
             for v in rec[4]:
                 codes.add(v.code)
                 count += 1
-        replay.MergeFromString(bytes(self.wire))
+            if rec[5] is not None:
+                derived += 1
         for hv in self.header_violations:
             replay.header_violations.add(code=hv.code, message=hv.message, rule=CATALOGUE[hv.code].rule)
             codes.add(hv.code)
@@ -823,10 +832,44 @@ class Verifier:
         else:
             res.reason = self.stopped_reason or "the game did not start"
         replay.final_digest = self.digest
-        return replay
+        # (one annotation per log event judged, and one per derived outcome: those are all records)
+        return Finished(engine_version(), log_sha256, replay, bytes(self.wire), self.index + derived, self.records)
 
 
 Record = tuple[int, int, bool, bytes, tuple[Violation, ...], "pb.Event | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """A finished verification in parts (Verifier.finished): the replay is ``summary`` with
+    ``engine_version``, ``log_sha256`` and the annotations (``annotations``, their wire form as
+    AnnotatedReplay.annotations) added."""
+
+    engine_version: str
+    log_sha256: str
+    summary: apb.AnnotatedReplay  # every field but engine_version, log_sha256 and the annotations
+    annotations: bytes
+    annotation_count: int
+    records: list[Record]  # the annotations with violations or a derived event, in order
+
+    def _head(self) -> bytes:
+        return apb.AnnotatedReplay(engine_version=self.engine_version,
+                                   log_sha256=self.log_sha256).SerializeToString(deterministic=True)
+
+    def encoded(self) -> bytes:
+        """The replay's canonical encoding (fields in number order: 1–2, the annotations (3), then the rest),
+        the same bytes as ``replay().SerializeToString(deterministic=True)``."""
+        return self._head() + self.annotations + self.summary.SerializeToString(deterministic=True)
+
+    def summary_encoded(self) -> bytes:
+        """The encoding of the replay without its annotations (what a summary-only answer holds)."""
+        return self._head() + self.summary.SerializeToString(deterministic=True)
+
+    def replay(self) -> apb.AnnotatedReplay:
+        replay = apb.AnnotatedReplay(engine_version=self.engine_version, log_sha256=self.log_sha256)
+        replay.MergeFromString(self.annotations)
+        replay.MergeFrom(self.summary)
+        return replay
 
 
 ADOPTED = "adopted"  # _adopt_hp's answer when it took the recorded HP
