@@ -72,7 +72,7 @@ PUBLISHED: dict[str, frozenset[str]] = {
     """),
     "docs/generals-hegemony.md": ids("""
         selection companions reused different heg-luoshen heg-rende heg-kongcheng new rulings
-        wu qun
+        wu qun pindian
     """),
     "docs/log-format.md": ids("""
         header setup events implicit-declines respond-target outcomes complete-outcomes canonical-outcomes

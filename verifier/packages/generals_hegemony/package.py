@@ -26,12 +26,14 @@ def same_kingdom(game: Game, a: int, b: int) -> bool:
 
 def point_fight(game: Game, a: int, b: int, reason: str) -> Settle[bool]:
     """拼点: ``a`` and then ``b`` each choose a hand card (ChooseCards), both are shown and discarded; ``a`` wins
-    with the higher number. With no hand card a side cannot fight: ``a`` loses."""
+    with the higher number. A side with no hand card cannot fight: nobody is asked for a card and ``a`` loses
+    (every skill refuses such a 拼点 before it gets here: its own hand, SKILL_PRECONDITION; a target's,
+    INVALID_TARGET; a triggered one is not offered)."""
+    if not game.players[a].hand or not game.players[b].hand:
+        return False  # both sides first: ``a`` must not be asked for a card that is never shown
     chosen: list[int] = []
     for seat in (a, b):
         hand = game.players[seat].hand
-        if not hand:
-            return False
         while True:
             answer = yield choice_request(seat, tuple(hand), 1, f"pindian/{reason}")
             if answer is None or answer is UNANSWERED:
