@@ -191,6 +191,40 @@ def _invalid(problems: list[str], where: str) -> None:
         raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, "; ".join(f"{where}{p}" for p in problems))
 
 
+LIVE_IN_FLIGHT = 8  # batches of a live game sent to its worker ahead of their answers
+
+
+@dataclasses.dataclass(slots=True)
+class _LiveStream:
+    """What _read_live learns of the stream, for _live_game."""
+
+    game: LiveSession | None = None
+    discard: bool = False
+
+
+_LiveItem = tuple[asyncio.Future[bytes], str] | BaseException | None  # a batch sent (and where), an error, the end
+
+
+async def _live_answer(game: LiveSession, sent: asyncio.Future[bytes], where: str) -> bytes:
+    try:
+        return await game.answer(sent)
+    except LogFormatError as err:
+        raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: {err}") from None
+
+
+def _drop_unanswered(answers: asyncio.Queue[_LiveItem]) -> None:
+    """The batches sent but no longer waited for (the call ended early): their answers are not wanted."""
+    while not answers.empty():
+        item = answers.get_nowait()
+        if isinstance(item, tuple):
+            sent = item[0]
+            if sent.done():
+                if not sent.cancelled():
+                    sent.exception()  # (retrieved: asyncio would log it)
+            else:
+                sent.cancel()
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class _LiveEnd:
     """A live game's last answer, and the id of the replay this call created for it ("" if none)."""
@@ -510,13 +544,58 @@ class VerifierServicer:
     async def _live_game(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest],
                          context: grpc.aio.ServicerContext | None = None
                          ) -> AsyncIterator[spb.VerifyLiveResponse | bytes | _LiveEnd]:
+        """The live game's answers, in order. A reader task takes the client's batches and sends each to the
+        game's worker as it comes, up to LIVE_IN_FLIGHT ahead of the answers: the next batch is received while
+        one is judged. Anything wrong with a batch is raised after the answers to the batches before it."""
         principal = self._principal()
-        scope = guard.current()
-        game: LiveSession | None = None
+        stream = _LiveStream()
+        answers: asyncio.Queue[_LiveItem] = asyncio.Queue(LIVE_IN_FLIGHT)
+        reader = asyncio.create_task(self._read_live(request_iterator, stream, answers))
         try:
-            discard = False
+            while (item := await answers.get()) is not None:
+                if isinstance(item, BaseException):
+                    raise item
+                assert stream.game is not None
+                yield await _live_answer(stream.game, *item)
+            game = stream.game
+            if game is None:
+                raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
+                                 "the live stream is empty: its first message must carry the GameHeader")
+            # (a cancelled call's stream ends here too, as if closed: _save_streamed and _answer_last undo the store)
+            try:
+                last, record = await game.finish()
+            except LogFormatError as err:
+                raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"the live game cannot be stored: {err}") from None
+            finished = last.finished
+            finished.annotation_count = record.verdict.annotation_count
+            self._counted("live", record)
+            if stream.discard:
+                finished.info.CopyFrom(replay_info(LiveGame.unstored_summary(record)))
+                finished.info.id = ""
+                finished.info.tenant = principal.tenant
+            else:
+                summary, created = await self._save_streamed(record, principal.tenant)
+                finished.info.CopyFrom(replay_info(summary))
+                finished.stored = True
+                finished.created = created
+            yield _LiveEnd(last, summary.id if not stream.discard and created else "", principal.tenant)
+        finally:
+            reader.cancel()
+            with contextlib.suppress(BaseException):
+                await reader
+            _drop_unanswered(answers)
+            if stream.game is not None:
+                await stream.game.close()
+
+    async def _read_live(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest],
+                         stream: _LiveStream, answers: asyncio.Queue[_LiveItem]) -> None:
+        """The reader of _live_game: each batch sent to the worker, its answer queued; then None (the stream
+        ended) or the error that ended it."""
+        scope = guard.current()
+        try:
             count = 0
             size = 0
+            game: LiveSession | None = None
             async for msg in idle_limited(request_iterator, self.limits.stream_idle_seconds, "the live game"):
                 where = f"VerifyLiveRequest message {count}"
                 count += 1
@@ -529,8 +608,8 @@ class VerifierServicer:
                                          f"{where} has no header: the first message must carry the GameHeader")
                     meta = self._metadata(msg.metadata, f"{where}: ")
                     _invalid(header_problems(msg.header), f"{where}: ")
-                    discard = msg.discard
-                    game = self.pool.open_live()
+                    stream.discard = msg.discard
+                    game = stream.game = self.pool.open_live()
                     await game.start(msg.header, meta)
                 elif msg.HasField("header") or msg.HasField("metadata"):
                     raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
@@ -538,38 +617,17 @@ class VerifierServicer:
                 self._check_event_count(game.event_count + len(msg.events))
                 size += msg.ByteSize()
                 self._check_log_size(size)
-                try:
-                    answer = await game.feed(events_encoding(msg), len(msg.events))
-                except LogFormatError as err:
-                    raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: {err}") from None
+                sent = game.send(events_encoding(msg), len(msg.events))
                 del msg
                 if scope is not None:
                     scope.release_received()  # the batch is in the worker now
-                yield answer
-            # (a cancelled call's stream ends here too, as if closed: _save_streamed and _answer_last undo the store)
-            if game is None:
-                raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
-                                 "the live stream is empty: its first message must carry the GameHeader")
-            try:
-                last, record = await game.finish()
-            except LogFormatError as err:
-                raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"the live game cannot be stored: {err}") from None
-            finished = last.finished
-            finished.annotation_count = record.verdict.annotation_count
-            self._counted("live", record)
-            if discard:
-                finished.info.CopyFrom(replay_info(LiveGame.unstored_summary(record)))
-                finished.info.id = ""
-                finished.info.tenant = principal.tenant
-            else:
-                summary, created = await self._save_streamed(record, principal.tenant)
-                finished.info.CopyFrom(replay_info(summary))
-                finished.stored = True
-                finished.created = created
-            yield _LiveEnd(last, summary.id if not discard and created else "", principal.tenant)
-        finally:
-            if game is not None:
-                await game.close()
+                await answers.put((sent, where))
+            item: BaseException | None = None
+        except asyncio.CancelledError:
+            raise
+        except BaseException as err:  # raised in _live_game, after the answers before it
+            item = err
+        await answers.put(item)
 
     @unary_errors
     async def GetReplay(self, request: spb.GetReplayRequest | MalformedRequest,

@@ -325,6 +325,12 @@ class WorkerPool:
 
     async def _call(self, worker: Worker, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         executor = worker.executor
+        return await self._answer(worker, executor, self._send(worker, fn, *args, **kwargs))
+
+    def _send(self, worker: Worker, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> asyncio.Future[T]:
+        """Send a call to the worker now (calls to one worker are answered in the order sent); the future has its
+        answer (await it with ``_answer``). WorkerLost if the worker is gone (it is restarted)."""
+        executor = worker.executor
 
         def ended() -> None:
             worker.busy -= 1
@@ -332,16 +338,26 @@ class WorkerPool:
         try:
             # The worker counts as busy until the call really ends: a call abandoned at its
             # deadline still occupies the process, and new work should go elsewhere meanwhile.
-            task = executor.submit(fn, args, kwargs, ended)
-            worker.busy += 1
-            result: T = await task
-            return result
+            task: asyncio.Future[T] = executor.submit(fn, args, kwargs, ended)
         except BrokenProcessPool:
-            if worker.executor is executor:
-                executor.shutdown(timeout=0.0)
-                worker.executor = _new_executor()
-                worker.games = 0
+            self._restart(worker, executor)
             raise WorkerLost("a verification worker process died (it was restarted): retry") from None
+        worker.busy += 1
+        return task
+
+    async def _answer(self, worker: Worker, executor: WorkerProcess, task: asyncio.Future[T]) -> T:
+        try:
+            return await task
+        except BrokenProcessPool:
+            self._restart(worker, executor)
+            raise WorkerLost("a verification worker process died (it was restarted): retry") from None
+
+    @staticmethod
+    def _restart(worker: Worker, executor: WorkerProcess) -> None:
+        if worker.executor is executor:
+            executor.shutdown(timeout=0.0)
+            worker.executor = _new_executor()
+            worker.games = 0
 
     async def run(self, job: VerifyJob, timeout: float) -> Verified:
         """Verify a whole log on the least busy worker (TimeoutError after ``timeout`` s). The
@@ -388,8 +404,18 @@ class LiveSession:
 
     async def feed(self, events: bytes, count: int) -> bytes:
         """Send a batch: its ``count`` events' encoding as GameLog.events; the VerifyLiveResponse's comes back."""
+        return await self.answer(self.send(events, count))
+
+    def send(self, events: bytes, count: int) -> asyncio.Future[bytes]:
+        """``feed`` in two steps: the batch is sent now (so batches sent one after another are judged in that
+        order, and the next can be read from the client while this one is judged); ``answer`` awaits it."""
         self.event_count += count
-        return await self.pool._call(self.worker, live_feed, self.game_id, events)
+        if self.worker.executor is not self.executor:
+            raise WorkerLost("the live game's worker process died (it was restarted): the game is lost")
+        return self.pool._send(self.worker, live_feed, self.game_id, events)
+
+    async def answer(self, sent: asyncio.Future[bytes]) -> bytes:
+        return await self.pool._answer(self.worker, self.executor, sent)
 
     async def finish(self) -> tuple[spb.VerifyLiveResponse, NewReplay]:
         last, record = await self.pool._call(self.worker, live_finish, self.game_id)
