@@ -28,6 +28,7 @@ from grpc_reflection.v1alpha import reflection_pb2 as rpb
 
 from clients.selfplay import play_game
 from service.server import BackgroundServer
+from service.servicer import LIVE_IN_FLIGHT
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
 from sgsverify.v1 import service_pb2_grpc as spb_grpc
@@ -294,6 +295,31 @@ def test_a_live_game_over_the_limits_stops_at_its_batch(stub: spb_grpc.VerifierS
     assert got and not any(r.HasField("finished") for r in got)
     listed = stub.ListReplays(spb.ListReplaysRequest(page_size=1000), timeout=30).replays
     assert not [r for r in listed if r.recorder == "live-big-card"]
+
+
+def test_a_live_batch_refused_after_many_sent_ahead_answers_every_batch_before_it(
+        stub: spb_grpc.VerifierServiceStub) -> None:
+    """The server sends batches to the worker ahead of their answers (LIVE_IN_FLIGHT): a batch that cannot be
+    taken, far into the stream, still ends the call only after one answer for each message before it, in order."""
+    log = game(11, "live-late-big-card")
+    late = [i for i, ev in enumerate(log.events) if ev.WhichOneof("kind") == "use_card"][-1]
+    log.events[late].use_card.card.id = MAX_STORED_INT + 1
+    size = 4
+    bad_message = 1 + late // size  # (message 0 carries the header)
+    assert bad_message > 2 * LIVE_IN_FLIGHT, "the bad batch must come well after the batches sent ahead"
+    got: list[spb.VerifyLiveResponse] = []
+
+    def call() -> None:
+        requests = [spb.VerifyLiveRequest(header=log.header)]
+        requests += [spb.VerifyLiveRequest(events=log.events[i:i + size]) for i in range(0, len(log.events), size)]
+        for res in stub.VerifyLive(iter(requests), timeout=60):
+            got.append(res)
+
+    code, details = status_of(call)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    assert details.startswith(f"VerifyLiveRequest message {bad_message}:") and "card id" in details
+    assert [r.events_received for r in got] == [min(m * size, len(log.events)) for m in range(bad_message)]
+    assert not any(r.HasField("finished") for r in got)
 
 
 def test_a_huge_upload_is_refused_before_it_fills_the_memory(stub: spb_grpc.VerifierServiceStub) -> None:
