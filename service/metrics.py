@@ -46,6 +46,7 @@ class Metrics:
                                   "not finished", registry=r)
         self.live_games = Gauge(f"{PREFIX}_live_games", "Live games open in worker processes", registry=r)
         self.audit = Counter(f"{PREFIX}_audit_events", "Audited actions, by action", ["action"], registry=r)
+        self._rpc_children: dict[tuple[str, str], tuple[Any, Any]] = {}
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self.port = 0
@@ -57,8 +58,13 @@ class Metrics:
         self.live_games.set_function(live_games)
 
     def rpc_done(self, method: str, code: str, seconds: float) -> None:
-        self.requests.labels(method, code).inc()
-        self.latency.labels(method, code).observe(seconds)
+        # (each RPC ends here: the labelled children are looked up once per method and code, not per call)
+        key = (method, code)
+        children = self._rpc_children.get(key)
+        if children is None:
+            children = self._rpc_children[key] = (self.requests.labels(method, code), self.latency.labels(method, code))
+        children[0].inc()
+        children[1].observe(seconds)
 
     def verified(self, source: str, violation_codes: list[str], events: int) -> None:
         """One verified log: its violations' codes (one entry per violation)."""

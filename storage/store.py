@@ -459,9 +459,11 @@ class Store:
     def find(self, log_sha256: str, tenant: str = DEFAULT_TENANT) -> ReplaySummary | None:
         """The tenant's stored replay of this log, if there is one (cheap when there is none)."""
         replay_id = replay_id_for(tenant, log_sha256)
-        with self._session() as session:
-            if session.scalar(_REPLAY_EXISTS, {"id": replay_id}) is None:
+        # (the usual answer, none, from a plain connection: no ORM session is set up for it)
+        with self._unavailable_on_failure(), self.engine.connect() as conn:
+            if conn.execute(_REPLAY_EXISTS, {"id": replay_id}).first() is None:
                 return None
+        with self._session() as session:
             replay = session.get(Replay, replay_id, options=[selectinload(Replay.seats)])
             return None if replay is None else self._summary(session, replay)
 
