@@ -84,7 +84,8 @@ _CODES = [
          "(e.g. 制衡 with no card, 结姻 without two hand cards). The skill is still carried out."),
     Code("SKILL_PRECONDITION", Kind.ILLEGAL, "docs/rules.md#skills; docs/generals.md#skills-in-the-log",
          "A skill used when its user lacks what it works with (e.g. 反间 with no hand card for the target to "
-         "take). The skill is still carried out as far as it can be."),
+         "take). The skill is still carried out as far as it can be; where nothing of it can be (天义 or 驱虎 with no "
+         "hand card of one's own for the 拼点) the invocation is refused."),
     Code("TARGET_PROHIBITED", Kind.ILLEGAL,
          "docs/rules.md#prohibited-targets; docs/generals.md#kongcheng; docs/generals.md#qianxun",
          "A target a skill forbids: 空城 (杀/决斗 on a character with no hand cards), 谦逊 (顺手牵羊/乐不思蜀)."),
