@@ -507,6 +507,15 @@ class VerifierClient:
         except grpc.RpcError as err:
             raise service_error(err) from None
 
+    def list_runs(self, *, timeout: float | None = None) -> list[spb.RunInfo]:
+        """The stored named regression runs, by name (over every tenant); needs a token with the admin scope."""
+        try:
+            res: spb.ListRunsResponse = self.stub.ListRuns(spb.ListRunsRequest(), timeout=self._timeout(timeout),
+                                                           metadata=self.metadata)
+        except grpc.RpcError as err:
+            raise service_error(err) from None
+        return list(res.runs)
+
     def list_page(self, filters: ListFilter = ListFilter(), *, page_size: int = 50, page_token: str = "",
                   timeout: float | None = None) -> spb.ListReplaysResponse:
         try:

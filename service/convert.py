@@ -10,7 +10,7 @@ from service.regress import ReplayReport, ViolationAt
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
-from storage.store import InvalidQuery, ReplayFilter, ReplaySummary, SubmissionMetadata
+from storage.store import InvalidQuery, ReplayFilter, ReplaySummary, RunInfo, SubmissionMetadata
 
 
 def metadata_from(msg: spb.SubmissionMetadata) -> SubmissionMetadata:
@@ -33,6 +33,13 @@ def replay_info(s: ReplaySummary) -> spb.ReplayInfo:
                                         reason=s.result_reason))
     for i, score in enumerate(s.scores or ()):
         info.result.scores.add(seat=i, score=score)
+    return info
+
+
+def run_info(r: RunInfo) -> spb.RunInfo:
+    info = spb.RunInfo(name=r.name, replays=r.replays, engine_versions=r.engine_versions)
+    info.started.FromDatetime(r.started)
+    info.finished.FromDatetime(r.finished)
     return info
 
 

@@ -46,7 +46,8 @@ from storage.store import DEFAULT_TENANT, StorageUnavailable
 SERVICE_NAME = spb.DESCRIPTOR.services_by_name["VerifierService"].full_name
 # The scope each RPC needs.
 METHOD_SCOPES = {"VerifyLog": "submit", "UploadLog": "submit", "VerifyLive": "submit", "GetReplay": "read",
-                 "ListReplays": "read", "DeleteReplay": "delete", "Regress": "admin", "GetStandings": "read"}
+                 "ListReplays": "read", "DeleteReplay": "delete", "Regress": "admin", "GetStandings": "read",
+                 "ListRuns": "admin"}
 CLIENT_STREAMS = frozenset({"UploadLog", "VerifyLive"})
 # How long a checked token is believed: a revoked token stops working within this time on every server.
 TOKEN_CACHE_SECONDS = 5.0

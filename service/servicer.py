@@ -22,7 +22,7 @@ from google.protobuf.message import Message
 
 from service import guard
 from service.config import Limits
-from service.convert import metadata_from, replay_change, replay_info, request_filter, summary_only
+from service.convert import metadata_from, replay_change, replay_info, request_filter, run_info, summary_only
 from service.guard import Principal, StreamIdle, idle_limited
 from service.live import LiveGame
 from service.metrics import Metrics
@@ -763,6 +763,16 @@ class VerifierServicer:
                 return
             yield item
 
+    @unary_errors
+    async def ListRuns(self, request: spb.ListRunsRequest | MalformedRequest,
+                       context: grpc.aio.ServicerContext) -> spb.ListRunsResponse:
+        """The stored named runs. The guard lets only admin tokens in (as Regress), and runs are not per tenant:
+        their counts are over every tenant's replays."""
+        if isinstance(request, MalformedRequest):
+            raise request.failure("the request")
+        runs = await self._io(self.store.runs)
+        return spb.ListRunsResponse(runs=[run_info(r) for r in runs])
+
     # ------------------------------------------------------------------ registration
 
     def generic_handler(self) -> grpc.GenericRpcHandler:
@@ -791,6 +801,9 @@ class VerifierServicer:
             "Regress": grpc.unary_stream_rpc_method_handler(
                 self.Regress, request_deserializer=lenient(spb.RegressRequest),
                 response_serializer=spb.RegressResponse.SerializeToString),
+            "ListRuns": grpc.unary_unary_rpc_method_handler(
+                self.ListRuns, request_deserializer=lenient(spb.ListRunsRequest),
+                response_serializer=spb.ListRunsResponse.SerializeToString),
         }
         return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
 

@@ -595,7 +595,7 @@ class Store:
         query = (select(Verdict.run, Verdict.engine_version, func.count(), func.min(Verdict.created_at),
                         func.max(Verdict.created_at))
                  .where(Verdict.run != SUBMISSION_RUN).group_by(Verdict.run, Verdict.engine_version)
-                 .order_by(Verdict.run))
+                 .order_by(Verdict.run, Verdict.engine_version))  # (the versions in a stable order)
         out: dict[str, RunInfo] = {}
         with self._session() as session:
             for name, version, count, first, last in session.execute(query).all():

@@ -572,13 +572,13 @@ class RpcInput:
         return RpcInput(head["method"], messages, head["cancel_after"], head["note"])
 
 
-UNARY = {"VerifyLog", "GetReplay", "ListReplays", "DeleteReplay"}
+UNARY = {"VerifyLog", "GetReplay", "ListReplays", "DeleteReplay", "ListRuns"}
 CLIENT_STREAM = {"UploadLog"}
 BIDI = {"VerifyLive"}
 SERVER_STREAM = {"Regress"}
 OTHER_METHODS = ["/grpc.health.v1.Health/Check", "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
                  "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"]
-METHODS = ["VerifyLog", "UploadLog", "VerifyLive", "GetReplay", "ListReplays", "DeleteReplay", "Regress"]
+METHODS = ["VerifyLog", "UploadLog", "VerifyLive", "GetReplay", "ListReplays", "DeleteReplay", "Regress", "ListRuns"]
 
 
 def fuzz_tag(rng: random.Random) -> str:
@@ -685,6 +685,8 @@ def valid_requests(method: str, rng: random.Random, known: Sequence[str]) -> lis
         # a filter that matches nothing: a valid Regress that re-verifies the whole store would dominate the run
         return [spb.RegressRequest(filter=spb.ListReplaysRequest(tournament=fuzz_tag(rng)),
                                    run=rng.choice(["", "fuzz-run"]), against=rng.choice(["", "", "fuzz-run"]))]
+    if method == "ListRuns":
+        return [spb.ListRunsRequest()]
     raise KeyError(method)
 
 

@@ -19,8 +19,8 @@ def register(sub: Any) -> None:
     token = sub.add_parser("token", help="create, list and revoke the bearer tokens of the service",
                            description="Bearer tokens for the service (docs/security.md). Each belongs to a tenant "
                            "and has scopes: submit (VerifyLog, UploadLog, VerifyLive), read (GetReplay, "
-                           "ListReplays), delete (DeleteReplay), admin (all of them on every tenant, and Regress). "
-                           "Only a hash of each token is stored; `create` prints the token once.")
+                           "ListReplays), delete (DeleteReplay), admin (all of them on every tenant, and Regress, "
+                           "ListRuns). Only a hash of each token is stored; `create` prints the token once.")
     actions = token.add_subparsers(dest="token_command", required=True, metavar="ACTION")
     create = actions.add_parser("create", help="make a token and print it (once)",
                                 description="Make a token for a tenant with the given scopes and print it, once: "

@@ -6,10 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clients.progress import ProgressBar
+
+if TYPE_CHECKING:
+    from storage.store import RunInfo
 
 EXIT_UNCHANGED, EXIT_CHANGED, EXIT_FAILED = 0, 1, 2
 
@@ -41,8 +45,8 @@ def register(sub: Any) -> None:
     rg.add_argument("--chunk", type=int, default=16, help="replays per unit of work (default 16)")
     rg.add_argument("--json", action="store_true", help="the report as one JSON document")
     rg.add_argument("--quiet", "-q", action="store_true", help="only the summary table")
-    rg.add_argument("--list-runs", action="store_true", help="list the stored runs and exit (on the database: "
-                    "--db or --data-dir, not --server)")
+    rg.add_argument("--list-runs", action="store_true", help="list the stored runs and exit (from the database, "
+                    "or with --server from the server's: the ListRuns RPC, which needs the admin scope)")
     for name in ("tournament", "round", "table", "submitter"):
         rg.add_argument(f"--{name}", default="", help=f"only replays submitted with this {name} label")
     rg.add_argument("--player", default="", help="a player at any seat")
@@ -112,6 +116,30 @@ def summary_lines(s: dict[str, Any]) -> list[str]:
     return lines
 
 
+def run_lines(runs: Iterable[RunInfo]) -> list[str]:
+    """The stored runs, one line each (--list-runs, on the database or a server)."""
+    return [f"{info.name}: {info.replays} replay(s), {info.started:%Y-%m-%d %H:%M}–{info.finished:%H:%M} UTC, "
+            f"{', '.join(info.engine_versions)}" for info in runs]
+
+
+def list_runs_remote(args: argparse.Namespace) -> int:
+    from datetime import UTC
+
+    from clients.client import ServiceError
+    from clients.commands.service import _fail, connect
+    from storage.store import RunInfo
+
+    try:
+        with connect(args) as client:
+            runs = client.list_runs()
+    except (ServiceError, ValueError) as err:
+        return _fail(err)
+    for line in run_lines(RunInfo(r.name, r.replays, tuple(r.engine_versions), r.started.ToDatetime(tzinfo=UTC),
+                                  r.finished.ToDatetime(tzinfo=UTC)) for r in runs):
+        print(line)
+    return EXIT_UNCHANGED
+
+
 def run_remote(args: argparse.Namespace) -> int:
     from clients.client import ServiceError
     from clients.commands.service import _fail, connect, list_filter
@@ -176,10 +204,7 @@ def run_remote(args: argparse.Namespace) -> int:
 
 def run_regress(args: argparse.Namespace) -> int:
     if args.server and args.list_runs:
-        # The runs are in the database; no RPC lists them. Before, --server ran a whole regression instead.
-        print("sgs-verify: --list-runs reads the database: give --db URL (or --data-dir) instead of --server",
-              file=sys.stderr)
-        return EXIT_FAILED
+        return list_runs_remote(args)
     if args.server:
         return run_remote(args)
     from clients.commands.service import _fail, _service_config, _startup_failure
@@ -212,9 +237,8 @@ def run_regress(args: argparse.Namespace) -> int:
 
     try:
         if args.list_runs:
-            for info in store.runs():
-                print(f"{info.name}: {info.replays} replay(s), {info.started:%Y-%m-%d %H:%M}–{info.finished:%H:%M} "
-                      f"UTC, {', '.join(info.engine_versions)}")
+            for line in run_lines(store.runs()):
+                print(line)
             return EXIT_UNCHANGED
         options = RegressOptions(filters=_filters(args), run=args.run_name, against=args.against or SUBMISSION_RUN,
                                  engine=args.engine, restart=args.restart, chunk_size=args.chunk)

@@ -327,6 +327,30 @@ class RegressSummary(_message.Message):
     seconds: float
     def __init__(self, engine_version: _Optional[str] = ..., replays: _Optional[int] = ..., resumed: _Optional[int] = ..., verified: _Optional[int] = ..., unchanged: _Optional[int] = ..., changed: _Optional[int] = ..., failed: _Optional[int] = ..., seconds: _Optional[float] = ...) -> None: ...
 
+class ListRunsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class RunInfo(_message.Message):
+    __slots__ = ("name", "replays", "engine_versions", "started", "finished")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    REPLAYS_FIELD_NUMBER: _ClassVar[int]
+    ENGINE_VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    STARTED_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    replays: int
+    engine_versions: _containers.RepeatedScalarFieldContainer[str]
+    started: _timestamp_pb2.Timestamp
+    finished: _timestamp_pb2.Timestamp
+    def __init__(self, name: _Optional[str] = ..., replays: _Optional[int] = ..., engine_versions: _Optional[_Iterable[str]] = ..., started: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class ListRunsResponse(_message.Message):
+    __slots__ = ("runs",)
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    runs: _containers.RepeatedCompositeFieldContainer[RunInfo]
+    def __init__(self, runs: _Optional[_Iterable[_Union[RunInfo, _Mapping]]] = ...) -> None: ...
+
 class GetStandingsRequest(_message.Message):
     __slots__ = ("tournament", "tenant", "exclude_violations")
     TOURNAMENT_FIELD_NUMBER: _ClassVar[int]

@@ -69,6 +69,11 @@ class VerifierServiceStub:
                 request_serializer=sgsverify_dot_v1_dot_service__pb2.RegressRequest.SerializeToString,
                 response_deserializer=sgsverify_dot_v1_dot_service__pb2.RegressResponse.FromString,
                 _registered_method=True)
+        self.ListRuns = channel.unary_unary(
+                '/sgsverify.v1.VerifierService/ListRuns',
+                request_serializer=sgsverify_dot_v1_dot_service__pb2.ListRunsRequest.SerializeToString,
+                response_deserializer=sgsverify_dot_v1_dot_service__pb2.ListRunsResponse.FromString,
+                _registered_method=True)
         self.GetStandings = channel.unary_unary(
                 '/sgsverify.v1.VerifierService/GetStandings',
                 request_serializer=sgsverify_dot_v1_dot_service__pb2.GetStandingsRequest.SerializeToString,
@@ -135,6 +140,17 @@ class VerifierServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListRuns(self, request, context):
+        """The stored named regression runs (RegressRequest.run), by name: how many
+        replays each verified, under which engine version(s), and when
+        (docs/service.md, "Regression runs"). Needs the admin scope, as Regress.
+        Runs are not per tenant: a run's counts are over every tenant's replays
+        it verified.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetStandings(self, request, context):
         """The standings of a tournament (the replays' SubmissionMetadata.tournament):
         its players ranked by their total score (docs/rules.md#scoring) over its
@@ -184,6 +200,11 @@ def add_VerifierServiceServicer_to_server(servicer, server):
                     servicer.Regress,
                     request_deserializer=sgsverify_dot_v1_dot_service__pb2.RegressRequest.FromString,
                     response_serializer=sgsverify_dot_v1_dot_service__pb2.RegressResponse.SerializeToString,
+            ),
+            'ListRuns': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListRuns,
+                    request_deserializer=sgsverify_dot_v1_dot_service__pb2.ListRunsRequest.FromString,
+                    response_serializer=sgsverify_dot_v1_dot_service__pb2.ListRunsResponse.SerializeToString,
             ),
             'GetStandings': grpc.unary_unary_rpc_method_handler(
                     servicer.GetStandings,
@@ -380,6 +401,33 @@ class VerifierService:
             '/sgsverify.v1.VerifierService/Regress',
             sgsverify_dot_v1_dot_service__pb2.RegressRequest.SerializeToString,
             sgsverify_dot_v1_dot_service__pb2.RegressResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListRuns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sgsverify.v1.VerifierService/ListRuns',
+            sgsverify_dot_v1_dot_service__pb2.ListRunsRequest.SerializeToString,
+            sgsverify_dot_v1_dot_service__pb2.ListRunsResponse.FromString,
             options,
             channel_credentials,
             insecure,

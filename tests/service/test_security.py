@@ -100,6 +100,7 @@ def test_no_token_and_bad_tokens_are_unauthenticated(secured: Secured) -> None:
             "DeleteReplay": lambda md: stub.DeleteReplay(spb.DeleteReplayRequest(id="ab" * 32), metadata=md,
                                                          timeout=30),
             "Regress": lambda md: list(stub.Regress(spb.RegressRequest(), metadata=md, timeout=30)),
+            "ListRuns": lambda md: stub.ListRuns(spb.ListRunsRequest(), metadata=md, timeout=30),
         }
         for name, call in calls.items():
             for metadata, expected in (((), "needs a token"),
@@ -141,6 +142,10 @@ def test_a_token_needs_the_scope_of_the_call(secured: Secured) -> None:
         assert reader.get(sub.id).info.id == sub.id
         with pytest.raises(PermissionDenied, match="'admin' scope"):
             list(member.regress())
+        # Runs are the admin's, as Regress is: no other scope lists them.
+        for client in (reader, submitter, member):
+            with pytest.raises(PermissionDenied, match="ListRuns needs a token with the 'admin' scope"):
+                client.list_runs()
 
 
 def test_a_revoked_token_stops_working(secured: Secured, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -210,6 +215,22 @@ def test_the_regress_rpc_is_for_admins_over_every_tenant(secured: Secured) -> No
         summary = next(m.summary for m in admin.regress(ListFilter(tenant="bravo"))
                        if m.WhichOneof("kind") == "summary")
         assert summary.replays == bravo_count < total
+        # A run is not a tenant's: it is listed (to admins only) with its replays of every tenant.
+        summary = next(m.summary for m in admin.regress(run="ops-all") if m.WhichOneof("kind") == "summary")
+        assert {r.name: r.replays for r in admin.list_runs()}["ops-all"] == total
+
+
+def test_the_cli_lists_runs_with_an_admin_token_only(secured: Secured, capsys: pytest.CaptureFixture[str]) -> None:
+    command = ["regress", "--server", secured.address, "--list-runs", "--token"]
+    assert main([*command, secured.tokens["acme"]]) != 0
+    assert "ListRuns needs a token with the 'admin' scope" in capsys.readouterr().err
+    with secured.client("admin") as admin:
+        list(admin.regress(ListFilter(tenant="acme"), run="cli-run"))
+        expected = [f"{r.name}: {r.replays} replay(s)," for r in admin.list_runs()]
+    assert "cli-run" in " ".join(expected)
+    assert main([*command, secured.tokens["admin"]]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(expected) and all(line.startswith(e) for line, e in zip(lines, expected, strict=True))
 
 
 def test_deletes_and_token_changes_are_audited(secured: Secured) -> None:

@@ -3,9 +3,9 @@ like JSON (D1); input that puts a lone surrogate into an error message (D2); val
 NUL characters, texts over their columns' sizes, numbers over 32 bits, huge player names, timestamps out
 of range, a deeply nested page token (D3-D8) — each refused at the edge with INVALID_ARGUMENT naming the
 field and the limit, the same on both backends and never with an SQL statement; server reflection v1
-(D17); worker processes that end with a killed server (D11); `regress --server --list-runs` (D19); a busy port
-and `list`'s player names (D20); health checking and reflection given bytes that are no request (found by
-fuzzing, docs/fuzzing.md)."""
+(D17); worker processes that end with a killed server (D11); `regress --server --list-runs` (D19: it lists
+the runs, verifies nothing); a busy port and `list`'s player names (D20); health checking and reflection
+given bytes that are no request (found by fuzzing, docs/fuzzing.md)."""
 
 from __future__ import annotations
 
@@ -420,16 +420,24 @@ def test_a_busy_port_says_so(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------------------- D19, D20 (CLI)
 
-def test_regress_list_runs_on_a_server_says_where_runs_are(service: BackgroundServer,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    """It used to ignore --list-runs and re-verify every stored replay on the server."""
-    from clients import cli
+def test_regress_list_runs_on_a_server_lists_and_runs_nothing(service: BackgroundServer,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """It used to ignore --list-runs and re-verify every stored replay on the server (then it was refused);
+    now the server lists its runs (ListRuns) and nothing is verified."""
+    import re
 
-    code = cli.main(["regress", "--server", service.address, "--list-runs"])
-    out, err = capsys.readouterr()
-    assert code == 2
-    assert out == ""  # no regression run, no summary
-    assert "--list-runs reads the database: give --db URL (or --data-dir) instead of --server" in err
+    from clients import cli
+    from clients.client import VerifierClient
+
+    with VerifierClient(service.address) as client:
+        before = client.list_runs()
+        code = cli.main(["regress", "--server", service.address, "--list-runs"])
+        out, err = capsys.readouterr()
+        assert client.list_runs() == before  # no run made or resumed
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert len(lines) == len(before)  # no regression run, no summary
+    assert all(re.match(r"\S+: \d+ replay\(s\), \d{4}-\d\d-\d\d \d\d:\d\d–\d\d:\d\d UTC, ", line) for line in lines)
 
 
 def test_list_shows_every_player_whole(stub: spb_grpc.VerifierServiceStub, service: BackgroundServer,
