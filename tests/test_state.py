@@ -7,10 +7,12 @@ lookahead a held outcome waits for), and the state must be what the log says hap
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from google.protobuf import json_format
 
 from clients.cheating_selfplay import CONSISTENT_KINDS, play_cheating_game
 from clients.selfplay import play_game
@@ -19,10 +21,15 @@ from verifier import load_log, verify
 from verifier.state import Timeline, state_at
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
+SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 
 
 def example(name: str) -> pb.GameLog:
     return load_log((EXAMPLES / name).read_bytes())
+
+
+def scenario(name: str) -> pb.GameLog:
+    return json_format.ParseDict(json.loads((SCENARIOS / name).read_text(encoding="utf-8"))["log"], pb.GameLog())
 
 
 def without_annotations(state: dict[str, Any]) -> dict[str, Any]:
@@ -182,3 +189,47 @@ def test_hegemony_generals_face_down_are_seen_by_their_owner_only() -> None:
     turns = timeline.turns
     first = turns[0]["seat"]
     assert [t["round"] for t in turns[:6]] == [1, 1, 1, 1, 1, 2] and turns[5]["seat"] == first
+
+
+def test_cards_on_a_general_are_shown_to_every_view_while_they_are_there() -> None:
+    """不屈's 创 (ZONE_GENERAL) are on 周泰's general from the InvokeSkill that puts them there until the 桃 that
+    brings him to 1 HP discards them; they are face up, so every seat's view lists them."""
+    log = scenario("hegemony/wu/buqu_recover.json")
+    assert log.events[7].invoke_skill.skill == "buqu" and log.events[9].use_card.card.id == 262  # (a 桃)
+    timeline = Timeline(log)
+    on_general = [[c["id"] for c in timeline.state(p)["seats"][1]["general_cards"]] for p in range(timeline.positions)]
+    assert on_general == [[]] * 7 + [[263]] * 2 + [[]] * (timeline.positions - 9)
+    for view in (None, 0, 1, 2):
+        zhoutai = timeline.state(8, view)["seats"][1]
+        assert zhoutai["general_cards_count"] == 1 and zhoutai["hp"] == 0
+        assert [(c["name"], c["suit"], c["number"]) for c in zhoutai["general_cards"]] == [("赤兔", "♥", "5")]
+        assert timeline.state(8, view) == state_at(log, 8, view)
+    assert all(s["general_cards"] == [] and s["general_cards_count"] == 0 for s in timeline.state(9)["seats"])
+    # A second 创 joins the first; at his death they go with his other cards.
+    log = scenario("hegemony/wu/buqu.json")
+    timeline = Timeline(log)
+    assert [c["id"] for c in timeline.state(10)["seats"][1]["general_cards"]] == [263, 211]
+    dead = timeline.state(11)["seats"][1]
+    assert not dead["alive"] and dead["general_cards"] == [] and dead["general_cards_count"] == 0
+
+
+def test_a_reborn_seat_is_marked_from_its_rebirth_on() -> None:
+    """reborn_again: seat 1 dies, is reborn as 貂蝉 (the recorded Rebirth is event 10; the engine runs ahead and
+    reborns it at the sacrifice that makes it due, event 9), dies again and is reborn as 华佗 (events 22/23). The
+    marker counts the rebirths and names the generals, in every view, and stays while the seat is dead again."""
+    log = scenario("rebirth/reborn_again.json")
+    assert log.events[10].rebirth.general == "diaochan" and log.events[23].rebirth.general == "huatuo"
+    timeline = Timeline(log)
+    reborn = [timeline.state(p)["seats"][1]["reborn"] for p in range(timeline.positions)]
+    assert reborn == [0] * 9 + [1] * 13 + [2] * (timeline.positions - 22)
+    assert all(s["reborn"] == 0 and s["reborn_as"] == [] for s in timeline.state(timeline.positions - 1)["seats"]
+               if s["seat"] != 1)
+    first = timeline.state(10)["seats"][1]
+    assert first["alive"] and first["general"] == "diaochan" and first["hp"] == 1
+    assert first["reborn_as"] == [{"name": "diaochan", "name_zh": "貂蝉"}]
+    assert timeline.state(15)["seats"][1]["reborn"] == 1 and not timeline.state(15)["seats"][1]["alive"]
+    for view in (None, 0, 1):
+        again = timeline.state(23, view)["seats"][1]
+        assert [g["name_zh"] for g in again["reborn_as"]] == ["貂蝉", "华佗"] and again["general"] == "huatuo"
+        assert timeline.state(23, view) == state_at(log, 23, view)
+    assert all(s["reborn"] == 0 for s in Timeline(example("short_game.json")).state(30)["seats"])

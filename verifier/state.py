@@ -49,9 +49,11 @@ KINGDOMS = {"wei": "魏", "shu": "蜀", "wu": "吴", "qun": "群"}
 
 # One seat at one position: alive, hp, max_hp, hand, equipment ((slot, card), ...),
 # judgment area ((card, counts as), ...), marks ((name, value), ...), general, kingdom,
-# the generals it plays ((name, face up), ...: hegemony's main and deputy; identity's one).
+# the generals it plays ((name, face up), ...: hegemony's main and deputy; identity's one), the cards on its
+# general (ZONE_GENERAL: 不屈's 创, in the order put there), the generals it was reborn as (rebirth, in order).
 SeatState = tuple[bool, int, int, tuple[int, ...], tuple[tuple[str, int], ...], tuple[tuple[int, str], ...],
-                  tuple[tuple[str, int], ...], str, str, tuple[tuple[str, bool], ...]]
+                  tuple[tuple[str, int], ...], str, str, tuple[tuple[str, bool], ...], tuple[int, ...],
+                  tuple[str, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +87,8 @@ def _seat_state(game: Game, p: Player) -> SeatState:
     return (p.alive, p.hp, p.max_hp, tuple(p.hand),
             tuple((slot, p.equips[slot]) for slot in EQUIP_SLOTS if slot in p.equips),
             tuple((c, game.judgment_as.get(c, "")) for c in p.judgment),
-            tuple(sorted(p.marks.items())), p.general, p.kingdom, game.mode.seat_generals(game, p.seat))
+            tuple(sorted(p.marks.items())), p.general, p.kingdom, game.mode.seat_generals(game, p.seat),
+            tuple(p.pile), game.mode.seat_rebirths(game, p.seat))
 
 
 def read_snapshot(verifier: Verifier, previous: Snapshot | None = None) -> Snapshot | None:
@@ -280,7 +283,7 @@ def _render(tl: Timeline, position: int, view: int | None) -> dict[str, Any]:
     names = card_names_zh()
     seats = []
     for i, st in enumerate(snap.seats):
-        alive, hp, max_hp, hand, equips, judgment, marks, general, kingdom, played = st
+        alive, hp, max_hp, hand, equips, judgment, marks, general, kingdom, played, pile, rebirths = st
         role = tl.roles[i]
         shown = view is None or view == i
         seats.append({
@@ -294,6 +297,10 @@ def _render(tl: Timeline, position: int, view: int | None) -> dict[str, Any]:
             "hand": [card_json(c) for c in hand] if shown else None, "hand_count": len(hand),
             "equipment": {slot: card_json(c) for slot, c in equips},
             "judgment": [dict(card_json(c), **({"as": names.get(a, a)} if a else {})) for c, a in judgment],
+            # The cards on a general are face up (不屈's 创: their numbers decide the dying state), seen by all.
+            "general_cards": [card_json(c) for c in pile], "general_cards_count": len(pile),
+            # A rebirth is public: the count, and the generals reborn as (the last is the one played now).
+            "reborn": len(rebirths), "reborn_as": [{"name": name, "name_zh": zh.get(name, name)} for name in rebirths],
             "marks": dict(marks), "chained": bool(dict(marks).get("chained")),
             "current": i == snap.current and snap.turn > 0 and not snap.over})
     result = tl.result if end or snap.over else None

@@ -318,3 +318,51 @@ def test_a_server_with_tokens_asks_for_one_and_keeps_it_in_the_tab(browser: Brow
             assert not context.cookies()
         finally:
             context.close()
+
+
+def test_cards_on_a_general_and_a_reborn_seat(browser: Browser, tmp_path: Path) -> None:
+    """不屈's 创 on 周泰's general are listed in every seat's view (they are face up) while they are there; a
+    seat reborn twice is tagged so, with the generals it was reborn as on hover."""
+    from tests.test_state import scenario
+
+    url, _ = fresh_database("sqlite", tmp_path)
+    with BackgroundServer(server_config(url, tmp_path, http_address="127.0.0.1:0")) as srv:
+        base = srv.http_url.rstrip("/")
+        ids = {}
+        with httpx.Client(base_url=base, timeout=120) as http:
+            for name in ("hegemony/wu/buqu_recover.json", "rebirth/reborn_again.json"):
+                response = http.post("/api/replays", content=scenario(name).SerializeToString())
+                assert response.status_code == 201, response.text
+                ids[name.split("/")[-1]] = response.json()["replay"]["id"]
+        context = browser.new_context(viewport={"width": 1360, "height": 900})
+        try:
+            page = context.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda err: errors.append(str(err)))
+            open_replay(page, base, ids["buqu_recover.json"], "#e=8&view=2")
+            expect(page.locator("body[data-shown='8|2']")).to_be_attached()
+            zhoutai = page.locator("#seats .seat[data-seat='1']")
+            expect(zhoutai.locator(".on-general")).to_have_attribute("data-count", "1")
+            expect(zhoutai.locator(".on-general")).to_have_attribute("data-hidden", "false")
+            expect(zhoutai.locator(".on-general .card")).to_have_text(re.compile(r"^赤兔\s*♥5$"))
+            expect(zhoutai.locator(".hand")).to_have_attribute("data-hidden", "true")  # his hand stays hidden
+            expect(page.locator("#seats .on-general")).to_have_count(1)
+            shot(page, "09-cards-on-general")
+            page.keyboard.press("ArrowRight")  # event 9: the 桃 brings him to 1 HP, the 创 is discarded
+            expect(page.locator("body[data-shown='9|2']")).to_be_attached()
+            expect(page.locator("#seats .on-general")).to_have_count(0)
+            open_replay(page, base, ids["reborn_again.json"], "#e=8")
+            expect(page.locator("body[data-shown='8|open']")).to_be_attached()
+            expect(page.locator("#seats .reborn-tag")).to_have_count(0)
+            page.keyboard.press("ArrowRight")  # the sacrifice that makes the rebirth due
+            tag = page.locator("#seats .seat[data-seat='1'] .reborn-tag")
+            expect(tag).to_have_text("reborn")
+            expect(tag).to_have_attribute("title", "reborn as 貂蝉")
+            page.keyboard.press("End")
+            expect(tag).to_have_text("reborn ×2")
+            expect(tag).to_have_attribute("title", "reborn as 貂蝉, then 华佗")
+            expect(page.locator("#seats .reborn-tag")).to_have_count(1)
+            shot(page, "10-reborn")
+            assert errors == [], f"the page raised: {errors}"
+        finally:
+            context.close()

@@ -82,6 +82,11 @@ class Mode:
         general = game.players[seat].general
         return ((general, True),) if general else ()
 
+    def seat_rebirths(self, game: Game, seat: int) -> tuple[str, ...]:
+        """The generals the seat's character was reborn as, oldest first (a viewer marks a reborn seat). Only
+        the rebirth variant has any."""
+        return ()
+
     # ------------------------------------------------------------------ the mode's own decisions
 
     def intercept(self, game: Game, request: Request, answer: Answer) -> Settle[bool]:

@@ -169,16 +169,26 @@ function seatHtml(s, state) {
     : `<div class="hand" data-hidden="true"><span class="label">hand</span> <span class="count">${s.hand_count} card${s.hand_count === 1 ? "" : "s"}</span></div>`;
   const equip = Object.entries(s.equipment).map(([slot, c]) => `<span class="slot">${esc(SLOTS[slot] || slot)}</span> ${cardHtml(c)}`).join(" ");
   const judgment = s.judgment.map((c) => cardHtml(c)).join(" ");
+  // Cards on the general (不屈's 创): the state lists them when the view may see them, else only counts them.
+  const onGeneralCount = s.general_cards_count || 0;
+  const onGeneral = !onGeneralCount ? "" : s.general_cards
+    ? `<div class="on-general" data-hidden="false" data-count="${onGeneralCount}"><span class="label">on general ${onGeneralCount}</span> ${s.general_cards.map((c) => cardHtml(c)).join(" ")}</div>`
+    : `<div class="on-general" data-hidden="true" data-count="${onGeneralCount}"><span class="label">on general</span> <span class="count">${onGeneralCount} card${onGeneralCount === 1 ? "" : "s"}</span></div>`;
+  const rebornAs = (s.reborn_as || []).map((g) => g.name_zh || g.name);
+  const reborn = s.reborn
+    ? `<span class="reborn-tag" data-reborn="${s.reborn}" title="reborn as ${esc(rebornAs.join(", then "))}">reborn${s.reborn > 1 ? " ×" + s.reborn : ""}</span>`
+    : "";
   const marks = Object.entries(s.marks).filter(([k]) => !HIDDEN_MARKS.has(k))
     .map(([k]) => `<span class="mark-tag mark-${esc(k)}">${esc(MARKS[k] || k)}</span>`).join(" ");
   const classes = ["seat", s.current ? "current" : "", s.alive ? "" : "dead", state.view === s.seat ? "viewer" : "", s.chained ? "chained" : ""];
   return `<article class="${classes.filter(Boolean).join(" ")}" data-seat="${s.seat}" aria-label="seat ${s.seat}">
     <header><span class="seat-no">${s.seat}</span> <b class="player">${esc(s.player || "seat " + s.seat)}</b> ${roleText}
-      ${s.current ? '<span class="turn-tag">turn</span>' : ""}${s.alive ? "" : '<span class="dead-tag">dead</span>'}</header>
+      ${s.current ? '<span class="turn-tag">turn</span>' : ""}${reborn}${s.alive ? "" : '<span class="dead-tag">dead</span>'}</header>
     <div class="line">${general} ${hpHtml(s)} ${marks}</div>
     ${hand}
     ${equip ? `<div class="equip"><span class="label">equipment</span> ${equip}</div>` : ""}
     ${judgment ? `<div class="judgment"><span class="label">judgment</span> ${judgment}</div>` : ""}
+    ${onGeneral}
   </article>`;
 }
 

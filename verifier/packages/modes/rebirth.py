@@ -55,11 +55,15 @@ class RebirthMode(IdentityMode):
         self.reborn: set[int] = set()  # seats reborn at least once: they may never sacrifice (R-1)
         self.closed: set[int] = set()  # dead seats for which no general of their kingdom was left
         self.rebirths = 0  # rebirths due so far (each draws from its own stream)
+        self.reborn_as: dict[int, list[str]] = {}  # seat -> the generals it was reborn as, in order (for viewers)
 
     # ------------------------------------------------------------------ what a reborn character counts as
 
     def is_reborn(self, seat: int) -> bool:
         return seat in self.reborn
+
+    def seat_rebirths(self, game: Game, seat: int) -> tuple[str, ...]:
+        return tuple(self.reborn_as.get(seat, ()))
 
     def alive_for_victory(self, game: Game, seat: int) -> bool:
         """docs/rules.md#rebirth-victory: a reborn character still counts as dead for victory (R-7)."""
@@ -146,6 +150,7 @@ class RebirthMode(IdentityMode):
             return
         game.revive(seat)
         self.reborn.add(seat)
+        self.reborn_as.setdefault(seat, []).append(general)
         for mark in sorted(p.marks):
             game.set_mark(seat, mark, 0)  # a new character: nothing of the dead one's state stays
         p.slash_count = 0
