@@ -620,7 +620,9 @@ class VerifierServicer:
                 sent = game.send(events_encoding(msg), len(msg.events))
                 del msg
                 if scope is not None:
-                    scope.release_received()  # the batch is in the worker now
+                    # The batch is in the worker now (or on its way, in the sending thread: at most
+                    # LIVE_IN_FLIGHT batches a stream): the byte budget counts what is still to be read.
+                    scope.release_received()
                 await answers.put((sent, where))
             item: BaseException | None = None
         except asyncio.CancelledError:
