@@ -254,34 +254,31 @@ def record_for(header: pb.GameHeader, event_count: int, log_bytes: bytes, log_fo
 def finished_facts(finished: Finished) -> VerdictFacts:
     """``verdict_facts`` of a finished verification, from its parts: the violations come from the verifier's
     records and the stored replay is joined from the annotations' wire form, with no annotation parsed."""
-    replay = finished.summary
-    violations = [_violation_facts(None, False, v) for v in replay.header_violations]
-    for index, _, _, _, found, derived in finished.records:
-        violations += [ViolationFacts(event_index=index, derived=derived is not None, code=v.code, message=v.message,
-                                      rule=CATALOGUE[v.code].rule, seat=v.seat, card=v.card) for v in found]
-    res = replay.result
-    return VerdictFacts(
-        engine_version=finished.engine_version, violation_count=replay.violation_count,
-        violation_codes=tuple(replay.violation_codes), followed=replay.followed,
-        stopped_at=None if replay.followed else replay.stopped_at, stopped_reason=replay.stopped_reason,
-        finished=res.finished, side=int(res.side), winners=tuple(res.winners), result_reason=res.reason,
-        annotation_count=finished.annotation_count, replay_blob=finished.encoded(),
-        violations=tuple(violations), scores=tuple(s.score for s in res.scores))
+    violations = [ViolationFacts(event_index=index, derived=derived is not None, code=v.code, message=v.message,
+                                 rule=CATALOGUE[v.code].rule, seat=v.seat, card=v.card)
+                  for index, _, _, _, found, derived in finished.records for v in found]
+    return _verdict(finished.summary, finished.engine_version, finished.annotation_count, finished.encoded(),
+                    violations)
 
 
 def verdict_facts(replay: apb.AnnotatedReplay) -> VerdictFacts:
-    violations = [_violation_facts(None, False, v) for v in replay.header_violations]
-    for ann in replay.annotations:
-        for v in ann.violations:
-            violations.append(_violation_facts(ann.index, ann.derived, v))
+    violations = [_violation_facts(ann.index, ann.derived, v) for ann in replay.annotations for v in ann.violations]
+    return _verdict(replay, replay.engine_version, len(replay.annotations),
+                    replay.SerializeToString(deterministic=True), violations)
+
+
+def _verdict(replay: apb.AnnotatedReplay, engine_version: str, annotation_count: int, replay_blob: bytes,
+             event_violations: list[ViolationFacts]) -> VerdictFacts:
+    """The stored facts of a replay (``replay``: its summary fields; the header's violations come first)."""
     res = replay.result
     return VerdictFacts(
-        engine_version=replay.engine_version, violation_count=replay.violation_count,
+        engine_version=engine_version, violation_count=replay.violation_count,
         violation_codes=tuple(replay.violation_codes), followed=replay.followed,
         stopped_at=None if replay.followed else replay.stopped_at, stopped_reason=replay.stopped_reason,
         finished=res.finished, side=int(res.side), winners=tuple(res.winners), result_reason=res.reason,
-        annotation_count=len(replay.annotations), replay_blob=replay.SerializeToString(deterministic=True),
-        violations=tuple(violations), scores=tuple(s.score for s in res.scores))
+        annotation_count=annotation_count, replay_blob=replay_blob,
+        violations=tuple([_violation_facts(None, False, v) for v in replay.header_violations] + event_violations),
+        scores=tuple(s.score for s in res.scores))
 
 
 def warm_up() -> int:
