@@ -217,12 +217,7 @@ def _drop_unanswered(answers: asyncio.Queue[_LiveItem]) -> None:
     while not answers.empty():
         item = answers.get_nowait()
         if isinstance(item, tuple):
-            sent = item[0]
-            if sent.done():
-                if not sent.cancelled():
-                    sent.exception()  # (retrieved: asyncio would log it)
-            else:
-                sent.cancel()
+            item[0].cancel()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -386,6 +386,11 @@ class WorkerPool:
             w.executor.shutdown()
 
 
+def _seen(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
 class LiveSession:
     """One live game, pinned to one worker process."""
 
@@ -412,7 +417,10 @@ class LiveSession:
         self.event_count += count
         if self.worker.executor is not self.executor:
             raise WorkerLost("the live game's worker process died (it was restarted): the game is lost")
-        return self.pool._send(self.worker, live_feed, self.game_id, events)
+        sent = self.pool._send(self.worker, live_feed, self.game_id, events)
+        # An answer may never be awaited (the call ended first): its error is not one asyncio should report.
+        sent.add_done_callback(_seen)
+        return sent
 
     async def answer(self, sent: asyncio.Future[bytes]) -> bytes:
         return await self.pool._answer(self.worker, self.executor, sent)

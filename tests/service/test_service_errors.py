@@ -4,6 +4,7 @@ where), over-limit input (RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED), missing replay
 
 from __future__ import annotations
 
+import gc
 import os
 import queue
 import signal
@@ -303,3 +304,32 @@ def test_a_dead_worker_is_replaced(tmp_path: Path) -> None:
             list(updates)
         again = list(c.live(log.header, log.events))
         assert again[-1].finished is not None and again[-1].finished.stored
+
+
+def test_a_worker_killed_with_live_batches_in_flight_fails_the_game_cleanly(tmp_path: Path) -> None:
+    """A live game's batches run ahead of their answers (up to LIVE_IN_FLIGHT): when its worker dies with
+    several on their way, the call ends UNAVAILABLE, no answer's error is left for asyncio to report, and the
+    next game works."""
+    url, _ = fresh_database("sqlite", tmp_path)
+    with BackgroundServer(server_config(url, tmp_path)) as server, \
+            VerifierClient(server.address, timeout=30) as c:
+        pool = server.server.pool
+        assert pool is not None
+        reported: list[str] = []
+        loop = server.loop
+        loop.call_soon_threadsafe(loop.set_exception_handler, lambda _, ctx: reported.append(str(ctx.get("message"))))
+        log = game(13)
+        updates = c.live(log.header, log.events, batch_size=4)
+        next(updates)  # the header's answer: the game is on a worker, and its batches are on their way
+        live_worker = next(i for i, w in enumerate(pool.workers) if w.games)
+        for process in list(pool.workers[live_worker].executor._processes.values()):
+            assert process.pid is not None
+            os.kill(process.pid, signal.SIGKILL)
+            process.join(10)
+        with pytest.raises(ServiceUnavailable, match="worker process died"):
+            list(updates)
+        again = list(c.live(log.header, log.events, batch_size=4))
+        assert again[-1].finished is not None and again[-1].finished.stored
+        loop.call_soon_threadsafe(gc.collect)  # (an unretrieved error is reported when its future is freed)
+        time.sleep(0.5)
+        assert reported == []
