@@ -943,6 +943,7 @@ class ServerUnderTest:
         self.known: list[str] = []  # ids of replays stored by the fuzzer and not deleted
         self.output: list[str] = []
         self.restarts = 0
+        self.metrics_url = ""  # the server's Prometheus metrics: which client streams it still serves
 
     def database_url(self) -> str:
         if self.backend == "sqlite":
@@ -959,7 +960,7 @@ class ServerUnderTest:
         cmd = [sys.executable, "-m", "clients.cli", "serve", "--address", "127.0.0.1:0", "--workers",
                str(self.workers), "--data-dir", str(self.folder), "--db", url, "--migrate", "--rate-limit", "0",
                "--deadline", str(SERVER_DEADLINE), "--max-message-bytes", str(8 << 20), "--max-stream-messages",
-               "100", "--max-buffered-bytes", str(64 << 20), "--grace", "2"]
+               "100", "--max-buffered-bytes", str(64 << 20), "--grace", "2", "--metrics", "127.0.0.1:0"]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
                                      env=env, start_new_session=True)
@@ -970,8 +971,10 @@ class ServerUnderTest:
             m = re.search(r"listening on (\S+)", line)
             if m:
                 address = m.group(1)
-            if "limits:" in line:
-                break
+            m = re.search(r"Prometheus metrics on (\S+)", line)
+            if m:
+                self.metrics_url = m.group(1)
+                break  # (printed after the limits)
         if not address:
             raise RuntimeError("the server did not start:\n" + "".join(self.output[-30:]))
         self.address = address
@@ -1046,6 +1049,8 @@ class ServerUnderTest:
                 return Outcome("unexpected", f"{name}: {code.name} with {problem}: {details[:2000]}")
         stored = self._note_answer(name, code, responses)
         if before is not None and code != grpc.StatusCode.OK and not stored:
+            if code == grpc.StatusCode.CANCELLED and case.cancel_after is not None:
+                self._wait_for_streams_to_end()
             after = self.count()
             if after != before and code == grpc.StatusCode.CANCELLED and case.cancel_after is not None:
                 after = self._count_once_undone(before)
@@ -1074,6 +1079,25 @@ class ServerUnderTest:
             if ident and ident not in self.known:
                 self.known.append(ident)
         return bool(ids)
+
+    def _wait_for_streams_to_end(self, seconds: float = 10.0) -> None:
+        """Until the server serves no client stream (its metrics say): the client's cancel returns at once,
+        and the server may only then store the game it took for whole and delete it again (docs/service.md,
+        "A cancelled stream") — a count taken before that would see a replay come and go in a later case."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and self.streams_open() > 0:
+            time.sleep(0.02)
+
+    def streams_open(self) -> int:
+        """The client streams the server is serving, from its metrics (0 without them)."""
+        if not self.metrics_url:
+            return 0
+        import urllib.request
+
+        with urllib.request.urlopen(self.metrics_url, timeout=10) as page:
+            text = page.read().decode()
+        return sum(round(float(line.rsplit(" ", 1)[1])) for line in text.splitlines()
+                   if line.startswith("sgs_verify_streams_open{"))
 
     def _count_once_undone(self, before: int, seconds: float = 10.0) -> int:
         """The count once the server is done with a call the fuzzer cancelled: the client's cancel returns at
