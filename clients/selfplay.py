@@ -337,4 +337,16 @@ def play(header: pb.GameHeader, bot: Bot, ruleset: Ruleset | None = None, flagge
             req = gen.send(answer)
         except StopIteration:
             req = None
+    record_scores(game, log)
     return log
+
+
+def record_scores(game: Game, log: pb.GameLog) -> None:
+    """Record the rules' scores in the log's GameOver (docs/log-format.md#scores), as a scoring client would:
+    every scored self-play game then has its scores checked too."""
+    if game.result is None or not game.result.scores:
+        return
+    for ev in reversed(log.events):
+        if ev.HasField("game_over"):
+            ev.game_over.scores.extend(s.score for s in game.result.scores)
+            return

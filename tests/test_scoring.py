@@ -252,11 +252,12 @@ def test_recorded_scores_change_no_digest() -> None:
     from clients.selfplay import play_game
     from verifier import verify
 
-    log = play_game(4, 6)
-    plain = verify(log)
-    log.events[-1].game_over.scores.extend(s.score for s in plain.result.scores)
+    log = play_game(4, 6)  # (self-play records the scores)
+    assert log.events[-1].game_over.scores
     scored = verify(log)
-    assert scored.violation_count == 0
+    log.events[-1].game_over.ClearField("scores")
+    plain = verify(log)
+    assert scored.violation_count == 0 and plain.violation_count == 0
     assert [a.digest for a in scored.annotations] == [a.digest for a in plain.annotations]
     assert scored.final_digest == plain.final_digest
 
@@ -301,3 +302,24 @@ def test_rebirth_reborn_characters_count_as_dead_and_give_no_bonus() -> None:
     # 5 + 1 = 6, +1 rebel 3, +1 rebel 5, +1 spy = 9; rebel 3 +1 for loyalist 1 (before its rebirth) = 1; rebel 4: 0
     # (its kill was of a reborn loyalist); rebel 5: 0; the spy died with others alive: 0.
     assert got == [7, 6, 9, 1, 0, 0, 0]
+
+
+@pytest.mark.parametrize("players", [4, 5, 8, 10])
+def test_self_play_records_the_rules_scores_and_a_changed_one_is_caught(players: int) -> None:
+    """Self-play games record their scores in GameOver, as a scoring client would: they verify clean, and
+    the same game with one seat's score changed is SCORE_MISMATCH at the GameOver (the rules' scores stand)."""
+    from clients.selfplay import play_game
+    from verifier import verify
+
+    log = play_game(7100 + players, players)
+    end = log.events[-1].game_over
+    assert len(end.scores) == players
+    replay = verify(log)
+    assert replay.violation_count == 0
+    assert [s.score for s in replay.result.scores] == list(end.scores)
+    end.scores[0] += 1
+    wrong = verify(log)
+    assert list(wrong.violation_codes) == ["SCORE_MISMATCH"]
+    flagged = [a for a in wrong.annotations if a.violations]
+    assert [a.index for a in flagged] == [len(log.events) - 1]
+    assert [s.score for s in wrong.result.scores] == [s.score for s in replay.result.scores]
