@@ -222,6 +222,8 @@ _GAMELOG_EVENTS, _REQUEST_EVENTS = 0x12, 0x1A
 
 
 def _read_varint(data: bytes | bytearray, pos: int) -> tuple[int, int]:
+    # (verifier.wire.read_varint, again: importing the verifier package would load the whole engine into every
+    # program that only talks to a server)
     value = 0
     shift = 0
     while True:

@@ -24,7 +24,7 @@ from service.work import (
 from sgsverify.v1 import game_log_pb2 as pb
 from storage.store import NewReplay, ReplaySummary, SubmissionMetadata
 from verifier import LogFormatError, Verifier
-from verifier.replay import _varint
+from verifier.wire import varint
 
 # Tags: AnnotatedReplay.annotations (the verifier's wire form), VerifyLiveResponse's annotations,
 # events_received and game_over.
@@ -71,7 +71,7 @@ class LiveGame:
         self.sent = len(wire)
         if self.event_count:
             out.append(_EVENTS_RECEIVED)
-            out += _varint(self.event_count)
+            out += varint(self.event_count)
         if self.verifier.over:
             out += bytes((_GAME_OVER, 1))
         return bytes(out)

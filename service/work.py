@@ -32,6 +32,7 @@ from verifier import LogFormatError, Verifier
 from verifier.codes import CATALOGUE
 from verifier.logio import parse_log
 from verifier.replay import Finished, Record, annotation_message
+from verifier.wire import read_varint
 
 
 class TooManyEvents(Exception):
@@ -151,12 +152,12 @@ def events_of(data: bytes) -> bytes:
     end = len(data)
     while pos < end:
         start = pos
-        tag, pos = _read_varint(data, pos)
+        tag, pos = read_varint(data, pos)
         wire_type = tag & 7
         if wire_type == 0:
-            _, pos = _read_varint(data, pos)
+            _, pos = read_varint(data, pos)
         elif wire_type == 2:
-            length, pos = _read_varint(data, pos)
+            length, pos = read_varint(data, pos)
             pos += length
         elif wire_type == 1:
             pos += 8
@@ -168,18 +169,6 @@ def events_of(data: bytes) -> bytes:
             out.append(_FIELD2)
             out += data[start + 1:pos]
     return bytes(out)
-
-
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    value = 0
-    shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if b < 0x80:
-            return value, pos
 
 
 def _violation_facts(index: int | None, derived: bool, v: apb.Violation) -> ViolationFacts:

@@ -44,6 +44,7 @@ from verifier.generals import standard_generals
 from verifier.rng import shuffled
 from verifier.setup import HeaderError, header_notices, new_game, ruleset_for, starting_hand_outcomes
 from verifier.version import engine_version
+from verifier.wire import varint
 
 # The state digest: BLAKE2b-128 (docs/log-format.md).
 DIGEST_SIZE = 16
@@ -910,18 +911,9 @@ _ANNOTATIONS_TAG = 0x1A
 _INDEX_TAG, _STATUS_TAG, _APPLIED_TAG, _DIGEST_TAG = 0x08, 0x20, 0x30, 0x3A
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _plain_tail(status: int, applied: bool) -> bytes:
     """status, applied, and the digest's tag and length: what follows the index."""
-    return ((bytes((_STATUS_TAG,)) + _varint(status) if status else b"")
+    return ((bytes((_STATUS_TAG,)) + varint(status) if status else b"")
             + (bytes((_APPLIED_TAG, 1)) if applied else b"") + bytes((_DIGEST_TAG, DIGEST_SIZE)))
 
 
@@ -934,7 +926,7 @@ def plain_head(index: int, status: int, applied: bool) -> bytes:
     """The wire form of a plain annotation (no violations, no derived event) up to its digest: the
     annotations tag and length, then index, status, applied and the digest's tag and length."""
     tail = _PLAIN_TAILS[status * 2 + applied]
-    index_field = bytes((_INDEX_TAG,)) + _varint(index) if index else b""
+    index_field = bytes((_INDEX_TAG,)) + varint(index) if index else b""
     # The body is at most 6 + 6 + 18 bytes: its length takes one byte.
     return bytes((_ANNOTATIONS_TAG, len(index_field) + len(tail) + DIGEST_SIZE)) + index_field + tail
 
@@ -974,7 +966,7 @@ def write_annotation(out: bytearray, rec: Record) -> None:
         return
     body = annotation_message(rec).SerializeToString(deterministic=True)
     out += bytes((_ANNOTATIONS_TAG,))
-    out += _varint(len(body))
+    out += varint(len(body))
     out += body
 
 
