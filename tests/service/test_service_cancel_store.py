@@ -73,13 +73,17 @@ def settled_count(store: Store, hold: HeldSave) -> int:
     return store.count()
 
 
+def stream_of(request: Any, log: pb.GameLog, tournament: str) -> list[Any]:
+    """The messages of a stream carrying ``log``: the header (and metadata), then batches of 100 events."""
+    events = list(log.events)
+    first = request(header=log.header, metadata=spb.SubmissionMetadata(tournament=tournament))
+    return [first] + [request(events=events[i:i + 100]) for i in range(0, len(events), 100)]
+
+
 def test_a_live_game_cancelled_while_being_stored_is_not_stored(
         held: tuple[BackgroundServer, Store, HeldSave]) -> None:
     server, store, hold = held
-    log = play_game(41, 5)
-    events = list(log.events)
-    requests = [spb.VerifyLiveRequest(header=log.header, metadata=spb.SubmissionMetadata(tournament="cancel-live"))]
-    requests += [spb.VerifyLiveRequest(events=events[i:i + 100]) for i in range(0, len(events), 100)]
+    requests = stream_of(spb.VerifyLiveRequest, play_game(41, 5), "cancel-live")
     with grpc.insecure_channel(server.address) as channel:
         stub = spb_grpc.VerifierServiceStub(channel)  # type: ignore[no-untyped-call]
         call = stub.VerifyLive(iter(requests), timeout=30)
@@ -97,10 +101,7 @@ def test_a_live_game_cancelled_while_being_stored_is_not_stored(
 def test_an_upload_cancelled_while_being_stored_is_not_stored(
         held: tuple[BackgroundServer, Store, HeldSave]) -> None:
     server, store, hold = held
-    log = play_game(42, 5)
-    events = list(log.events)
-    requests = [spb.UploadLogRequest(header=log.header, metadata=spb.SubmissionMetadata(tournament="cancel-up"))]
-    requests += [spb.UploadLogRequest(events=events[i:i + 100]) for i in range(0, len(events), 100)]
+    requests = stream_of(spb.UploadLogRequest, play_game(42, 5), "cancel-up")
     with grpc.insecure_channel(server.address) as channel:
         stub = spb_grpc.VerifierServiceStub(channel)  # type: ignore[no-untyped-call]
         future = stub.UploadLog.future(iter(requests), timeout=30)
