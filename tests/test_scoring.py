@@ -283,7 +283,7 @@ def test_rebirth_reborn_characters_count_as_dead_and_give_no_bonus() -> None:
         mode.check_victory(game, victim)  # the game goes on
 
     def reborn(seat: int) -> None:
-        mode.reborn.add(seat)
+        mode.reborn.setdefault(seat, []).append(game.players[seat].general)
         game.revive(seat)
 
     # Rebel 3 kills loyalist 1 (+1), who is reborn; rebel 4 kills it again (no bonus: it was reborn). Loyalist 2

@@ -52,10 +52,10 @@ class RebirthMode(IdentityMode):
     decisions: ClassVar[frozenset[str]] = frozenset({"sacrifice"})
 
     def __init__(self) -> None:
-        self.reborn: set[int] = set()  # seats reborn at least once: they may never sacrifice (R-1)
+        # Seats reborn at least once (they may never sacrifice, R-1), each with the generals it was reborn as.
+        self.reborn: dict[int, list[str]] = {}
         self.closed: set[int] = set()  # dead seats for which no general of their kingdom was left
         self.rebirths = 0  # rebirths due so far (each draws from its own stream)
-        self.reborn_as: dict[int, list[str]] = {}  # seat -> the generals it was reborn as, in order (for viewers)
 
     # ------------------------------------------------------------------ what a reborn character counts as
 
@@ -63,7 +63,7 @@ class RebirthMode(IdentityMode):
         return seat in self.reborn
 
     def seat_rebirths(self, game: Game, seat: int) -> tuple[str, ...]:
-        return tuple(self.reborn_as.get(seat, ()))
+        return tuple(self.reborn.get(seat, ()))
 
     def alive_for_victory(self, game: Game, seat: int) -> bool:
         """docs/rules.md#rebirth-victory: a reborn character still counts as dead for victory (R-7)."""
@@ -149,8 +149,7 @@ class RebirthMode(IdentityMode):
             game.journal.append(f"('no_rebirth', {seat})")
             return
         game.revive(seat)
-        self.reborn.add(seat)
-        self.reborn_as.setdefault(seat, []).append(general)
+        self.reborn.setdefault(seat, []).append(general)
         for mark in sorted(p.marks):
             game.set_mark(seat, mark, 0)  # a new character: nothing of the dead one's state stays
         p.slash_count = 0
