@@ -407,13 +407,10 @@ class LiveSession:
         await self.pool._call(self.worker, live_start, self.game_id, header.SerializeToString(), metadata)
         self.started = True
 
-    async def feed(self, events: bytes, count: int) -> bytes:
-        """Send a batch: its ``count`` events' encoding as GameLog.events; the VerifyLiveResponse's comes back."""
-        return await self.answer(self.send(events, count))
-
     def send(self, events: bytes, count: int) -> asyncio.Future[bytes]:
-        """``feed`` in two steps: the batch is sent now (so batches sent one after another are judged in that
-        order, and the next can be read from the client while this one is judged); ``answer`` awaits it."""
+        """Send a batch (its ``count`` events' encoding as GameLog.events) now, so that batches sent one after
+        another are judged in that order and the next can be read from the client while this one is judged;
+        ``answer`` awaits its VerifyLiveResponse's encoding."""
         self.event_count += count
         if self.worker.executor is not self.executor:
             raise WorkerLost("the live game's worker process died (it was restarted): the game is lost")
