@@ -177,11 +177,6 @@ class WorkerProcess:
         self._sender: ThreadPoolExecutor | None = None
         self._queued = 0  # messages handed to the sending thread, not yet written
 
-    @property
-    def _processes(self) -> dict[int | None, BaseProcess]:
-        """The process by its id (as concurrent.futures' ProcessPoolExecutor has it)."""
-        return {self.process.pid: self.process}
-
     def submit(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
                ended: Callable[[], None]) -> asyncio.Future[Any]:
         """Send a call; the future has its answer. ``ended`` is called once the worker is done with it (also when

@@ -30,6 +30,7 @@ from clients.selfplay import play_game
 from service.config import Limits
 from service.server import BackgroundServer
 from service.servicer import SERVICE_NAME
+from service.workers import WorkerPool
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
 from sgsverify.v1 import service_pb2_grpc as spb_grpc
@@ -267,6 +268,14 @@ def wait_for_health(c: VerifierClient, status: str, seconds: float = 20.0) -> No
 
 # ---------------------------------------------------------------------------------------- workers
 
+def kill_worker(pool: WorkerPool, index: int) -> None:
+    """Kill a worker process as the OOM killer would (SIGKILL), and wait for it to be gone."""
+    process = pool.workers[index].executor.process
+    assert process.pid is not None and process.pid > 0
+    os.kill(process.pid, signal.SIGKILL)
+    process.join(10)
+
+
 def test_a_dead_worker_is_replaced(tmp_path: Path) -> None:
     """A worker killed while idle: a whole log is retried on its replacement (the work is pure);
     a live game that was on it fails with UNAVAILABLE, and the next one works."""
@@ -276,15 +285,8 @@ def test_a_dead_worker_is_replaced(tmp_path: Path) -> None:
         pool = server.server.pool
         assert pool is not None
 
-        def kill_worker(index: int) -> None:
-            for process in list(pool.workers[index].executor._processes.values()):  # as the OOM killer would
-                pid = process.pid
-                assert pid is not None and pid > 0
-                os.kill(pid, signal.SIGKILL)
-                process.join(10)
-
         first = pool.workers[0].executor
-        kill_worker(0)
+        kill_worker(pool, 0)
         assert c.verify(game(11)).created
         assert pool.workers[0].executor is not first
         log = game(12)
@@ -297,7 +299,7 @@ def test_a_dead_worker_is_replaced(tmp_path: Path) -> None:
         updates = c.live(log.header, batches())
         next(updates)  # the game is started on a worker, and waits for events
         live_worker = next(i for i, w in enumerate(pool.workers) if w.games)
-        kill_worker(live_worker)
+        kill_worker(pool, live_worker)
         outbox.put(list(log.events[:50]))
         outbox.put(None)
         with pytest.raises(ServiceUnavailable, match="worker process died"):
@@ -322,10 +324,7 @@ def test_a_worker_killed_with_live_batches_in_flight_fails_the_game_cleanly(tmp_
         updates = c.live(log.header, log.events, batch_size=4)
         next(updates)  # the header's answer: the game is on a worker, and its batches are on their way
         live_worker = next(i for i, w in enumerate(pool.workers) if w.games)
-        for process in list(pool.workers[live_worker].executor._processes.values()):
-            assert process.pid is not None
-            os.kill(process.pid, signal.SIGKILL)
-            process.join(10)
+        kill_worker(pool, live_worker)
         with pytest.raises(ServiceUnavailable, match="worker process died"):
             list(updates)
         again = list(c.live(log.header, log.events, batch_size=4))
