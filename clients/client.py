@@ -24,6 +24,7 @@ from pathlib import Path
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from sgsverify.internal import wire_views_pb2 as wv
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
@@ -203,74 +204,8 @@ def _timestamp(at: datetime) -> Timestamp:
     return ts
 
 
-def batched(events: Iterable[pb.Event], size: int) -> Iterator[list[pb.Event]]:
-    if size < 1:
-        raise ValueError(f"batch size must be at least 1, not {size}")
-    batch: list[pb.Event] = []
-    for ev in events:
-        batch.append(ev)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-# GameLog.events and the requests' events (UploadLogRequest, VerifyLiveRequest) as wire-format tags: both are
-# length-delimited Event messages, so one becomes the other by its tag alone.
-_GAMELOG_EVENTS, _REQUEST_EVENTS = 0x12, 0x1A
-
-
-def _read_varint(data: bytes | bytearray, pos: int) -> tuple[int, int]:
-    # (verifier.wire.read_varint, again: importing the verifier package would load the whole engine into every
-    # program that only talks to a server)
-    value = 0
-    shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if b < 0x80:
-            return value, pos
-
-
-def _event_starts(data: bytes) -> list[int]:
-    """Where each GameLog.events field of a GameLog's encoding begins and, last, where the last one ends (empty
-    for no events). ValueError unless the events are one run of fields (as SerializeToString writes them)."""
-    starts: list[int] = []
-    last_end: int | None = None
-    pos = 0
-    end = len(data)
-    while pos < end:
-        start = pos
-        tag, pos = _read_varint(data, pos)
-        if tag & 7 != 2:
-            raise ValueError(f"GameLog field {tag >> 3} is not length-delimited")
-        length, pos = _read_varint(data, pos)
-        pos += length
-        if tag == _GAMELOG_EVENTS:
-            if last_end is not None and last_end != start:
-                raise ValueError("GameLog.events are not one run of fields")
-            starts.append(start)
-            last_end = pos
-    if last_end is not None:
-        starts.append(last_end)
-    return starts
-
-
-def _retagged(data: bytes, start: int, end: int, old: int, new: int) -> bytearray:
-    """data[start:end], a run of fields tagged ``old``, with each tag made ``new``."""
-    out = bytearray(data[start:end])
-    pos = 0
-    end -= start
-    while pos < end:
-        if out[pos] != old:
-            raise ValueError(f"a field tagged {out[pos]:#x}, not {old:#x}")
-        out[pos] = new
-        length, p = _read_varint(out, pos + 1)
-        pos = p + length
-    return out
+# The requests' events (UploadLogRequest, VerifyLiveRequest: field 3) as a wire-format tag.
+_REQUEST_EVENTS = 0x1A
 
 
 # The tag and one-byte length of a request's event field, by length (most events are shorter than 128 bytes).
@@ -389,32 +324,18 @@ class VerifierClient:
 
         if batch_size < 1:
             raise ValueError(f"batch size must be at least 1, not {batch_size}")
-        # The messages are made from the log's own encoding: each batch is a run of its GameLog.events fields
-        # re-tagged as UploadLogRequest.events (the same messages, field 3), with no copy of the events.
-        data = log.SerializeToString()
-        try:
-            starts = _event_starts(data)
-        except ValueError:  # (not as SerializeToString writes a GameLog: never expected) one message a batch
-            starts = []
-            data = b""
-        count = max(0, len(starts) - 1)
+        # The messages are made from the log's own encoding: its GameLog.events fields read as bytes
+        # (sgsverify/internal/wire_views.proto), each batch of them written as UploadLogRequest.events (the same
+        # messages, field 3), in protobuf's C code: no event is copied or parsed.
+        events = wv.Field2.FromString(log.SerializeToString()).items
         first = spb.UploadLogRequest(header=log.header, summary_only=summary_only)
         if metadata is not None:
             first.metadata.CopyFrom(metadata)
 
         def requests() -> Iterator[bytes]:
-            if not data:
-                batches = batched(log.events, batch_size)
-                first.events.extend(next(batches, []))
-                yield first.SerializeToString()
-                for events in batches:
-                    yield spb.UploadLogRequest(events=events).SerializeToString()
-                return
-            head = first.SerializeToString()
-            for i in range(0, max(1, count), batch_size):
-                j = min(i + batch_size, count)
-                batch = bytes(_retagged(data, starts[i], starts[j], _GAMELOG_EVENTS, _REQUEST_EVENTS)) if j > i else b""
-                yield head + batch if i == 0 else batch
+            yield first.SerializeToString() + wv.Field3(items=events[:batch_size]).SerializeToString()
+            for i in range(batch_size, len(events), batch_size):
+                yield wv.Field3(items=events[i:i + batch_size]).SerializeToString()
 
         try:
             res = self._upload_bytes(requests(), timeout=self._timeout(timeout), metadata=self.metadata)

@@ -26,9 +26,8 @@ from storage.store import NewReplay, ReplaySummary, SubmissionMetadata
 from verifier import LogFormatError, Verifier
 from verifier.wire import varint
 
-# Tags: AnnotatedReplay.annotations (the verifier's wire form), VerifyLiveResponse's annotations,
-# events_received and game_over.
-_REPLAY_ANNOTATIONS, _LIVE_ANNOTATIONS, _EVENTS_RECEIVED, _GAME_OVER = 0x1A, 0x0A, 0x10, 0x18
+# Tags: VerifyLiveResponse's events_received and game_over.
+_EVENTS_RECEIVED, _GAME_OVER = 0x10, 0x18
 
 
 class LiveGame:
@@ -67,7 +66,8 @@ class LiveGame:
     def _response(self) -> bytes:
         """The annotations not yet handed out, events_received and game_over, as VerifyLiveResponse's encoding."""
         wire = self.verifier.wire
-        out = retagged(memoryview(wire)[self.sent:], _REPLAY_ANNOTATIONS, _LIVE_ANNOTATIONS)
+        # (the verifier's wire form is AnnotatedReplay.annotations, field 3; VerifyLiveResponse's are field 1)
+        out = bytearray(retagged(memoryview(wire)[self.sent:], 3, 1))
         self.sent = len(wire)
         if self.event_count:
             out.append(_EVENTS_RECEIVED)
