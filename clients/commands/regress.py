@@ -43,7 +43,7 @@ def register(sub: Any) -> None:
                     "(tcp://host:8786); its workers read the database themselves")
     rg.add_argument("--engine", default="", metavar="MODULE:FACTORY", help=argparse.SUPPRESS)
     rg.add_argument("--chunk", type=int, default=16, help="replays per unit of work (default 16)")
-    rg.add_argument("--json", action="store_true", help="the report as one JSON document")
+    rg.add_argument("--json", action="store_true", help="the report (with --list-runs: the runs) as one JSON document")
     rg.add_argument("--quiet", "-q", action="store_true", help="only the summary table")
     rg.add_argument("--list-runs", action="store_true", help="list the stored runs and exit (from the database, "
                     "or with --server from the server's: the ListRuns RPC, which needs the admin scope)")
@@ -122,6 +122,17 @@ def run_lines(runs: Iterable[RunInfo]) -> list[str]:
             f"{', '.join(info.engine_versions)}" for info in runs]
 
 
+def print_runs(runs: Iterable[RunInfo], as_json: bool) -> None:
+    """--list-runs: the table, or with --json one JSON document (a list, by name; times in ISO 8601, UTC)."""
+    if as_json:
+        print(json.dumps([{"name": r.name, "replays": r.replays, "engine_versions": list(r.engine_versions),
+                           "started": r.started.isoformat(), "finished": r.finished.isoformat()} for r in runs],
+                         indent=1, ensure_ascii=False))
+        return
+    for line in run_lines(runs):
+        print(line)
+
+
 def list_runs_remote(args: argparse.Namespace) -> int:
     from datetime import UTC
 
@@ -134,9 +145,8 @@ def list_runs_remote(args: argparse.Namespace) -> int:
             runs = client.list_runs()
     except (ServiceError, ValueError) as err:
         return _fail(err)
-    for line in run_lines(RunInfo(r.name, r.replays, tuple(r.engine_versions), r.started.ToDatetime(tzinfo=UTC),
-                                  r.finished.ToDatetime(tzinfo=UTC)) for r in runs):
-        print(line)
+    print_runs([RunInfo(r.name, r.replays, tuple(r.engine_versions), r.started.ToDatetime(tzinfo=UTC),
+                        r.finished.ToDatetime(tzinfo=UTC)) for r in runs], args.json)
     return EXIT_UNCHANGED
 
 
@@ -237,8 +247,7 @@ def run_regress(args: argparse.Namespace) -> int:
 
     try:
         if args.list_runs:
-            for line in run_lines(store.runs()):
-                print(line)
+            print_runs(store.runs(), args.json)
             return EXIT_UNCHANGED
         options = RegressOptions(filters=_filters(args), run=args.run_name, against=args.against or SUBMISSION_RUN,
                                  engine=args.engine, restart=args.restart, chunk_size=args.chunk)

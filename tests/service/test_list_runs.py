@@ -4,9 +4,10 @@ and the CLI prints the same table with --server as with --db. (Its scope: tests/
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,8 @@ def test_runs_made_on_the_store_and_by_rpc_are_listed(served: Served, games: lis
         assert client.list_runs() == []
         assert main(["regress", "--server", address, "--list-runs"]) == 0
         assert capsys.readouterr().out == ""
+        assert main(["regress", "--server", address, "--list-runs", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out) == []
         for log in games[:3]:
             client.verify(log)
         store = Store.open(served.url)
@@ -85,3 +88,12 @@ def test_runs_made_on_the_store_and_by_rpc_are_listed(served: Served, games: lis
     assert remote == capsys.readouterr().out
     assert remote.splitlines()[0].startswith("by-rpc: 4 replay(s), ")
     assert len(remote.splitlines()) == 3
+    # --json: one document, the same either way, with the stored facts.
+    assert main(["regress", "--server", address, "--list-runs", "--json"]) == 0
+    remote_json = capsys.readouterr().out
+    assert main(["regress", "--db", served.url, "--list-runs", "--json"]) == 0
+    assert remote_json == capsys.readouterr().out
+    doc = json.loads(remote_json)
+    assert [(r["name"], r["replays"]) for r in doc] == [("by-rpc", 4), ("cup-variant", 1), ("on-store", 3)]
+    assert [datetime.fromisoformat(r["started"]) for r in doc] == [r.started for r in stored]
+    assert doc[1]["engine_versions"] == list(by_name["cup-variant"].engine_versions)
