@@ -108,12 +108,12 @@ def describe(ev: pb.Event) -> str:
         killer = f"killed by seat {m.killer}" if m.HasField("killer") else "no killer"
         return f"seat {m.seat} dies ({m.kingdom or ROLE.get(m.role, '?')}, {killer})"
     if kind == "cards_moved":
-        why = pb.MoveReason.Name(m.reason).removeprefix("MOVE_REASON_").lower()
+        # (a move with no reason of its own — 不屈's 创 put on a general — says none)
+        why = f" ({pb.MoveReason.Name(m.reason).removeprefix('MOVE_REASON_').lower()})" if m.reason else ""
         dest = f"seat {m.to_seat}'s {pb.Zone.Name(m.to_zone).removeprefix('ZONE_').lower()}" \
             if m.HasField("to_seat") else pb.Zone.Name(m.to_zone).removeprefix("ZONE_").lower()
         src = f"seat {m.from_seat}'s " if m.HasField("from_seat") else ""
-        return f"{cards(m.cards)} from {src}{pb.Zone.Name(m.from_zone).removeprefix('ZONE_').lower()} to {dest} " \
-               f"({why})"
+        return f"{cards(m.cards)} from {src}{pb.Zone.Name(m.from_zone).removeprefix('ZONE_').lower()} to {dest}{why}"
     if kind == "reshuffle":
         return f"discard pile reshuffled into a new draw pile of {len(m.order)} cards"
     if kind == "game_over":
