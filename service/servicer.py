@@ -36,7 +36,7 @@ from service.work import (
     header_problems,
     log_sha256,
 )
-from service.workers import LiveSession, WorkerLost, WorkerPool
+from service.workers import LiveSession, WorkerLost, WorkerPool, retrieved
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
@@ -359,11 +359,23 @@ class VerifierServicer:
         """Verify and store as the principal's tenant's (only that tenant's copy of the log is looked for).
         ``streamed``: the log came as a request stream, whose end may have been a cancel (_save_streamed)."""
         tenant = principal.tenant
-        if known_sha is not None:
-            found = await self._io(self.store.find, known_sha, tenant)
+        if known_sha is None:
+            record, summary_blob = await self._verify(job, where, context)
+        else:
+            # Whether the tenant has the log already is looked up while a worker verifies it, not before: a new
+            # log (the usual case) does not wait for the look-up, and one already stored is answered from the
+            # store as soon as the look-up says so (its verification is dropped).
+            verifying = asyncio.ensure_future(self._verify(job, where, context))
+            verifying.add_done_callback(retrieved)
+            try:
+                found = await self._io(self.store.find, known_sha, tenant)
+            except BaseException:
+                verifying.cancel()
+                raise
             if found is not None:
+                verifying.cancel()
                 return await self._stored_response(found, want_summary_only)
-        record, summary_blob = await self._verify(job, where, context)
+            record, summary_blob = await verifying
         self._counted(source, record)
         if streamed:
             summary, created = await self._save_streamed(record, tenant)

@@ -381,7 +381,9 @@ class WorkerPool:
             w.executor.shutdown()
 
 
-def _seen(future: asyncio.Future[Any]) -> None:
+def retrieved(future: asyncio.Future[Any]) -> None:
+    """A done callback for a future whose outcome may go unread (a batch's answer after the stream failed, a
+    verification dropped for a stored copy): its error is read, so asyncio never reports it as never retrieved."""
     if not future.cancelled():
         future.exception()
 
@@ -411,7 +413,7 @@ class LiveSession:
             raise WorkerLost("the live game's worker process died (it was restarted): the game is lost")
         sent = self.pool._send(self.worker, live_feed, self.game_id, events)
         # An answer may never be awaited (the call ended first): its error is not one asyncio should report.
-        sent.add_done_callback(_seen)
+        sent.add_done_callback(retrieved)
         return sent
 
     async def answer(self, sent: asyncio.Future[bytes]) -> bytes:
