@@ -35,3 +35,12 @@ def test_speed_benchmark_prints_the_profile() -> None:
     assert done.returncode == 0, done.stderr
     assert "ratios: verify/decode" in done.stdout
     assert "profile of (c)" in done.stdout and "replay.py" in done.stdout
+
+
+def test_pause_penalty_benchmark_reports_each_pause_against_none() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "pause_penalty.py"), "--games", "2", "--rounds", "1",
+                           "--pauses", "0,1"], capture_output=True, text=True, timeout=240, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if line.strip().endswith("x") and "ms" in line]
+    assert [r[0] for r in rows] == ["0ms", "1ms"]
+    assert rows[0][2] == "1.00x" and float(rows[1][1]) > 0
