@@ -1,5 +1,6 @@
-"""Protobuf wire-format varints, for the few places that write or read an encoding directly (the
-verifier's annotations, the service's re-tagging of events, the client's requests)."""
+"""Protobuf wire-format varints, for the few places that write an encoding directly (the verifier's
+annotations, a live answer's counts). Re-tagging runs of fields is done by protobuf's own parser instead
+(sgsverify/internal/wire_views.proto)."""
 
 from __future__ import annotations
 
@@ -12,16 +13,3 @@ def varint(value: int) -> bytes:
         value >>= 7
     out.append(value)
     return bytes(out)
-
-
-def read_varint(data: bytes | bytearray, pos: int) -> tuple[int, int]:
-    """The varint at ``pos`` and the position after it (IndexError if ``data`` ends inside it)."""
-    value = 0
-    shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if b < 0x80:
-            return value, pos
