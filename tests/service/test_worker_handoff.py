@@ -1,0 +1,72 @@
+"""The hand-off to a worker process (service/workers.py): calls and answers larger than the socket's buffer, a
+busy worker, a worker killed with a call half sent, and the order of answers."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from typing import Any
+
+from service.workers import SOCKET_BUFFER_BYTES, WorkerPool, retrieved
+
+# More than the socket pair holds, both ends together (Linux doubles the buffer sizes set).
+LARGE = 5 * SOCKET_BUFFER_BYTES
+
+
+def test_a_call_larger_than_the_socket_waits_in_the_server_while_the_worker_is_busy() -> None:
+    big = os.urandom(LARGE)
+
+    async def main() -> tuple[Any, ...]:
+        pool = WorkerPool(1)
+        try:
+            await pool.warm_up()
+            worker = pool.workers[0]
+            busy = pool._send(worker, time.sleep, 0.5)  # the worker reads nothing for half a second
+            sized = pool._send(worker, len, big)
+            echoed = pool._send(worker, bytes, big)  # (an answer as large, read as it arrives)
+            answers = await asyncio.gather(busy, sized, echoed)
+            return (*answers, worker.busy)
+        finally:
+            pool.shutdown()
+
+    slept, size, echo, busy = asyncio.run(main())
+    assert slept is None and size == len(big) and echo == big
+    assert busy == 0
+
+
+def test_answers_come_in_the_order_the_calls_went() -> None:
+    async def main() -> list[Any]:
+        pool = WorkerPool(1)
+        try:
+            worker = pool.workers[0]
+            sent = [pool._send(worker, bytes, n) for n in (0, 1, 70_000, 5, 2 * SOCKET_BUFFER_BYTES, 3)]
+            return list(await asyncio.gather(*sent))
+        finally:
+            pool.shutdown()
+
+    assert [len(a) for a in asyncio.run(main())] == [0, 1, 70_000, 5, 2 * SOCKET_BUFFER_BYTES, 3]
+
+
+def test_a_worker_killed_with_a_large_call_unsent_fails_that_call() -> None:
+    async def main() -> BaseException | None:
+        pool = WorkerPool(1)
+        try:
+            await pool.warm_up()
+            worker = pool.workers[0]
+            pool._send(worker, time.sleep, 5).add_done_callback(retrieved)
+            stuck = pool._send(worker, len, os.urandom(LARGE))
+            process = worker.executor.process
+            assert process.pid is not None
+            os.kill(process.pid, signal.SIGKILL)
+            try:
+                await asyncio.wait_for(stuck, 30)
+            except BaseException as err:  # (the error is what is checked)
+                return err
+            return None
+        finally:
+            pool.shutdown()
+
+    err = asyncio.run(main())
+    assert err is not None and type(err).__name__ == "BrokenProcessPool"
