@@ -15,7 +15,7 @@ from service.workers import SOCKET_BUFFER_BYTES, WorkerPool, retrieved
 LARGE = 5 * SOCKET_BUFFER_BYTES
 
 
-def test_a_call_larger_than_the_socket_waits_in_the_server_while_the_worker_is_busy() -> None:
+def test_calls_and_answers_larger_than_the_socket_reach_a_busy_worker_and_come_back() -> None:
     big = os.urandom(LARGE)
 
     async def main() -> tuple[Any, ...]:
