@@ -220,16 +220,16 @@ def test_a_reborn_seat_is_marked_from_its_rebirth_on() -> None:
     log = scenario("rebirth/reborn_again.json")
     assert log.events[10].rebirth.general == "diaochan" and log.events[23].rebirth.general == "huatuo"
     timeline = Timeline(log)
-    reborn = [timeline.state(p)["seats"][1]["reborn"] for p in range(timeline.positions)]
+    reborn = [len(timeline.state(p)["seats"][1]["reborn_as"]) for p in range(timeline.positions)]
     assert reborn == [0] * 9 + [1] * 13 + [2] * (timeline.positions - 22)
-    assert all(s["reborn"] == 0 and s["reborn_as"] == [] for s in timeline.state(timeline.positions - 1)["seats"]
+    assert all(s["reborn_as"] == [] for s in timeline.state(timeline.positions - 1)["seats"]
                if s["seat"] != 1)
     first = timeline.state(10)["seats"][1]
     assert first["alive"] and first["general"] == "diaochan" and first["hp"] == 1
     assert first["reborn_as"] == [{"name": "diaochan", "name_zh": "貂蝉"}]
-    assert timeline.state(15)["seats"][1]["reborn"] == 1 and not timeline.state(15)["seats"][1]["alive"]
+    assert len(timeline.state(15)["seats"][1]["reborn_as"]) == 1 and not timeline.state(15)["seats"][1]["alive"]
     for view in (None, 0, 1):
         again = timeline.state(23, view)["seats"][1]
         assert [g["name_zh"] for g in again["reborn_as"]] == ["貂蝉", "华佗"] and again["general"] == "huatuo"
         assert timeline.state(23, view) == state_at(log, 23, view)
-    assert all(s["reborn"] == 0 for s in Timeline(example("short_game.json")).state(30)["seats"])
+    assert all(s["reborn_as"] == [] for s in Timeline(example("short_game.json")).state(30)["seats"])

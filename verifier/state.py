@@ -299,8 +299,8 @@ def _render(tl: Timeline, position: int, view: int | None) -> dict[str, Any]:
             "judgment": [dict(card_json(c), **({"as": names.get(a, a)} if a else {})) for c, a in judgment],
             # The cards on a general are face up (不屈's 创: their numbers decide the dying state), seen by all.
             "general_cards": [card_json(c) for c in pile], "general_cards_count": len(pile),
-            # A rebirth is public: the count, and the generals reborn as (the last is the one played now).
-            "reborn": len(rebirths), "reborn_as": [{"name": name, "name_zh": zh.get(name, name)} for name in rebirths],
+            # A rebirth is public: the generals reborn as, oldest first (the last is the one played now).
+            "reborn_as": [{"name": name, "name_zh": zh.get(name, name)} for name in rebirths],
             "marks": dict(marks), "chained": bool(dict(marks).get("chained")),
             "current": i == snap.current and snap.turn > 0 and not snap.over})
     result = tl.result if end or snap.over else None

@@ -175,8 +175,8 @@ function seatHtml(s, state) {
     ? `<div class="on-general" data-hidden="false" data-count="${onGeneralCount}"><span class="label">on general ${onGeneralCount}</span> ${s.general_cards.map((c) => cardHtml(c)).join(" ")}</div>`
     : `<div class="on-general" data-hidden="true" data-count="${onGeneralCount}"><span class="label">on general</span> <span class="count">${onGeneralCount} card${onGeneralCount === 1 ? "" : "s"}</span></div>`;
   const rebornAs = (s.reborn_as || []).map((g) => g.name_zh || g.name);
-  const reborn = s.reborn
-    ? `<span class="reborn-tag" data-reborn="${s.reborn}" title="reborn as ${esc(rebornAs.join(", then "))}">reborn${s.reborn > 1 ? " ×" + s.reborn : ""}</span>`
+  const reborn = rebornAs.length
+    ? `<span class="reborn-tag" data-reborn="${rebornAs.length}" title="reborn as ${esc(rebornAs.join(", then "))}">reborn${rebornAs.length > 1 ? " ×" + rebornAs.length : ""}</span>`
     : "";
   const marks = Object.entries(s.marks).filter(([k]) => !HIDDEN_MARKS.has(k))
     .map(([k]) => `<span class="mark-tag mark-${esc(k)}">${esc(MARKS[k] || k)}</span>`).join(" ");
