@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from clients.progress import ProgressBar
 
 if TYPE_CHECKING:
+    from sgsverify.v1 import service_pb2 as spb
     from storage.store import RunInfo
 
 EXIT_UNCHANGED, EXIT_CHANGED, EXIT_FAILED = 0, 1, 2
@@ -134,20 +135,26 @@ def print_runs(runs: Iterable[RunInfo], as_json: bool) -> None:
 
 
 def list_runs_remote(args: argparse.Namespace) -> int:
-    from datetime import UTC
-
     from clients.client import ServiceError
     from clients.commands.service import _fail, connect
-    from storage.store import RunInfo
 
     try:
         with connect(args) as client:
             runs = client.list_runs()
     except (ServiceError, ValueError) as err:
         return _fail(err)
-    print_runs([RunInfo(r.name, r.replays, tuple(r.engine_versions), r.started.ToDatetime(tzinfo=UTC),
-                        r.finished.ToDatetime(tzinfo=UTC)) for r in runs], args.json)
+    print_runs([run_from(r) for r in runs], args.json)
     return EXIT_UNCHANGED
+
+
+def run_from(r: spb.RunInfo) -> RunInfo:
+    """A ListRuns answer's RunInfo (sgsverify.v1) as the store's RunInfo (service.convert.run_info's inverse)."""
+    from datetime import UTC
+
+    from storage.store import RunInfo
+
+    return RunInfo(r.name, r.replays, tuple(r.engine_versions), r.started.ToDatetime(tzinfo=UTC),
+                   r.finished.ToDatetime(tzinfo=UTC))
 
 
 def run_remote(args: argparse.Namespace) -> int:

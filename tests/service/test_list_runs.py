@@ -7,18 +7,19 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from clients.cli import main
 from clients.client import VerifierClient
+from clients.commands.regress import run_from
 from service.regress import LocalBackend, RegressOptions, regress
 from service.server import BackgroundServer
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
-from storage.store import ReplayFilter, RunInfo, Store
+from storage.store import ReplayFilter, Store
 from tests.service.conftest import BACKENDS, fresh_database, server_config
 
 VARIANT = "tests.regress_variant:REBEL_REWARD_TWO"
@@ -41,11 +42,6 @@ def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
         server.stop()
         if db is not None:
             db.drop()
-
-
-def as_stored(r: spb.RunInfo) -> RunInfo:
-    return RunInfo(r.name, r.replays, tuple(r.engine_versions), r.started.ToDatetime(tzinfo=UTC),
-                   r.finished.ToDatetime(tzinfo=UTC))
 
 
 def test_runs_made_on_the_store_and_by_rpc_are_listed(served: Served, games: list[pb.GameLog],
@@ -75,7 +71,7 @@ def test_runs_made_on_the_store_and_by_rpc_are_listed(served: Served, games: lis
             store.close()
     assert first.created and summary.verified == 4
     assert [r.name for r in listed] == ["by-rpc", "cup-variant", "on-store"]
-    assert tuple(as_stored(r) for r in listed) == stored
+    assert tuple(run_from(r) for r in listed) == stored
     by_name = {r.name: r for r in listed}
     assert (by_name["on-store"].replays, by_name["cup-variant"].replays, by_name["by-rpc"].replays) == (3, 1, 4)
     assert list(by_name["by-rpc"].engine_versions) == [summary.engine_version]
