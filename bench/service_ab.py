@@ -15,13 +15,11 @@ the base's: below 1 is faster. A benchmark, never run by the tests.
 from __future__ import annotations
 
 import argparse
-import re
 import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -40,24 +38,6 @@ PHASES: dict[str, Callable[[VerifierClient, pb.GameLog], None]] = {
     "whole-log": sb.whole, "upload stream": sb.upload, "live stream": sb.live}
 
 
-def start_server(tree: Path, data_dir: Path) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, "-m", "clients.cli", "serve", "--address", "127.0.0.1:0",
-                             "--data-dir", str(data_dir), "--workers", "2", "--rate-limit", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tree,
-                            start_new_session=True)
-    assert proc.stdout is not None
-    address = ""
-    for line in proc.stdout:
-        if m := re.search(r"listening on (\S+)", line):
-            address = m.group(1)
-        if "limits:" in line:
-            break
-    if not address:
-        raise SystemExit(f"the server of {tree} did not start")
-    threading.Thread(target=lambda: [None for _ in proc.stdout or ()], daemon=True).start()
-    return proc, address
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", required=True, help="the commit to compare with (anything git rev-parse takes)")
@@ -73,8 +53,8 @@ def main() -> int:
         try:
             (Path(tmp) / "base-data").mkdir()
             (Path(tmp) / "this-data").mkdir()
-            servers = {"base": start_server(base_tree, Path(tmp) / "base-data"),
-                       "this": start_server(ROOT, Path(tmp) / "this-data")}
+            servers = {"base": sb.start_server(Path(tmp) / "base-data", 2, base_tree, echo=False),
+                       "this": sb.start_server(Path(tmp) / "this-data", 2, ROOT, echo=False)}
             clients = {name: VerifierClient(address, timeout=300) for name, (_, address) in servers.items()}
             cpu: dict[tuple[str, str], list[float]] = {}
             wall: dict[tuple[str, str], list[float]] = {}

@@ -189,23 +189,26 @@ def offline_cpu(blobs: list[bytes]) -> float:
     return best * 1e6 / (events / 2)
 
 
-def start_server(data_dir: Path, workers: int) -> tuple[subprocess.Popen[str], str]:
+def start_server(data_dir: Path, workers: int, tree: Path = ROOT, echo: bool = True
+                 ) -> tuple[subprocess.Popen[str], str]:
+    """`sgs-verify serve` of the source tree ``tree`` (bench/service_ab.py: another commit's), on a free port."""
     proc = subprocess.Popen([sys.executable, "-m", "clients.cli", "serve", "--address", "127.0.0.1:0",
                              "--data-dir", str(data_dir), "--workers", str(workers),
                              # the benchmark measures throughput: no per-tenant rate limit in the way
                              "--rate-limit", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tree,
                             start_new_session=True)
     assert proc.stdout is not None
     address = ""
     for line in proc.stdout:
-        print("  " + line.rstrip())
+        if echo:
+            print("  " + line.rstrip())
         if m := re.search(r"listening on (\S+)", line):
             address = m.group(1)
         if "limits:" in line:
             break
     if not address:
-        raise SystemExit("the server did not start")
+        raise SystemExit(f"the server of {tree} did not start")
     # Keep reading what the server says (its log), so that a full pipe never stalls it.
     threading.Thread(target=lambda: [None for _ in proc.stdout or ()], daemon=True).start()
     return proc, address
