@@ -13,18 +13,20 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 
 from clients.selfplay import play_game
 from service.config import Limits, ServiceConfig
-from service.server import BackgroundServer
+from service.server import BackgroundServer, open_store
 from sgsverify.v1 import game_log_pb2 as pb
 from storage import migrate
 from storage.database import create_database_engine, sqlite_url
+from storage.store import Store
 
 PG_HOST, PG_PORT = "127.0.0.1", 5432
 PG_USERS = ("postgres", "root")
@@ -144,6 +146,46 @@ def service(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     try:
         yield server
     finally:
+        server.stop()
+        if db is not None:
+            db.drop()
+
+
+class Held:
+    """Stands in for one of a store's methods: each call says it has begun, waits to be released, then raises
+    ``fail`` (when set) or runs the method, and says when it is done."""
+
+    def __init__(self, method: Callable[..., Any]) -> None:
+        self.method = method
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.done = threading.Event()
+        self.fail: BaseException | None = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.entered.set()
+        self.release.wait(20)
+        try:
+            if self.fail is not None:
+                raise self.fail
+            return self.method(*args, **kwargs)
+        finally:
+            self.done.set()
+
+
+@contextlib.contextmanager
+def server_holding(backend: str, folder: Path, method: str) -> Iterator[tuple[BackgroundServer, Store, Held]]:
+    """A server (one worker) whose store's ``method`` is Held; released and stopped at the end."""
+    url, db = fresh_database(backend, folder)
+    config = server_config(url, folder, workers=1)
+    store = open_store(config)
+    hold = Held(getattr(store, method))
+    setattr(store, method, hold)
+    server = BackgroundServer(config, store).start()
+    try:
+        yield server, store, hold
+    finally:
+        hold.release.set()
         server.stop()
         if db is not None:
             db.drop()

@@ -15,31 +15,14 @@ import pytest
 
 from clients.client import ServiceError, VerifierClient
 from clients.selfplay import play_game
-from service.server import BackgroundServer, open_store
+from service.server import BackgroundServer
 from sgsverify.v1 import game_log_pb2 as pb
 from storage.store import StorageUnavailable, Store
-from tests.service.conftest import BACKENDS, fresh_database, server_config
-
-
-class HeldFind:
-    """Wraps a store's `find`: each call says it has begun and waits to be released (or fails, with ``fail``)."""
-
-    def __init__(self, store: Store) -> None:
-        self.find = store.find
-        self.entered = threading.Event()
-        self.release = threading.Event()
-        self.fail = False
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        self.entered.set()
-        self.release.wait(20)
-        if self.fail:
-            raise StorageUnavailable("the replay store is unavailable: held find told to fail")
-        return self.find(*args, **kwargs)
+from tests.service.conftest import BACKENDS, Held, server_holding
 
 
 class Served:
-    def __init__(self, server: BackgroundServer, store: Store, hold: HeldFind) -> None:
+    def __init__(self, server: BackgroundServer, store: Store, hold: Held) -> None:
         self.server, self.store, self.hold = server, store, hold
         self.verifying = threading.Event()  # a worker was given the log
 
@@ -56,19 +39,9 @@ class Served:
 
 @pytest.fixture(params=BACKENDS)
 def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
-    url, db = fresh_database(request.param, tmp_path)
-    config = server_config(url, tmp_path, workers=1)
-    store = open_store(config)
-    hold = HeldFind(store)
-    store.find = hold  # type: ignore[method-assign]
-    server = BackgroundServer(config, store).start()
-    try:
+    """A server whose store holds each `find` until released (Held)."""
+    with server_holding(request.param, tmp_path, "find") as (server, store, hold):
         yield Served(server, store, hold)
-    finally:
-        hold.release.set()
-        server.stop()
-        if db is not None:
-            db.drop()
 
 
 def submit_in_background(served: Served, log: pb.GameLog, how: str) -> tuple[threading.Thread, list[Any]]:
@@ -113,7 +86,7 @@ def test_a_stored_log_is_answered_from_the_store(served: Served) -> None:
 
 def test_a_failed_look_up_fails_the_call_and_the_dropped_verification_stores_nothing(served: Served) -> None:
     log = play_game(13, 5)
-    served.hold.fail = True
+    served.hold.fail = StorageUnavailable("the replay store is unavailable: held find told to fail")
     thread, out = submit_in_background(served, log, "whole")
     assert served.verifying.wait(20)
     served.hold.release.set()
@@ -121,7 +94,7 @@ def test_a_failed_look_up_fails_the_call_and_the_dropped_verification_stores_not
     (err,) = out
     assert isinstance(err, ServiceError) and err.code == grpc.StatusCode.UNAVAILABLE
     # The worker's answer comes back to nobody: the next call is served, and nothing of the first was stored.
-    served.hold.fail = False
+    served.hold.fail = None
     with VerifierClient(served.server.address, timeout=60) as client:
         assert client.verify(play_game(14, 5)).created
     assert served.store.count() == 1

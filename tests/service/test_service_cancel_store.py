@@ -9,7 +9,6 @@ CANCELLED."""
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,51 +18,23 @@ import grpc
 import pytest
 
 from clients.selfplay import play_game
-from service.server import BackgroundServer, open_store
+from service.server import BackgroundServer
 from service.servicer import _LiveEnd
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
 from sgsverify.v1 import service_pb2_grpc as spb_grpc
 from storage.store import DEFAULT_TENANT, Store
-from tests.service.conftest import BACKENDS, fresh_database, server_config
-
-
-class HeldSave:
-    """Wraps a store's `save`: each call says it has begun, waits to be released, and says when it is done."""
-
-    def __init__(self, store: Store) -> None:
-        self.save = store.save
-        self.entered = threading.Event()
-        self.release = threading.Event()
-        self.done = threading.Event()
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        self.entered.set()
-        self.release.wait(20)
-        try:
-            return self.save(*args, **kwargs)
-        finally:
-            self.done.set()
+from tests.service.conftest import BACKENDS, Held, server_holding
 
 
 @pytest.fixture(params=BACKENDS)
-def held(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[BackgroundServer, Store, HeldSave]]:
-    url, db = fresh_database(request.param, tmp_path)
-    config = server_config(url, tmp_path, workers=1)
-    store = open_store(config)
-    hold = HeldSave(store)
-    store.save = hold  # type: ignore[method-assign]
-    server = BackgroundServer(config, store).start()
-    try:
-        yield server, store, hold
-    finally:
-        hold.release.set()
-        server.stop()
-        if db is not None:
-            db.drop()
+def held(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[BackgroundServer, Store, Held]]:
+    """A server whose store holds each `save` until released (Held)."""
+    with server_holding(request.param, tmp_path, "save") as served:
+        yield served
 
 
-def settled_count(store: Store, hold: HeldSave) -> int:
+def settled_count(store: Store, hold: Held) -> int:
     """The store's count once the held save has written and the cancelled call is done with the store (what it
     deletes again, it deletes right after the save)."""
     assert hold.done.wait(20), "the held save never finished"
@@ -81,7 +52,7 @@ def stream_of(request: Any, log: pb.GameLog, tournament: str) -> list[Any]:
 
 
 def test_a_live_game_cancelled_while_being_stored_is_not_stored(
-        held: tuple[BackgroundServer, Store, HeldSave]) -> None:
+        held: tuple[BackgroundServer, Store, Held]) -> None:
     server, store, hold = held
     requests = stream_of(spb.VerifyLiveRequest, play_game(41, 5), "cancel-live")
     with grpc.insecure_channel(server.address) as channel:
@@ -99,7 +70,7 @@ def test_a_live_game_cancelled_while_being_stored_is_not_stored(
 
 
 def test_an_upload_cancelled_while_being_stored_is_not_stored(
-        held: tuple[BackgroundServer, Store, HeldSave]) -> None:
+        held: tuple[BackgroundServer, Store, Held]) -> None:
     server, store, hold = held
     requests = stream_of(spb.UploadLogRequest, play_game(42, 5), "cancel-up")
     with grpc.insecure_channel(server.address) as channel:
@@ -112,7 +83,7 @@ def test_an_upload_cancelled_while_being_stored_is_not_stored(
     assert settled_count(store, hold) == 0
 
 
-def test_an_uncancelled_live_game_is_stored_once_released(held: tuple[BackgroundServer, Store, HeldSave]) -> None:
+def test_an_uncancelled_live_game_is_stored_once_released(held: tuple[BackgroundServer, Store, Held]) -> None:
     """The hold itself changes nothing else: a call that is not cancelled stores its game and says so."""
     server, store, hold = held
     log = play_game(43, 5)
@@ -137,7 +108,7 @@ class FailingWrite:
 
 
 def test_a_live_game_whose_last_answer_cannot_be_written_is_deleted_again(
-        held: tuple[BackgroundServer, Store, HeldSave]) -> None:
+        held: tuple[BackgroundServer, Store, Held]) -> None:
     """The other moment a cancel can land: after the store, at the write of the answer that says so."""
     server, store, hold = held
     hold.release.set()
