@@ -80,3 +80,13 @@ def test_the_client_upload_sends_the_log_in_batches_of_its_own_encoding(game: pb
     assert all(not m.HasField("header") and not m.HasField("metadata") for m in messages[1:])
     assert all(len(m.events) == 40 for m in messages[:-1])
     assert [e for m in messages for e in m.events] == list(game.events)
+
+
+def test_the_client_live_batches_are_the_requests_encoding(game: pb.GameLog) -> None:
+    from clients.client import _events_request
+
+    batch = list(game.events)[:64]
+    assert _events_request(batch) == spb.VerifyLiveRequest(events=batch).SerializeToString()
+    assert _events_request([]) == b""
+    with pytest.raises(TypeError, match="a batch holds events"):
+        _events_request([batch[0], pb.GameHeader()])  # type: ignore[list-item]
