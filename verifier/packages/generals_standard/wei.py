@@ -137,7 +137,8 @@ def other_with_hand(game: Game, owner: int, t: int) -> str:
 
 
 def one_hand_card_each(game: Game, owner: int, inv: pb.InvokeSkill, mismatch: str) -> list[Violation]:
-    """突袭's cards: one hand card of each target, in the targets' order; ``mismatch`` says the counts differ."""
+    """突袭's and 巧变's cards: one hand card of each target, in the targets' order; ``mismatch`` says the counts
+    differ."""
     if len(inv.cards) != len(inv.targets):
         return bad("INVALID_CHOICE", mismatch, owner)
     problems: list[Violation] = []
