@@ -76,7 +76,7 @@ def main() -> int:
                     c.close()
                 for proc, _ in servers.values():
                     proc.send_signal(signal.SIGTERM)
-                    proc.communicate(timeout=60)
+                    proc.wait(timeout=60)  # (its output is read by start_server's thread to the end)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(base_tree)], cwd=ROOT, check=False)
 

@@ -328,7 +328,7 @@ def main() -> int:
                               f"{result.events_per_s} events/s; health p99 {result.health_p99_ms} ms")
         finally:
             proc.send_signal(signal.SIGTERM)
-            proc.communicate(timeout=60)
+            proc.wait(timeout=60)  # (its output is read by start_server's thread to the end)
 
     offline_eps = events / offline_best
     results = [Result("offline check", 1, len(logs), events, round(offline_best, 3),
