@@ -617,7 +617,7 @@ class VerifierServicer:
                     _invalid(header_problems(msg.header), f"{where}: ")
                     stream.discard = msg.discard
                     game = stream.game = self.pool.open_live()
-                    await game.start(msg.header, meta)
+                    game.start(msg.header, meta)  # (not waited for: the game starts while the next batch is read)
                 elif msg.HasField("header") or msg.HasField("metadata"):
                     raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                                      f"{where} carries a header or metadata: only the first message may")
@@ -631,6 +631,8 @@ class VerifierServicer:
                     # LIVE_IN_FLIGHT batches a stream): the byte budget counts what is still to be read.
                     scope.release_received()
                 await answers.put((sent, where))
+            if game is not None:
+                game.end()  # (the game is closed in its worker while the answers before are written)
             item: BaseException | None = None
         except asyncio.CancelledError:
             raise

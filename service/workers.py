@@ -389,19 +389,26 @@ def retrieved(future: asyncio.Future[Any]) -> None:
 
 
 class LiveSession:
-    """One live game, pinned to one worker process."""
+    """One live game, pinned to one worker process. Its calls are sent as soon as they are known and answered in
+    the order sent (the worker's order): the game is started while its first batch is read, and finished while
+    the answers before it are written out."""
 
     def __init__(self, pool: WorkerPool, worker: Worker, game_id: int) -> None:
         self.pool = pool
         self.worker = worker
         self.executor = worker.executor
         self.game_id = game_id
-        self.started = False
+        self.started = False  # live_start sent: the worker has the game (or will, before any later call)
         self.closed = False
         self.event_count = 0
+        self._starting: asyncio.Future[None] | None = None  # live_start's answer, until it is awaited
+        self._finishing: asyncio.Future[tuple[bytes, NewReplay]] | None = None
 
-    async def start(self, header: pb.GameHeader, metadata: SubmissionMetadata) -> None:
-        await self.pool._call(self.worker, live_start, self.game_id, header.SerializeToString(), metadata)
+    def start(self, header: pb.GameHeader, metadata: SubmissionMetadata) -> None:
+        """Send the game's start; it is not waited for: a failure to start is raised where the game is next
+        waited on (its first batch's answer, or its end)."""
+        self._starting = self._sent(self.pool._send(self.worker, live_start, self.game_id,
+                                                    header.SerializeToString(), metadata))
         self.started = True
 
     def send(self, events: bytes, count: int) -> asyncio.Future[bytes]:
@@ -409,18 +416,25 @@ class LiveSession:
         another are judged in that order and the next can be read from the client while this one is judged;
         ``answer`` awaits its VerifyLiveResponse's encoding."""
         self.event_count += count
-        if self.worker.executor is not self.executor:
-            raise WorkerLost("the live game's worker process died (it was restarted): the game is lost")
-        sent = self.pool._send(self.worker, live_feed, self.game_id, events)
-        # An answer may never be awaited (the call ended first): its error is not one asyncio should report.
-        sent.add_done_callback(retrieved)
-        return sent
+        self._check_worker()
+        return self._sent(self.pool._send(self.worker, live_feed, self.game_id, events))
+
+    def end(self) -> None:
+        """Send the game's finish (the client's stream has ended), so the worker closes the game right after
+        its last batch; ``finish`` awaits it."""
+        if self._finishing is None:
+            self._check_worker()
+            self._finishing = self._sent(self.pool._send(self.worker, live_finish, self.game_id))
 
     async def answer(self, sent: asyncio.Future[bytes]) -> bytes:
+        await self._started()
         return await self.pool._answer(self.worker, self.executor, sent)
 
     async def finish(self) -> tuple[spb.VerifyLiveResponse, NewReplay]:
-        last, record = await self.pool._call(self.worker, live_finish, self.game_id)
+        self.end()
+        assert self._finishing is not None
+        await self._started()
+        last, record = await self.pool._answer(self.worker, self.executor, self._finishing)
         self._release()
         return spb.VerifyLiveResponse.FromString(last), record
 
@@ -432,6 +446,21 @@ class LiveSession:
         if self.started and self.worker.executor is self.executor:
             with contextlib.suppress(WorkerLost, RuntimeError):  # the worker died, or the pool is closing
                 await self.pool._call(self.worker, live_drop, self.game_id)
+
+    async def _started(self) -> None:
+        starting, self._starting = self._starting, None
+        if starting is not None:
+            await self.pool._answer(self.worker, self.executor, starting)
+
+    def _check_worker(self) -> None:
+        if self.worker.executor is not self.executor:
+            raise WorkerLost("the live game's worker process died (it was restarted): the game is lost")
+
+    @staticmethod
+    def _sent(future: asyncio.Future[T]) -> asyncio.Future[T]:
+        # An answer may never be awaited (the call ended first): its error is not one asyncio should report.
+        future.add_done_callback(retrieved)
+        return future
 
     def _release(self) -> None:
         if not self.closed:
