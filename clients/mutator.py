@@ -29,8 +29,7 @@ from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import Suit
 from verifier.engine.effects import Use, UsedCard
 from verifier.engine.game import Game
-from verifier.engine.game import Violation as EngineViolation
-from verifier.engine.requests import DECISION_KINDS, Answer, DiscardRequest, PlayRequest, Request
+from verifier.engine.requests import DECISION_KINDS, DiscardRequest, PlayRequest, Request
 from verifier.packages.modes.identity import LORD, LOYALIST, REBEL
 from verifier.packages.standard.tricks import reaches
 from verifier.replay import Verifier, verify
@@ -615,21 +614,6 @@ def after_game_over(m: Moment) -> Iterator[Edit]:
 
 # ---------------------------------------------------------------------------- finding places
 
-class _Probe(Verifier):
-    """A verifier that shows every decision to a callback just before the engine applies it."""
-
-    _current: pb.Event | None = None
-
-    def __init__(self, header: pb.GameHeader, on_decision: Callable[[pb.Event, Request], None]) -> None:
-        self._on_decision = on_decision
-        super().__init__(header)
-
-    def _step(self, answer: Answer, first: bool = False) -> tuple[list[EngineViolation], bool]:
-        if answer is not None and answer is self._current and self.pending is not None:
-            self._on_decision(answer, self.pending)
-        return super()._step(answer, first)
-
-
 def spread(items: list[Edit], count: int) -> list[Edit]:
     """Up to ``count`` items evenly spread over the list (first and last included)."""
     if len(items) <= count:
@@ -667,7 +651,8 @@ def find_mutations(log: pb.GameLog, kinds: Sequence[CheatKind] | None = None, pe
         for k in kinds:
             found[k.name].extend(k.find(moment))
 
-    probe = _Probe(log.header, visit)
+    probe = Verifier(log.header)
+    probe.on_decision = visit
     game = probe.game
     if game is None:
         return {k.name: [] for k in kinds}
@@ -678,9 +663,7 @@ def find_mutations(log: pb.GameLog, kinds: Sequence[CheatKind] | None = None, pe
             cur.play_seat, cur.slashes = ev.phase_start.seat, 0
         if kind not in DECISION_KINDS:
             visit(ev, None)
-        probe._current = ev
         probe.feed((ev,))
-        probe._current = None
         if kind == "use_card" and ev.use_card.seat == cur.play_seat and used_name(game, ev.use_card.card) == "slash":
             cur.slashes += 1
     return {k.name: [Mutation(k.name, k.code, e) for e in spread(found[k.name], per_kind)] for k in kinds}

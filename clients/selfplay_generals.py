@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from clients.selfplay import RandomBot
 from sgsverify.v1 import game_log_pb2 as pb
-from verifier.cards import Suit
+from verifier.cards import Color, Suit
 from verifier.engine.effects import Effect, Use, UsedCard
 from verifier.engine.game import Game
 from verifier.engine.requests import (
@@ -156,7 +156,7 @@ class GeneralsBot(RandomBot):
             inv.targets.extend([first, second])
         elif name == "jijiang":
             spec = game.ruleset.cards["slash"]
-            probe = UsedCard("slash", (), Suit.NONE, 0, 0, skill=name)  # type: ignore[arg-type]
+            probe = UsedCard("slash", (), Suit.NONE, Color.NONE, 0, skill=name)
             targets = [t for (t,) in spec.candidate_targets(game, seat)
                        if spec.can_use(game, Use(seat, probe, (t,))) and not game.prohibited(seat, t, "slash")]
             if not targets:

@@ -51,7 +51,9 @@ class RegressError(Exception):
 
 class EngineVariant(Protocol):
     """An engine variant under development (or a test's deliberately changed rule): the ruleset
-    to verify a game with (None: the default one), and a chance to adjust each new game."""
+    to verify a game with (None: the default one), and a chance to adjust each new game — through its
+    mode, ruleset or state: the core's classes are compiled (setup.py), and their methods cannot be
+    replaced on an instance."""
 
     def ruleset(self, header: pb.GameHeader) -> Ruleset | None: ...
 

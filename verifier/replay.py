@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,6 +114,9 @@ class Verifier:
         self.fed: list[pb.Event] = []
         self.probes_left = MAX_PROBES
         self._explained: bool | None = None  # the probe's answer for the event being judged
+        # A tool's look at each decision of the log just before the engine takes it, with the request it answers
+        # (clients/mutator.py; the core is compiled, so a tool hooks in here rather than in a subclass).
+        self.on_decision: Callable[[pb.Event, Request], None] | None = None
         try:
             self.game = new_game(header, ruleset or default_ruleset(header))
         except HeaderError as err:
@@ -699,6 +702,8 @@ class Verifier:
                 self._settle_chance(self.pending, None)  # (no outcome of the log answers it: the rules' own)
             if self.expected:
                 self._flush_expected()
+        if self.on_decision is not None and kind != "decline" and self.pending is not None:
+            self.on_decision(ev, self.pending)
         # An explicit decline reaches the engine as a decline (None), like an implicit one.
         violations, rejected = self._step(None if kind == "decline" else ev)
         if rejected:

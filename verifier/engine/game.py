@@ -984,8 +984,8 @@ class Game:
         self.journal.append(f"('revive', {seat})")
 
     def reward_or_penalty(self, victim: int, killer: int | None) -> Settle[None]:
-        """The mode's reward or penalty for a kill (a method of its own, so that an engine variant can
-        replace it on one game: tests/regress_variant.py)."""
+        """The mode's reward or penalty for a kill (an engine variant changes it through the game's mode:
+        tests/regress_variant.py)."""
         return self.mode.reward_or_penalty(self, victim, killer)
 
     def check_victory(self, just_died: int) -> None:
