@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-service install clean
+.PHONY: run test lint bench bench-service install native clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,6 +14,10 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# Compile the engine core again after editing it (setup.py; until then it runs interpreted, with a warning).
+native: $(STAMP)
+	$(BIN)/python setup.py -q build_ext --inplace
 
 # gRPC on 127.0.0.1:50051 and the replay viewer on http://127.0.0.1:8080/ (a few example games
 # are stored the first time, while the store is empty).
@@ -31,7 +35,8 @@ bench-service: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy verifier storage clients service importers tests bench tools
+	$(BIN)/mypy verifier storage clients service importers tests bench tools setup.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info verifier/native_sources.txt *__mypyc.*.so
+	find verifier -name '*.so' -delete

@@ -27,6 +27,7 @@ def test_speed_benchmark_reports_rates_ratios_and_memory() -> None:
     assert isinstance(report["target_met"], bool)
     heg = report["hegemony"]
     assert heg["games"] == 4 and heg["events"] > 0 and heg["events_per_second"]["verify"] > 0
+    assert report["core"] in ("compiled (mypyc)", "interpreted")
 
 
 def test_speed_benchmark_prints_the_profile() -> None:
@@ -34,7 +35,11 @@ def test_speed_benchmark_prints_the_profile() -> None:
                            "--top", "5"], capture_output=True, text=True, timeout=240, cwd=ROOT, check=False)
     assert done.returncode == 0, done.stderr
     assert "ratios: verify/decode" in done.stdout
-    assert "profile of (c)" in done.stdout and "replay.py" in done.stdout
+    assert "profile of (c)" in done.stdout
+    # The driver's own functions where it runs interpreted; a compiled core's are counted in their callers,
+    # and the interpreted rules packages (the cards' effects) show.
+    compiled = "engine core compiled" in done.stdout
+    assert ("tricks.py" in done.stdout or "basic.py" in done.stdout) if compiled else "replay.py" in done.stdout
 
 
 def test_pause_penalty_benchmark_reports_each_pause_against_none() -> None:

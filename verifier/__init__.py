@@ -5,8 +5,12 @@
     >>> replay.violation_count
 """
 
-from verifier.logio import LogFormatError, load_log
-from verifier.replay import Verifier, verify
-from verifier.version import engine_version
+from verifier._native import use_sources_where_needed
+
+use_sources_where_needed()  # (before any compiled module is imported)
+
+from verifier.logio import LogFormatError, load_log  # noqa: E402
+from verifier.replay import Verifier, verify  # noqa: E402
+from verifier.version import engine_version  # noqa: E402
 
 __all__ = ["LogFormatError", "Verifier", "engine_version", "load_log", "verify"]

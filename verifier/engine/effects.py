@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from mypy_extensions import mypyc_attr
+
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, Color, Suit, color_of
 from verifier.engine.game import DamageInfo, Game, Settle, Trigger, Violation
@@ -38,6 +40,7 @@ class UsedCard:
         return self.real is None
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (compiled: setup.py; subclassed by the interpreted packages)
 class Effect:
     """An equipment effect (and, later, a general's skill). Every hook is optional."""
 
@@ -230,6 +233,7 @@ def armor_voids(game: Game, use: Use, target: int, ignores_armor: bool = False) 
                for e in game.effects_of(target))
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (compiled: setup.py; subclassed by the interpreted packages)
 class CardSpec:
     """One card name's rules. Subclasses set the class attributes and override hooks."""
 
@@ -295,6 +299,7 @@ def settled() -> Settle[None]:
     yield  # pragma: no cover
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (compiled: setup.py; subclassed by the interpreted packages)
 class DelayedSpec(CardSpec):
     """A delayed trick: placed in a judgment area, judged in its owner's judgment phase."""
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from mypy_extensions import mypyc_attr
+
 from sgsverify.v1 import game_log_pb2 as pb
 
 if TYPE_CHECKING:
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
     from verifier.engine.requests import Answer, Request
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (compiled: setup.py; subclassed by the interpreted packages)
 class Mode:
     """A game mode's rules, as the core sees them. Subclasses override the hooks they need."""
 
