@@ -33,6 +33,7 @@ COMPILED = [
     "verifier/codes.py",
     "verifier/text.py",
 ]
+GROUP = "verifier_native"  # the compiled modules' shared library: verifier_native__mypyc
 MANIFEST = ROOT / "verifier" / "native_sources.txt"  # (its name is verifier/_native.py's MANIFEST too)
 
 
@@ -52,11 +53,13 @@ def extensions() -> list[object]:
         for path in COMPILED:
             for built in (ROOT / path).parent.glob(Path(path).stem + ".cpython-*"):
                 built.unlink()
+        for shared in ROOT.glob(f"{GROUP}__mypyc.*"):
+            shared.unlink()
         return []
     from mypyc.build import mypycify
 
     MANIFEST.write_text(source_manifest())
-    return list(mypycify(COMPILED, opt_level="3", group_name="verifier_native"))
+    return list(mypycify(COMPILED, opt_level="3", group_name=GROUP))
 
 
 setup(ext_modules=extensions())
