@@ -3,10 +3,9 @@
 The modules in ``COMPILED`` are the engine's hot path: the replay driver, the core and the set-up, with the
 helpers they call per event (texts, codes). Compiled, the same source runs about 1.8 times as fast
 (bench/speed.py); the rules packages (cards, generals, modes) stay interpreted, so adding a general needs no
-build. ``SGS_VERIFY_PURE=1`` builds nothing (no C compiler, or
-to debug the core in Python). Beside the extensions the build writes ``verifier/native_sources.txt``, the
-hash of each compiled module's source: verifier/_native.py runs a module's source instead of a compiled
-form that no longer matches it (an engine edited after the build).
+build. ``SGS_VERIFY_PURE=1`` builds nothing (no C compiler). Beside the extensions the build writes
+``verifier/native_sources.txt``, the hash of each compiled module's source: verifier/_native.py runs a
+module's source instead of a compiled form that no longer matches it (an engine edited after the build).
 """
 
 from __future__ import annotations
