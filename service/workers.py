@@ -407,8 +407,8 @@ class LiveSession:
     def start(self, header: pb.GameHeader, metadata: SubmissionMetadata) -> None:
         """Send the game's start; it is not waited for: a failure to start is raised where the game is next
         waited on (its first batch's answer, or its end)."""
-        self._starting = self._sent(self.pool._send(self.worker, live_start, self.game_id,
-                                                    header.SerializeToString(), metadata))
+        self._starting = self._unreported(self.pool._send(self.worker, live_start, self.game_id,
+                                                          header.SerializeToString(), metadata))
         self.started = True
 
     def send(self, events: bytes, count: int) -> asyncio.Future[bytes]:
@@ -417,24 +417,24 @@ class LiveSession:
         ``answer`` awaits its VerifyLiveResponse's encoding."""
         self.event_count += count
         self._check_worker()
-        return self._sent(self.pool._send(self.worker, live_feed, self.game_id, events))
+        return self._unreported(self.pool._send(self.worker, live_feed, self.game_id, events))
 
-    def end(self) -> None:
+    def end(self) -> asyncio.Future[tuple[bytes, NewReplay]]:
         """Send the game's finish (the client's stream has ended), so the worker closes the game right after
         its last batch; ``finish`` awaits it."""
         if self._finishing is None:
             self._check_worker()
-            self._finishing = self._sent(self.pool._send(self.worker, live_finish, self.game_id))
+            self._finishing = self._unreported(self.pool._send(self.worker, live_finish, self.game_id))
+        return self._finishing
 
     async def answer(self, sent: asyncio.Future[bytes]) -> bytes:
         await self._started()
         return await self.pool._answer(self.worker, self.executor, sent)
 
     async def finish(self) -> tuple[spb.VerifyLiveResponse, NewReplay]:
-        self.end()
-        assert self._finishing is not None
+        finishing = self.end()
         await self._started()
-        last, record = await self.pool._answer(self.worker, self.executor, self._finishing)
+        last, record = await self.pool._answer(self.worker, self.executor, finishing)
         self._release()
         return spb.VerifyLiveResponse.FromString(last), record
 
@@ -457,7 +457,7 @@ class LiveSession:
             raise WorkerLost("the live game's worker process died (it was restarted): the game is lost")
 
     @staticmethod
-    def _sent(future: asyncio.Future[T]) -> asyncio.Future[T]:
+    def _unreported(future: asyncio.Future[T]) -> asyncio.Future[T]:
         # An answer may never be awaited (the call ended first): its error is not one asyncio should report.
         future.add_done_callback(retrieved)
         return future
