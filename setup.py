@@ -4,15 +4,17 @@ The modules in ``COMPILED`` are the engine's hot path: the replay driver, the co
 helpers they call per event (texts, codes). Compiled, the same source runs about 1.8 times as fast
 (bench/speed.py); the rules packages (cards, generals, modes) stay interpreted, so adding a general needs no
 build. ``SGS_VERIFY_PURE=1`` builds nothing (no C compiler). Beside the extensions the build writes
-``verifier/native_sources.txt``, the hash of each compiled module's source: verifier/_native.py runs a
-module's source instead of a compiled form that no longer matches it (an engine edited after the build).
+``verifier/native_sources.txt`` (verifier/_native.py's manifest: the hash of each compiled module's source),
+and verifier/_native.py runs a module's source instead of a compiled form that no longer matches it (an engine
+edited after the build).
 """
 
 from __future__ import annotations
 
-import hashlib
+import importlib.util
 import os
 from pathlib import Path
+from types import ModuleType
 
 from setuptools import setup  # type: ignore[import-untyped]
 
@@ -33,22 +35,23 @@ COMPILED = [
     "verifier/text.py",
 ]
 GROUP = "verifier_native"  # the compiled modules' shared library: verifier_native__mypyc
-MANIFEST = ROOT / "verifier" / "native_sources.txt"  # (its name is verifier/_native.py's MANIFEST too)
 
 
-def source_manifest() -> str:
-    """One line per compiled module: its dotted name and the SHA-256 of its source."""
-    lines = []
-    for path in COMPILED:
-        name = path.removesuffix(".py").replace("/", ".")
-        lines.append(f"{name} {hashlib.sha256((ROOT / path).read_bytes()).hexdigest()}\n")
-    return "".join(lines)
+def native() -> ModuleType:
+    """verifier/_native.py, which reads the manifest at run time and so writes it here too, loaded by path (the
+    verifier package itself cannot be imported in the build, where its dependencies are not installed)."""
+    spec = importlib.util.spec_from_file_location("_sgs_verify_native", ROOT / "verifier" / "_native.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def extensions() -> list[object]:
+    tool = native()
     if os.environ.get("SGS_VERIFY_PURE"):
         # An interpreted build: no compiled form of an earlier build may shadow the sources.
-        MANIFEST.unlink(missing_ok=True)
+        tool.MANIFEST.unlink(missing_ok=True)
         for path in COMPILED:
             for built in (ROOT / path).parent.glob(Path(path).stem + ".cpython-*"):
                 built.unlink()
@@ -57,7 +60,7 @@ def extensions() -> list[object]:
         return []
     from mypyc.build import mypycify
 
-    MANIFEST.write_text(source_manifest())
+    tool.MANIFEST.write_text(tool.source_manifest(path.removesuffix(".py").replace("/", ".") for path in COMPILED))
     return list(mypycify(COMPILED, opt_level="3", group_name=GROUP))
 
 

@@ -4,6 +4,7 @@ source; never run once its source has changed (the source runs instead, with a w
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import shutil
@@ -15,7 +16,14 @@ import pytest
 
 import verifier
 import verifier.replay
-from verifier._native import MANIFEST, changed_sources, is_compiled, recorded_sources, source_path
+from verifier._native import (
+    MANIFEST,
+    changed_sources,
+    is_compiled,
+    recorded_sources,
+    source_manifest,
+    source_path,
+)
 
 PACKAGE = Path(verifier.__file__).resolve().parent
 
@@ -29,8 +37,7 @@ def test_the_core_runs_compiled_where_it_was_built() -> None:
     assert changed_sources(recorded) == [], "edited since the build: `make native`"
     assert "verifier.replay" in recorded and "verifier.engine.game" in recorded
     for name in recorded:
-        module = sys.modules.get(name) or __import__(name, fromlist=["_"])
-        assert is_compiled(module), name
+        assert is_compiled(importlib.import_module(name)), name
 
 
 def test_a_changed_source_is_found_by_its_hash(tmp_path: Path) -> None:
@@ -39,8 +46,9 @@ def test_a_changed_source_is_found_by_its_hash(tmp_path: Path) -> None:
     for name, text in sources.items():
         source_path(name, tmp_path).write_bytes(text)
     manifest = tmp_path / "native_sources.txt"
-    manifest.write_text("".join(f"{name} {hashlib.sha256(text).hexdigest()}\n" for name, text in sources.items()))
+    manifest.write_text(source_manifest(sources, tmp_path))
     recorded = recorded_sources(manifest)
+    assert recorded == {name: hashlib.sha256(text).hexdigest() for name, text in sources.items()}
     assert recorded.keys() == sources.keys()
     assert changed_sources(recorded, tmp_path) == []
     source_path("verifier.engine.core", tmp_path).write_bytes(b"B = 3\n")
@@ -59,8 +67,7 @@ def copy_of_the_package(tmp_path: Path) -> Path:
     manifest = tmp_path / "verifier" / MANIFEST.name
     if not manifest.exists():
         # (an interpreted build: a manifest of the sources as they are, so the check has one to read)
-        manifest.write_text("".join(f"{name} {hashlib.sha256(source_path(name).read_bytes()).hexdigest()}\n"
-                                    for name in ("verifier.replay", "verifier.engine.game", "verifier.rng")))
+        manifest.write_text(source_manifest(("verifier.replay", "verifier.engine.game", "verifier.rng")))
     return tmp_path
 
 

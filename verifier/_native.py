@@ -6,7 +6,7 @@ the build would silently run its old rules. The build records the hash of each c
 instead (all of them: compiled modules call each other directly, so they cannot be mixed with
 interpreted ones), with a warning that says how to compile them again. ``SGS_VERIFY_INTERPRETED=1`` runs
 the sources too, silently: to step through the core in a debugger or see it in a profile. Kept
-interpreted itself.
+interpreted itself, with nothing but the standard library: setup.py loads it to write the manifest.
 """
 
 from __future__ import annotations
@@ -18,13 +18,20 @@ import importlib.util
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
 
 PACKAGE = Path(__file__).resolve().parent
 MANIFEST = PACKAGE / "native_sources.txt"
 INTERPRETED = "SGS_VERIFY_INTERPRETED"  # set (to anything but "" or "0"): run the core from its sources
+
+
+def source_manifest(names: Iterable[str], package: Path = PACKAGE) -> str:
+    """The manifest of a build that compiles the named modules: one line each, its name and the SHA-256 of its
+    source (written by setup.py, read by ``recorded_sources``)."""
+    return "".join(f"{name} {hashlib.sha256(source_path(name, package).read_bytes()).hexdigest()}\n"
+                   for name in names)
 
 
 def recorded_sources(manifest: Path = MANIFEST) -> dict[str, str]:
