@@ -1,7 +1,7 @@
 """Builds the engine core as C extensions with mypyc (everything else is in pyproject.toml).
 
 The modules in ``COMPILED`` are the engine's hot path: the replay driver, the core and the set-up, with the
-helpers they call per event (texts, codes). Compiled, the same source runs about 1.8 times as fast
+helpers they call per event (texts, codes). Compiled, the same source runs about 1.4 times as fast
 (bench/speed.py); the rules packages (cards, generals, modes) stay interpreted, so adding a general needs no
 build. ``SGS_VERIFY_PURE=1`` builds nothing (no C compiler). Beside the extensions the build writes
 ``verifier/native_sources.txt`` (verifier/_native.py's manifest: the hash of each compiled module's source),

@@ -91,7 +91,7 @@ def use_sources_where_needed() -> list[str]:
         if not changed:
             return []
         warnings.warn(f"the engine core's compiled form is older than its source ({', '.join(changed)}): it runs "
-                      "interpreted, about half as fast; `make native` compiles it again", RuntimeWarning,
+                      "interpreted, about 1.4 times slower; `make native` compiles it again", RuntimeWarning,
                       stacklevel=2)
     sys.meta_path.insert(0, SourcesFirst(list(recorded)))
     return list(recorded)
