@@ -19,6 +19,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import grpc
 from google.protobuf.message import Message
+from grpc._cython.cygrpc import ExecuteBatchError
 
 from service import guard
 from service.config import Limits
@@ -280,6 +281,19 @@ class VerifierServicer:
                 await self._forget(summary.id, tenant)
             raise
 
+    @staticmethod
+    async def _confirm_closed_by_client(context: grpc.aio.ServicerContext) -> None:
+        """Before storing an upload: raise CancelledError if its request stream ended in a cancel, not a
+        half-close. The two look alike to the handler, and the task that tells it of a cancel can run after the
+        store is done and the handler has returned (on a busy machine), leaving a cut-off game stored for a call
+        the client saw cancelled. Sending the response's initial metadata asks the call itself: gRPC refuses it
+        on a call the client reset, and accepts it on one the client only half-closed."""
+        try:
+            await context.send_initial_metadata(())
+        except ExecuteBatchError:
+            raise asyncio.CancelledError("the upload's call was cancelled: its stream did not end in a half-close"
+                                         ) from None
+
     async def _forget(self, replay_id: str, tenant: str) -> None:
         """Delete a replay this call stored but could not answer for (its call was cancelled)."""
         loop = asyncio.get_running_loop()
@@ -378,6 +392,8 @@ class VerifierServicer:
             record, summary_blob = await verifying
         self._counted(source, record)
         if streamed:
+            if context is not None:  # (always, for a stream: it is a gRPC call)
+                await self._confirm_closed_by_client(context)
             summary, created = await self._save_streamed(record, tenant)
         else:
             summary, created = await self._io(self.store.save, record, tenant)
@@ -499,7 +515,7 @@ class VerifierServicer:
             self._check_log_size(size)
             if msg.events:
                 batches.append(events_encoding(msg))
-        # (a cancelled call's stream ends here too, as if closed: _save_streamed undoes what it stores)
+        # (a cancelled call's stream ends here too, as if closed: _submit checks which before it stores)
         if count == 0:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                              "the upload stream is empty: its first message must carry the GameHeader")

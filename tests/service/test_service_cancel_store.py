@@ -9,6 +9,7 @@ CANCELLED."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ import pytest
 
 from clients.selfplay import play_game
 from service.server import BackgroundServer
-from service.servicer import _LiveEnd
+from service.servicer import VerifierServicer, _LiveEnd
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
 from sgsverify.v1 import service_pb2_grpc as spb_grpc
@@ -138,3 +139,80 @@ def stub_verify(server: BackgroundServer, log: pb.GameLog) -> spb.VerifyLogRespo
     with grpc.insecure_channel(server.address) as channel:
         stub = spb_grpc.VerifierServiceStub(channel)  # type: ignore[no-untyped-call]
         return stub.VerifyLog(spb.VerifyLogRequest(log=log, summary_only=True), timeout=30)  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------- a cancel the handler is told of too late
+
+def _identity(data: bytes) -> bytes:
+    return data
+
+
+async def _ended_how(requests: Any, context: grpc.aio.ServicerContext) -> bytes:
+    """A handler that reads its request stream to the end and then asks VerifierServicer's check how it ended,
+    deaf to the cancel gRPC sends its task: as a handler is when that cancel comes only after it has stored
+    the game (the CI run in which the fuzzer's cut-off upload stayed stored)."""
+    async def read_and_check() -> str:
+        async for _ in requests:
+            pass
+        try:
+            await VerifierServicer._confirm_closed_by_client(context)
+        except asyncio.CancelledError:
+            return "cancelled"
+        return "closed"
+
+    inner = asyncio.ensure_future(read_and_check())
+    while not inner.done():
+        try:
+            await asyncio.wait([inner])
+        except asyncio.CancelledError:  # gRPC's word of the cancel, to the outer task only: not heard
+            task = asyncio.current_task()
+            assert task is not None
+            task.uncancel()
+    ENDINGS.append(inner.result())
+    return b"stored"
+
+
+ENDINGS: list[str] = []
+
+
+def _send_two(port: int, cancel: bool, calls: int) -> None:
+    """``calls`` streams of two messages each, then a cancel with the stream held open, or a half-close."""
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        upload = channel.stream_unary("/t.Upload/Up", request_serializer=_identity, response_deserializer=_identity)
+        for _ in range(calls):
+            sent, cancelled = threading.Event(), threading.Event()
+
+            def messages(sent: threading.Event = sent, cancelled: threading.Event = cancelled) -> Iterator[bytes]:
+                yield b"header"
+                yield b"events"
+                sent.set()
+                if cancel:
+                    cancelled.wait(10)
+
+            future = upload.future(messages(), timeout=10)
+            assert sent.wait(10)
+            if cancel:
+                time.sleep(0.01)  # the messages are on their way
+                future.cancel()
+                cancelled.set()
+            else:
+                assert future.result() == b"stored"
+    time.sleep(0.2)  # the server's handlers of the last calls finish
+
+
+@pytest.mark.parametrize("cancel", [True, False], ids=["cancelled", "half-closed"])
+def test_the_upload_check_tells_a_cancel_from_a_half_close_without_the_handler_being_told(cancel: bool) -> None:
+    async def main() -> list[str]:
+        server = grpc.aio.server()
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+            "t.Upload", {"Up": grpc.stream_unary_rpc_method_handler(_ended_how, _identity, _identity)}),))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, _send_two, port, cancel, 12)
+        finally:
+            await server.stop(None)
+        return list(ENDINGS)
+
+    ENDINGS.clear()
+    assert asyncio.run(main()) == ["cancelled" if cancel else "closed"] * 12
