@@ -10,11 +10,17 @@ round (the order flips each round), so a slow spell falls on both. Each phase (w
 bench/service_bench.py) reports, per server, the median over the rounds of the CPU time the server and its
 worker processes spent per event (from /proc) and of the wall time per event, and the ratio of this tree's to
 the base's: below 1 is faster. A benchmark, never run by the tests.
+
+Both servers run the engine core the same way: when this tree's is compiled (setup.py, ``make native``), the
+base's worktree is compiled too before the rounds (about a minute and a half; a base from before the compiled
+core, or ``--interpreted``, runs both from their sources) — a compiled server against an interpreted one
+would measure the build, not the change.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import statistics
 import subprocess
@@ -33,6 +39,8 @@ import service_bench as sb  # noqa: E402
 from clients.client import VerifierClient  # noqa: E402
 from clients.selfplay import play_game  # noqa: E402
 from sgsverify.v1 import game_log_pb2 as pb  # noqa: E402
+from verifier import replay  # noqa: E402
+from verifier._native import INTERPRETED, is_compiled  # noqa: E402
 
 PHASES: dict[str, Callable[[VerifierClient, pb.GameLog], None]] = {
     "whole-log": sb.whole, "upload stream": sb.upload, "live stream": sb.live}
@@ -43,6 +51,8 @@ def main() -> int:
     parser.add_argument("--base", required=True, help="the commit to compare with (anything git rev-parse takes)")
     parser.add_argument("--games", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--interpreted", action="store_true",
+                        help="run both engine cores from their sources (no build of the base)")
     args = parser.parse_args()
 
     logs = [play_game(1000 + i, 6) for i in range(args.games)]
@@ -51,10 +61,13 @@ def main() -> int:
         base_tree = Path(tmp) / "base"
         subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base_tree), args.base], cwd=ROOT, check=True)
         try:
+            compiled = not args.interpreted and is_compiled(replay) and compile_core(base_tree)
+            env = None if compiled else {**os.environ, INTERPRETED: "1"}
+            print(f"engine cores: {'both compiled (mypyc)' if compiled else 'both interpreted'}")
             (Path(tmp) / "base-data").mkdir()
             (Path(tmp) / "this-data").mkdir()
-            servers = {"base": sb.start_server(Path(tmp) / "base-data", 2, base_tree, echo=False),
-                       "this": sb.start_server(Path(tmp) / "this-data", 2, ROOT, echo=False)}
+            servers = {"base": sb.start_server(Path(tmp) / "base-data", 2, base_tree, echo=False, env=env),
+                       "this": sb.start_server(Path(tmp) / "this-data", 2, ROOT, echo=False, env=env)}
             clients = {name: VerifierClient(address, timeout=300) for name, (_, address) in servers.items()}
             cpu: dict[tuple[str, str], list[float]] = {}
             wall: dict[tuple[str, str], list[float]] = {}
@@ -90,6 +103,21 @@ def main() -> int:
         wb, wt = (statistics.median(wall[(n, phase)]) for n in ("base", "this"))
         print(f"{phase:<15} {cb:>9.1f} {ct:>9.1f} {ct / cb:>6.2f} {wb:>10.1f} {wt:>10.1f} {wt / wb:>6.2f}")
     return 0
+
+
+def compile_core(tree: Path) -> bool:
+    """Compile the engine core of the worktree ``tree`` in place, as ``make native`` does; False when that
+    commit has no compiled core (no setup.py) or its build fails (said why)."""
+    if not (tree / "setup.py").exists():
+        print("the base has no compiled core: both run interpreted")
+        return False
+    print("compiling the base's engine core ...")
+    done = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=tree,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        print(f"the base's build failed, both run interpreted:\n{done.stderr[-2000:]}")
+        return False
+    return True
 
 
 if __name__ == "__main__":

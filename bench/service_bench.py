@@ -189,15 +189,15 @@ def offline_cpu(blobs: list[bytes]) -> float:
     return best * 1e6 / (events / 2)
 
 
-def start_server(data_dir: Path, workers: int, tree: Path = ROOT, echo: bool = True
-                 ) -> tuple[subprocess.Popen[str], str]:
+def start_server(data_dir: Path, workers: int, tree: Path = ROOT, echo: bool = True,
+                 env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
     """`sgs-verify serve` of the source tree ``tree`` (bench/service_ab.py: another commit's), on a free port."""
     proc = subprocess.Popen([sys.executable, "-m", "clients.cli", "serve", "--address", "127.0.0.1:0",
                              "--data-dir", str(data_dir), "--workers", str(workers),
                              # the benchmark measures throughput: no per-tenant rate limit in the way
                              "--rate-limit", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tree,
-                            start_new_session=True)
+                            start_new_session=True, env=env)
     assert proc.stdout is not None
     address = ""
     for line in proc.stdout:
