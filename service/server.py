@@ -50,7 +50,7 @@ class ServerStartError(RuntimeError):
 def open_store(config: ServiceConfig) -> Store:
     """Open the configured database, migrating it when configured to (the SQLite default)."""
     store = Store.open(config.database_url, busy_timeout_ms=config.busy_timeout_ms,
-                       pool_size=IO_THREADS)
+                       pool_size=IO_THREADS, checkpoint_in_background=True)
     try:
         if config.should_migrate:
             migrate.upgrade(store.engine)

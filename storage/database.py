@@ -4,6 +4,7 @@ writes) or PostgreSQL through psycopg 3 (pre-pinged pooled connections)."""
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 import urllib.parse
 from pathlib import Path
@@ -44,20 +45,32 @@ def sqlite_file_uri(path: Path, mode: str) -> str:
     return f"file:{urllib.parse.quote(str(path.resolve()))}?mode={mode}"
 
 
+def sqlite_file(url: str | URL) -> Path | None:
+    """The file of an SQLite URL (None: another backend, an in-memory database, or a ``uri`` URL)."""
+    parsed = normalize_url(url) if isinstance(url, str) else url
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:" \
+            or parsed.query.get("uri"):
+        return None
+    return Path(parsed.database)
+
+
 def is_sqlite(url: str | URL) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
 
 
 def create_database_engine(url: str, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
-                           connect_timeout_s: int = DEFAULT_CONNECT_TIMEOUT_S, pool_size: int = 5) -> Engine:
+                           connect_timeout_s: int = DEFAULT_CONNECT_TIMEOUT_S, pool_size: int = 5,
+                           checkpoint_in_background: bool = False) -> Engine:
+    """``checkpoint_in_background``: an SQLite engine's connections never checkpoint the WAL as they commit
+    (the caller runs a WalCheckpointer); nothing for PostgreSQL."""
     parsed = normalize_url(url)
     backend = parsed.get_backend_name()
     # hide_parameters: an error's text (logged, never sent to a client) leaves out the values bound to its
     # statement — they are players' logs, token hashes.
     if backend == "sqlite":
         kwargs: dict[str, Any] = {}
-        if parsed.database and parsed.database != ":memory:" and not parsed.query.get("uri"):
-            path = Path(parsed.database)
+        path = sqlite_file(parsed)
+        if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             if not path.exists():
                 sqlite3.connect(path).close()
@@ -68,7 +81,7 @@ def create_database_engine(url: str, *, busy_timeout_ms: int = DEFAULT_BUSY_TIME
                                                         check_same_thread=False, timeout=timeout)
         engine = create_engine(parsed, connect_args={"check_same_thread": False, "timeout": busy_timeout_ms / 1000},
                                hide_parameters=True, **kwargs)
-        _configure_sqlite(engine, busy_timeout_ms)
+        _configure_sqlite(engine, busy_timeout_ms, autocheckpoint=not checkpoint_in_background)
         return engine
     if backend == "postgresql":
         return create_engine(parsed, pool_pre_ping=True, pool_size=pool_size, max_overflow=pool_size,
@@ -78,10 +91,10 @@ def create_database_engine(url: str, *, busy_timeout_ms: int = DEFAULT_BUSY_TIME
                      "postgresql+psycopg://USER@HOST:PORT/DB")
 
 
-def _configure_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
+def _configure_sqlite(engine: Engine, busy_timeout_ms: int, autocheckpoint: bool = True) -> None:
     """pysqlite's own transaction handling is off: we emit BEGIN ourselves (the documented recipe),
     so that reads see one snapshot and writes take the write lock before reading (no upgrade
-    deadlocks under WAL)."""
+    deadlocks under WAL). Without ``autocheckpoint``, no commit copies the WAL back into the database."""
 
     @event.listens_for(engine, "connect")
     def on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -92,6 +105,8 @@ def _configure_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
             cursor.execute("PRAGMA synchronous=NORMAL")
+            if not autocheckpoint:
+                cursor.execute("PRAGMA wal_autocheckpoint=0")
         finally:
             cursor.close()
 
@@ -117,3 +132,63 @@ def _enable_wal(cursor: Any, busy_timeout_ms: int) -> None:
                 raise
         time.sleep(delay)
         delay = min(delay * 2, 0.1)
+
+
+class WalCheckpointer:
+    """Copies an SQLite database's write-ahead log back into it from a thread of its own, every ``interval``
+    seconds, for a server whose connections do not (``checkpoint_in_background``).
+
+    By default SQLite checkpoints in the commit that takes the WAL past 1,000 pages: that writer copies
+    the pages and syncs the file — measured here, 38 ms instead of about 1 ms for one save in a few hundred,
+    and a third more time per save on average — while its caller, a client waiting for a verdict, waits.
+    A PASSIVE checkpoint here never blocks a writer or a reader (it stops at frames a reader still uses and
+    takes them next time), and sqlite3 lets other threads run while it copies. A stop runs one last one."""
+
+    def __init__(self, path: Path, interval: float = 1.0, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
+        self.path = path
+        self.interval = interval
+        self.busy_timeout_ms = busy_timeout_ms
+        self.passes = 0
+        # (busy, frames in the log, frames checkpointed) of the last pass; None before the first
+        self.last: tuple[int, int, int] | None = None
+        self.failure: str = ""  # the last pass's error, if it failed ("" when it did not)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sgs-verify-wal-checkpoint", daemon=True)
+
+    def start(self) -> WalCheckpointer:
+        self._thread.start()
+        return self
+
+    def checkpoint(self) -> tuple[int, int, int]:
+        """One PASSIVE checkpoint, now: SQLite's (busy, log frames, checkpointed frames)."""
+        conn = sqlite3.connect(sqlite_file_uri(self.path, "rw"), uri=True, timeout=self.busy_timeout_ms / 1000)
+        try:
+            conn.execute("PRAGMA wal_autocheckpoint=0")
+            row = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        finally:
+            conn.close()
+        busy, log, done = (int(x) for x in row)
+        return busy, log, done
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._pass()
+        self._pass()
+
+    def _pass(self) -> None:
+        try:
+            self.last = self.checkpoint()
+            self.failure = ""
+        except sqlite3.Error as err:  # the file gone or locked: the store reports that on its own calls
+            self.failure = f"{type(err).__name__}: {err}"
+        self.passes += 1
+
+    def stop(self) -> None:
+        """Stop after one last checkpoint (waited for)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()

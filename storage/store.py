@@ -24,7 +24,13 @@ from sqlalchemy import ColumnElement, Connection, Engine, and_, bindparam, exist
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session, selectinload
 
-from storage.database import SQLITE_BEGIN_OPTION, create_database_engine, sqlite_file_uri
+from storage.database import (
+    SQLITE_BEGIN_OPTION,
+    WalCheckpointer,
+    create_database_engine,
+    sqlite_file,
+    sqlite_file_uri,
+)
 from storage.models import (
     DEFAULT_TENANT,
     SUBMISSION_RUN,
@@ -334,23 +340,32 @@ def utc_now() -> datetime:
 class Store:
     """The replay store over one database (SQLite file or PostgreSQL)."""
 
-    def __init__(self, engine: Engine, clock: Callable[[], datetime] = utc_now) -> None:
+    def __init__(self, engine: Engine, clock: Callable[[], datetime] = utc_now,
+                 checkpointer: WalCheckpointer | None = None) -> None:
         self.engine = engine
         self.clock = clock
         self.sqlite = engine.dialect.name == "sqlite"
+        self.checkpointer = checkpointer
 
     @classmethod
     def open(cls, url: str, *, busy_timeout_ms: int = 5000, connect_timeout_s: int = 5,
-             pool_size: int = 5, clock: Callable[[], datetime] = utc_now) -> Store:
+             pool_size: int = 5, clock: Callable[[], datetime] = utc_now,
+             checkpoint_in_background: bool = False) -> Store:
+        """``checkpoint_in_background`` (a server's store): an SQLite file's WAL is checkpointed by a thread of
+        the store's (WalCheckpointer), never by a save; ignored for PostgreSQL and an in-memory database."""
+        path = sqlite_file(url) if checkpoint_in_background else None
         engine = create_database_engine(url, busy_timeout_ms=busy_timeout_ms, connect_timeout_s=connect_timeout_s,
-                                        pool_size=pool_size)
-        return cls(engine, clock)
+                                        pool_size=pool_size, checkpoint_in_background=path is not None)
+        checkpointer = None if path is None else WalCheckpointer(path, busy_timeout_ms=busy_timeout_ms).start()
+        return cls(engine, clock, checkpointer)
 
     @property
     def url(self) -> str:
         return self.engine.url.render_as_string(hide_password=True)
 
     def close(self) -> None:
+        if self.checkpointer is not None:
+            self.checkpointer.stop()
         self.engine.dispose()
 
     # ------------------------------------------------------------------ transactions
