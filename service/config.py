@@ -18,6 +18,7 @@ ENV_ADDRESS = "SGS_VERIFY_ADDRESS"
 ENV_DB = "SGS_VERIFY_DB"
 ENV_DATA = "SGS_VERIFY_DATA"
 ENV_WORKERS = "SGS_VERIFY_WORKERS"
+ENV_PIN_WORKERS = "SGS_VERIFY_PIN_WORKERS"
 ENV_MAX_EVENTS = "SGS_VERIFY_MAX_EVENTS"
 ENV_MAX_MESSAGE_BYTES = "SGS_VERIFY_MAX_MESSAGE_BYTES"
 ENV_MAX_STREAM_MESSAGES = "SGS_VERIFY_MAX_STREAM_MESSAGES"
@@ -144,6 +145,8 @@ class ServiceConfig:
     data_dir: Path = field(default_factory=default_data_dir)
     # Verification worker processes.
     workers: int = field(default_factory=lambda: os.cpu_count() or 1)
+    # Each worker process on a CPU of its own, in turn (service.workers.worker_cpus): False leaves it to the OS.
+    pin_workers: bool = True
     limits: Limits = field(default_factory=Limits)
     # On SIGTERM, how long in-flight RPCs may take to finish.
     grace_seconds: float = 30.0
@@ -172,6 +175,7 @@ class ServiceConfig:
                    db_url=os.environ.get(ENV_DB) or None,
                    data_dir=default_data_dir(),
                    workers=_env_int(ENV_WORKERS, d.workers),
+                   pin_workers=os.environ.get(ENV_PIN_WORKERS, "1") not in ("0", ""),
                    limits=Limits.from_env(),
                    grace_seconds=_env_float(ENV_GRACE, d.grace_seconds),
                    http_address=os.environ.get(ENV_HTTP) or None,

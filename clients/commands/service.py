@@ -49,6 +49,9 @@ def register(sub: Any) -> None:
                        "default $XDG_DATA_HOME/sgs-verify or ~/.local/share/sgs-verify)")
     serve.add_argument("--workers", type=int, help="verification worker processes ($SGS_VERIFY_WORKERS; "
                        "default: the number of cores)")
+    serve.add_argument("--pin-workers", action=argparse.BooleanOptionalAction, default=None,
+                       help="run each worker process on a CPU of its own, in turn (default; "
+                       "--no-pin-workers or $SGS_VERIFY_PIN_WORKERS=0 leaves it to the OS)")
     serve.add_argument("--max-events", type=int, help="most events in one game ($SGS_VERIFY_MAX_EVENTS)")
     serve.add_argument("--max-message-bytes", type=int, help="largest request message "
                        "($SGS_VERIFY_MAX_MESSAGE_BYTES)")
@@ -246,7 +249,8 @@ def _service_config(args: argparse.Namespace) -> Any:
     changes: dict[str, Any] = {name: value for name, value in (
         ("address", getattr(args, "address", None)), ("db_url", getattr(args, "db", None)),
         ("data_dir", getattr(args, "data_dir", None)), ("workers", getattr(args, "workers", None)),
-        ("grace_seconds", getattr(args, "grace", None)), ("migrate", getattr(args, "migrate", None)),
+        ("pin_workers", getattr(args, "pin_workers", None)), ("grace_seconds", getattr(args, "grace", None)),
+        ("migrate", getattr(args, "migrate", None)),
         ("http_address", getattr(args, "http", None)), ("tls_cert", getattr(args, "tls_cert", None)),
         ("tls_key", getattr(args, "tls_key", None)), ("tls_client_ca", getattr(args, "tls_client_ca", None)),
         ("metrics_address", getattr(args, "metrics", None)))
