@@ -306,7 +306,7 @@ def address_problem(address: str) -> str | None:
 def _pinned(server: VerificationServer) -> str:
     cpus = [w.cpu for w in server.pool.workers] if server.pool is not None else []
     if not cpus or any(cpu is None for cpu in cpus):
-        return " (not pinned to CPUs)" if server.config.pin_workers and cpus else ""
+        return ""
     return " on CPUs " + ", ".join(str(cpu) for cpu in cpus)
 
 

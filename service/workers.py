@@ -299,8 +299,10 @@ def _fail(future: asyncio.Future[Any]) -> None:
 
 
 def worker_cpus(workers: int) -> list[int | None]:
-    """The CPU each of ``workers`` processes is pinned to: the CPUs this process may use, in turn (None for
-    each where the OS has no affinity calls).
+    """The CPU each of ``workers`` processes is pinned to: the CPUs this process may use, in turn — when there
+    are at least as many workers as CPUs (the default, one per core), so that every CPU has its share; None
+    for each when there are fewer (pinned, they would all crowd the first CPUs, and several servers with one
+    worker each on the first), or where the OS has no affinity calls.
 
     Pinned, a worker keeps its core's caches between calls: unpinned, the scheduler moves it to whichever
     core is free when a call comes — often the one the server or a client just ran on — and a worker that
@@ -310,6 +312,8 @@ def worker_cpus(workers: int) -> list[int | None]:
     if not hasattr(os, "sched_getaffinity"):
         return [None] * workers
     allowed = sorted(os.sched_getaffinity(0))
+    if workers < len(allowed):
+        return [None] * workers
     return [allowed[i % len(allowed)] for i in range(workers)]
 
 

@@ -25,16 +25,23 @@ def affinity(pool: WorkerPool, index: int) -> set[int]:
 
 def test_the_cpus_are_the_allowed_ones_in_turn() -> None:
     allowed = sorted(os.sched_getaffinity(0))
-    cpus = worker_cpus(2 * len(allowed) + 1)
-    assert cpus == allowed * 2 + allowed[:1]
+    assert worker_cpus(len(allowed)) == allowed  # the default: a worker per core
+    assert worker_cpus(2 * len(allowed) + 1) == allowed * 2 + allowed[:1]
+
+
+def test_fewer_workers_than_cpus_are_left_to_the_os() -> None:
+    """Pinned, they would all sit on the first CPUs (and so would every other such server's)."""
+    allowed = len(os.sched_getaffinity(0))
+    assert worker_cpus(allowed - 1) == [None] * (allowed - 1)
 
 
 def test_a_pinned_pools_workers_each_run_on_their_cpu_also_once_restarted() -> None:
-    pool = WorkerPool(2, pin=True)
+    count = max(2, len(os.sched_getaffinity(0)))
+    pool = WorkerPool(count, pin=True)
     try:
-        expected = worker_cpus(2)
+        expected = worker_cpus(count)
         assert [w.cpu for w in pool.workers] == expected
-        assert [affinity(pool, i) for i in range(2)] == [{cpu} for cpu in expected]
+        assert [affinity(pool, i) for i in range(count)] == [{cpu} for cpu in expected]
 
         async def restart_and_call() -> int:
             kill_worker(pool, 1)
@@ -44,6 +51,7 @@ def test_a_pinned_pools_workers_each_run_on_their_cpu_also_once_restarted() -> N
 
         assert asyncio.run(restart_and_call()) == 3
         assert affinity(pool, 1) == {expected[1]}  # the new process is where the old one was
+        assert expected[1] is not None
     finally:
         pool.shutdown()
 
