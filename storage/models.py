@@ -89,8 +89,9 @@ class Replay(Base):
     # The SHA-256 of the log's canonical encoding (the AnnotatedReplay's log_sha256).
     log_sha256: Mapped[str] = mapped_column(String(64))
     submitted_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
-    # The log exactly as submitted, and how it was encoded ("binary" or "json").
-    log_bytes: Mapped[bytes] = mapped_column(LargeBinary)
+    # The log exactly as submitted, and how it was encoded ("binary" or "json"). Deferred: read only where
+    # asked for (a page of the list, a look-up by hash never needs it).
+    log_bytes: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
     log_format: Mapped[str] = mapped_column(String(8))
     log_size: Mapped[int] = mapped_column(BigInteger)
     event_count: Mapped[int] = mapped_column(Integer)
@@ -151,8 +152,8 @@ class Verdict(Base):
     # Each seat's score (docs/rules.md#scoring), space-separated in seat order; "" when the game is not scored
     # (unfinished, hegemony); NULL for a verdict stored before scores existed (migration 0003).
     scores: Mapped[str | None] = mapped_column(Text)
-    # The whole AnnotatedReplay (protobuf binary): every annotation, result and digests.
-    replay_blob: Mapped[bytes] = mapped_column(LargeBinary)
+    # The whole AnnotatedReplay (protobuf binary): every annotation, result and digests. Deferred, as log_bytes.
+    replay_blob: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
 
     replay: Mapped[Replay] = relationship(back_populates="verdicts")
     violations: Mapped[list[ViolationRow]] = relationship(

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from sqlalchemy import ColumnElement, Connection, Engine, and_, bindparam, exists, func, insert, or_, select, text
 from sqlalchemy import exc as sa_exc
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, selectinload, undefer
 
 from storage.database import (
     SQLITE_BEGIN_OPTION,
@@ -509,13 +509,14 @@ class Store:
             if replay is None:
                 raise ReplayNotFound(f"no stored replay has the id {replay_id!r}")
             if run != SUBMISSION_RUN:
-                found_verdict = session.scalars(select(Verdict).where(Verdict.replay_id == replay.id,
-                                                                      Verdict.run == run)).one_or_none()
+                found_verdict = session.scalars(select(Verdict).options(undefer(Verdict.replay_blob))
+                                                .where(Verdict.replay_id == replay.id,
+                                                       Verdict.run == run)).one_or_none()
                 if found_verdict is None:
                     raise ReplayNotFound(f"replay {replay.id[:12]} has no verdict of run {run!r}")
                 verdict = found_verdict
             else:
-                verdict = self._verdict(session, replay.id)
+                verdict = self._verdict(session, replay.id, with_replay=True)
             return StoredReplay(_summary_of(replay, verdict), verdict.replay_blob,
                                 replay.log_bytes if include_log else None)
 
@@ -652,9 +653,12 @@ class Store:
 
     # ------------------------------------------------------------------ helpers
 
-    def _verdict(self, session: Session, replay_id: str) -> Verdict:
-        verdict = session.scalars(select(Verdict).where(Verdict.replay_id == replay_id,
-                                                        Verdict.run == SUBMISSION_RUN)).one()
+    def _verdict(self, session: Session, replay_id: str, with_replay: bool = False) -> Verdict:
+        """The submission's verdict; ``with_replay``: its replay_blob read with it (deferred otherwise)."""
+        query = select(Verdict).where(Verdict.replay_id == replay_id, Verdict.run == SUBMISSION_RUN)
+        if with_replay:
+            query = query.options(undefer(Verdict.replay_blob))
+        verdict = session.scalars(query).one()
         return verdict
 
     def _summary(self, session: Session, replay: Replay) -> ReplaySummary:

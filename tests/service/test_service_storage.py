@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.exc import IntegrityError
 
 from service.work import VerifyJob, run_job
@@ -265,5 +265,31 @@ def test_unreachable_database_url_is_unavailable(backend: str, tmp_path: Path) -
     try:
         with pytest.raises(StorageUnavailable):
             store.ping()
+    finally:
+        store.close()
+
+
+def test_a_list_page_and_a_look_up_read_no_log_or_replay(backend: str, database: str,
+                                                         games: list[pb.GameLog]) -> None:
+    """A page of the list and a look-up by hash need only the summaries: the logs and the annotated replays
+    (the large columns) stay in the database; a replay asked for by id still comes with them."""
+    store = Store.open(database)
+    try:
+        for i, log in enumerate(games[:3]):
+            store.save(record(log, tournament=f"t{i}"))
+        statements: list[str] = []
+
+        def seen(conn: object, cursor: object, statement: str, *args: object) -> None:
+            statements.append(statement)
+
+        event.listen(store.engine, "before_cursor_execute", seen)
+        page = store.list(page_size=2)
+        found = store.find(page.replays[0].log_sha256)
+        assert found is not None and len(page.replays) == 2
+        assert statements and not [s for s in statements if "log_bytes" in s or "replay_blob" in s]
+        stored = store.get(page.replays[0].id, include_log=True)
+        assert stored.replay_blob and stored.log_bytes
+        assert apb.AnnotatedReplay.FromString(stored.replay_blob).log_sha256 == page.replays[0].log_sha256
+        event.remove(store.engine, "before_cursor_execute", seen)
     finally:
         store.close()
