@@ -30,8 +30,12 @@ INTERPRETED = "SGS_VERIFY_INTERPRETED"  # set (to anything but "" or "0"): run t
 def source_manifest(names: Iterable[str], package: Path = PACKAGE) -> str:
     """The manifest of a build that compiles the named modules: one line each, its name and the SHA-256 of its
     source (written by setup.py, read by ``recorded_sources``)."""
-    return "".join(f"{name} {hashlib.sha256(source_path(name, package).read_bytes()).hexdigest()}\n"
-                   for name in names)
+    return "".join(f"{name} {source_hash(name, package)}\n" for name in names)
+
+
+def source_hash(name: str, package: Path = PACKAGE) -> str:
+    """The SHA-256 of a module's source, as the manifest records it (OSError if the source is gone)."""
+    return hashlib.sha256(source_path(name, package).read_bytes()).hexdigest()
 
 
 def recorded_sources(manifest: Path = MANIFEST) -> dict[str, str]:
@@ -53,7 +57,7 @@ def changed_sources(recorded: dict[str, str], package: Path = PACKAGE) -> list[s
     changed = []
     for name, digest in recorded.items():
         try:
-            actual = hashlib.sha256(source_path(name, package).read_bytes()).hexdigest()
+            actual = source_hash(name, package)
         except OSError:
             actual = ""
         if actual != digest:
