@@ -508,15 +508,9 @@ class Store:
                 replay = found[0] if found else None
             if replay is None:
                 raise ReplayNotFound(f"no stored replay has the id {replay_id!r}")
-            if run != SUBMISSION_RUN:
-                found_verdict = session.scalars(select(Verdict).options(undefer(Verdict.replay_blob))
-                                                .where(Verdict.replay_id == replay.id,
-                                                       Verdict.run == run)).one_or_none()
-                if found_verdict is None:
-                    raise ReplayNotFound(f"replay {replay.id[:12]} has no verdict of run {run!r}")
-                verdict = found_verdict
-            else:
-                verdict = self._verdict(session, replay.id, with_replay=True)
+            verdict = self._verdict(session, replay.id, run, with_replay=True)
+            if verdict is None:
+                raise ReplayNotFound(f"replay {replay.id[:12]} has no verdict of run {run!r}")
             return StoredReplay(_summary_of(replay, verdict), verdict.replay_blob,
                                 replay.log_bytes if include_log else None)
 
@@ -653,16 +647,20 @@ class Store:
 
     # ------------------------------------------------------------------ helpers
 
-    def _verdict(self, session: Session, replay_id: str, with_replay: bool = False) -> Verdict:
-        """The submission's verdict; ``with_replay``: its replay_blob read with it (deferred otherwise)."""
-        query = select(Verdict).where(Verdict.replay_id == replay_id, Verdict.run == SUBMISSION_RUN)
+    def _verdict(self, session: Session, replay_id: str, run: str = SUBMISSION_RUN,
+                 with_replay: bool = False) -> Verdict | None:
+        """The replay's verdict of ``run`` (the submission's by default; None if that run did not verify it);
+        ``with_replay``: its replay_blob read with it (deferred otherwise)."""
+        query = select(Verdict).where(Verdict.replay_id == replay_id, Verdict.run == run)
         if with_replay:
             query = query.options(undefer(Verdict.replay_blob))
-        verdict = session.scalars(query).one()
-        return verdict
+        return session.scalars(query).one_or_none()
 
     def _summary(self, session: Session, replay: Replay) -> ReplaySummary:
-        return _summary_of(replay, self._verdict(session, replay.id))
+        verdict = self._verdict(session, replay.id)
+        if verdict is None:  # (save writes a replay and its submission's verdict in one transaction)
+            raise RuntimeError(f"replay {replay.id[:12]} has no submission verdict: the database is inconsistent")
+        return _summary_of(replay, verdict)
 
 
 def _check_filters(filters: ReplayFilter) -> None:
