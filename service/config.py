@@ -145,7 +145,8 @@ class ServiceConfig:
     data_dir: Path = field(default_factory=default_data_dir)
     # Verification worker processes.
     workers: int = field(default_factory=lambda: os.cpu_count() or 1)
-    # Each worker process on a CPU of its own, in turn (service.workers.worker_cpus): False leaves it to the OS.
+    # With a worker for every CPU, each worker process on a CPU of its own, in turn (service.workers.worker_cpus);
+    # False leaves them to the OS.
     pin_workers: bool = True
     limits: Limits = field(default_factory=Limits)
     # On SIGTERM, how long in-flight RPCs may take to finish.

@@ -304,7 +304,8 @@ def address_problem(address: str) -> str | None:
 
 
 def _pinned(server: VerificationServer) -> str:
-    cpus = [w.cpu for w in server.pool.workers] if server.pool is not None else []
+    """Where the workers run, as the start line says it: their CPUs once each process is pinned ("" if not)."""
+    cpus = [w.executor.cpu for w in server.pool.workers] if server.pool is not None else []
     if not cpus or any(cpu is None for cpu in cpus):
         return ""
     return " on CPUs " + ", ".join(str(cpu) for cpu in cpus)

@@ -332,7 +332,7 @@ def pin_to_cpu(pid: int | None, cpu: int | None) -> int | None:
 @dataclass(slots=True)
 class Worker:
     executor: WorkerProcess
-    cpu: int | None = None  # the CPU its process is pinned to (kept when it is restarted)
+    cpu: int | None = None  # the CPU its processes are to run on (a restarted one too); executor.cpu: where it is
     busy: int = 0  # tasks in flight
     games: int = 0  # live games pinned here
 

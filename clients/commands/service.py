@@ -50,8 +50,9 @@ def register(sub: Any) -> None:
     serve.add_argument("--workers", type=int, help="verification worker processes ($SGS_VERIFY_WORKERS; "
                        "default: the number of cores)")
     serve.add_argument("--pin-workers", action=argparse.BooleanOptionalAction, default=None,
-                       help="run each worker process on a CPU of its own, in turn (default; "
-                       "--no-pin-workers or $SGS_VERIFY_PIN_WORKERS=0 leaves it to the OS)")
+                       help="with a worker for every CPU (the default count), run each worker process on a "
+                       "CPU of its own, in turn (default; --no-pin-workers or $SGS_VERIFY_PIN_WORKERS=0 leaves it "
+                       "to the OS)")
     serve.add_argument("--max-events", type=int, help="most events in one game ($SGS_VERIFY_MAX_EVENTS)")
     serve.add_argument("--max-message-bytes", type=int, help="largest request message "
                        "($SGS_VERIFY_MAX_MESSAGE_BYTES)")
