@@ -12,6 +12,9 @@ What it does:
    - upload: UploadLog, client streams of event batches,
    - live: VerifyLive, bidirectional streams of event batches (annotations back per batch),
    with N concurrent clients (threads, one channel each), every game stored;
+   and, as one client submitting many games does (`sgs-verify submit`, the client library's
+   verify_many / upload_many), whole-log and upload "bulk": one client, one channel, --in-flight calls going at
+   once (the library's default);
 3. while each phase runs, probes the server's event loop with a health Check every 20 ms and
    reports the latency (p50, p99, max): a blocked event loop shows up there.
 Each phase also reports the CPU time the server and its worker processes spent per event (from /proc; "server":
@@ -21,9 +24,10 @@ machine runs, so that ratio is the steadier one on a shared machine.
 Offline and the phases run in --rounds rounds (3), taking turns; the best round of each counts (and the least
 CPU per event), so a slow spell of the machine falls on all of them, not on one.
 Each phase is reported in games/s and events/s and as a ratio to the offline speed (per core: a phase
-with N clients is compared with N times the offline speed, up to the machine's cores), with the batch
-sizes it used. ``--check`` exits 1 when a phase keeps less than --min-ratio (0.7) of it (a benchmark,
-not a test: it is never run by the test suite, timing does not belong there).
+with N clients, or one client with N calls in flight, is compared with N times the offline speed, up to the
+machine's cores), with the batch sizes it used. The streamed ingest of one client (upload bulk) is printed
+against issue 14's 100,000 events/s. ``--check`` exits 1 when a phase keeps less than --min-ratio (0.7) of it (a
+benchmark, not a test: it is never run by the test suite, timing does not belong there).
 Every phase submits logs with a distinct recorder, so no submission is answered from the store.
 """
 
@@ -40,7 +44,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -48,7 +52,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from clients.client import DEFAULT_BATCH_SIZE, Metadata, VerifierClient  # noqa: E402
+from clients.client import DEFAULT_BATCH_SIZE, DEFAULT_IN_FLIGHT, Metadata, Submission, VerifierClient  # noqa: E402
 from clients.selfplay import play_game  # noqa: E402
 from sgsverify.v1 import game_log_pb2 as pb  # noqa: E402
 from verifier import load_log, verify  # noqa: E402
@@ -65,6 +69,7 @@ class Result:
     events_per_s: float
     ratio_to_offline: float
     batch: int | None = None
+    in_flight: int | None = None  # the bulk phases': calls going at once from the one client
     # CPU per event of the server and its workers (offline: of verifying), and offline's over it.
     cpu_us_per_event: float | None = None
     server_cpu_us_per_event: float | None = None  # of that, the server process's own (the rest: its workers)
@@ -214,10 +219,14 @@ def start_server(data_dir: Path, workers: int, tree: Path = ROOT, echo: bool = T
     return proc, address
 
 
-def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int,
-              submit: Callable[[VerifierClient, pb.GameLog], None], offline_events_per_s: float,
-              batch: int | None = None, server_pid: int | None = None,
-              offline_cpu_us: float | None = None) -> Result:
+Submit = Callable[[VerifierClient, pb.GameLog], None]
+SubmitAll = Callable[[VerifierClient, list[pb.GameLog]], None]  # a bulk phase: every game from one client
+
+
+def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int, submit: Submit | SubmitAll,
+              offline_events_per_s: float, batch: int | None = None, server_pid: int | None = None,
+              offline_cpu_us: float | None = None, in_flight: int | None = None) -> Result:
+    """``in_flight``: ``submit`` is a bulk phase's SubmitAll, run once with every game (``clients`` is 1)."""
     events = sum(len(g.events) for g in logs)
     channels = [VerifierClient(address, timeout=300) for _ in range(clients)]
     try:
@@ -225,7 +234,10 @@ def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int,
             cpu_before = None if server_pid is None else process_tree_cpu(server_pid)
             own_before = None if server_pid is None else process_tree_cpu(server_pid, children=False)
             started = time.perf_counter()
-            list(pool.map(lambda i: submit(channels[i % clients], logs[i]), range(len(logs))))
+            if in_flight is not None:
+                submit(channels[0], logs)  # type: ignore[arg-type]
+            else:
+                list(pool.map(lambda i: submit(channels[i % clients], logs[i]), range(len(logs))))  # type: ignore[arg-type]
             seconds = time.perf_counter() - started
             cpu_after = None if server_pid is None else process_tree_cpu(server_pid)
             own_after = None if server_pid is None else process_tree_cpu(server_pid, children=False)
@@ -236,12 +248,12 @@ def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int,
     eps = events / seconds
     # Per core: N clients can use up to N cores (no more than the machine has), so they are held to N times
     # the offline speed of one.
-    cores = min(clients, os.cpu_count() or 1)
+    cores = min(in_flight or clients, os.cpu_count() or 1)
     cpu_us = None if cpu_before is None or cpu_after is None else (cpu_after - cpu_before) * 1e6 / events
     own_us = None if own_before is None or own_after is None else (own_after - own_before) * 1e6 / events
     cpu_ratio = None if cpu_us is None or not cpu_us or offline_cpu_us is None else round(offline_cpu_us / cpu_us, 2)
     return Result(name, clients, len(logs), events, round(seconds, 3), round(len(logs) / seconds, 1), round(eps),
-                  round(eps / (offline_events_per_s * cores), 2), batch,
+                  round(eps / (offline_events_per_s * cores), 2), batch, in_flight,
                   None if cpu_us is None else round(cpu_us, 1), None if own_us is None else round(own_us, 1), cpu_ratio,
                   round(p50, 2), round(p99, 2), round(worst, 2))
 
@@ -254,6 +266,23 @@ def upload(client: VerifierClient, log: pb.GameLog, batch: int = DEFAULT_BATCH_S
     client.upload(log, Metadata(tournament="bench"), batch_size=batch, summary_only=True)
 
 
+def stored_all(outcomes: Iterable[object]) -> None:
+    for outcome in outcomes:
+        if not isinstance(outcome, Submission):
+            raise SystemExit(f"a bulk phase's game was not stored: {outcome}")
+
+
+def whole_bulk(client: VerifierClient, logs: list[pb.GameLog], in_flight: int = DEFAULT_IN_FLIGHT) -> None:
+    stored_all(client.verify_many((g.SerializeToString() for g in logs), Metadata(tournament="bench"),
+                                  in_flight=in_flight))
+
+
+def upload_bulk(client: VerifierClient, logs: list[pb.GameLog], batch: int = DEFAULT_BATCH_SIZE,
+                in_flight: int = DEFAULT_IN_FLIGHT) -> None:
+    stored_all(client.upload_many(logs, Metadata(tournament="bench"), batch_size=batch, in_flight=in_flight))
+
+
+INGEST_TARGET = 100_000  # events/s one client streams in (issue 14)
 MIN_RATIO = 0.7  # of the offline speed per core, that every path keeps (issue 14)
 LIVE_BATCH = 64  # events per live message: a game server sends what a few moments of play produced
 
@@ -272,6 +301,9 @@ def main() -> int:
     parser.add_argument("--live-batch", type=int, default=LIVE_BATCH, help="events per live message (default 64)")
     parser.add_argument("--upload-batch", type=int, default=DEFAULT_BATCH_SIZE,
                         help=f"events per upload message (default: the client library's, {DEFAULT_BATCH_SIZE})")
+    parser.add_argument("--in-flight", type=int, default=DEFAULT_IN_FLIGHT,
+                        help=f"calls going at once in the bulk phases (default: the client library's, "
+                             f"{DEFAULT_IN_FLIGHT}; 0: no bulk phases)")
     parser.add_argument("--rounds", type=int, default=3,
                         help="rounds of offline and every phase, taking turns; the best of each counts (default 3)")
     parser.add_argument("--json", type=Path, help="also write the results here")
@@ -299,7 +331,7 @@ def main() -> int:
             with HealthProbe(address) as idle:
                 time.sleep(1.0)
             p50, p99, worst = idle.summary()
-            idle_result = Result("idle server", 0, 0, 0, 1.0, 0, 0, 0, None, None, None, None, round(p50, 2),
+            idle_result = Result("idle server", 0, 0, 0, 1.0, 0, 0, 0, None, None, None, None, None, round(p50, 2),
                                  round(p99, 2), round(worst, 2))
             # Rounds: offline and every phase take turns, and the best round of each counts, so a slow spell of
             # the machine falls on all of them rather than on one (the ratios hold on a shared machine).
@@ -308,14 +340,19 @@ def main() -> int:
                     offline_best = min(offline_best, offline_in_process(blobs))
                     offline_cpu_us = min(offline_cpu_us, offline_cpu(blobs))
                 for n in counts:
-                    phases: list[tuple[str, Callable[[VerifierClient, pb.GameLog], None], int | None]] = [
-                        ("whole-log", whole, None),
-                        ("upload stream", lambda c, g: upload(c, g, args.upload_batch), args.upload_batch),
-                        ("live stream", lambda c, g: live(c, g, args.live_batch), args.live_batch)]
-                    for name, submit, batch in phases:
+                    phases: list[tuple[str, Submit | SubmitAll, int | None, int | None]] = [
+                        ("whole-log", whole, None, None),
+                        ("upload stream", lambda c, g: upload(c, g, args.upload_batch), args.upload_batch, None),
+                        ("live stream", lambda c, g: live(c, g, args.live_batch), args.live_batch, None)]
+                    if n == 1 and args.in_flight:
+                        phases += [
+                            ("whole-log bulk", lambda c, gs: whole_bulk(c, gs, args.in_flight), None, args.in_flight),
+                            ("upload bulk", lambda c, gs: upload_bulk(c, gs, args.upload_batch, args.in_flight),
+                             args.upload_batch, args.in_flight)]
+                    for name, submit, batch, in_flight in phases:
                         phase_logs = stamped(logs, f"{name} x{n} round {rnd}")
                         result = run_phase(address, name, phase_logs, n, submit, events / offline_best, batch,
-                                           proc.pid, offline_cpu_us)
+                                           proc.pid, offline_cpu_us, in_flight)
                         key = (name, n)
                         if key not in best or result.seconds < best[key].seconds:
                             best[key] = result
@@ -332,10 +369,10 @@ def main() -> int:
 
     offline_eps = events / offline_best
     results = [Result("offline check", 1, len(logs), events, round(offline_best, 3),
-                      round(len(logs) / offline_best, 1), round(offline_eps), 1.0, None, round(offline_cpu_us, 1),
-                      None, 1.0), idle_result]
+                      round(len(logs) / offline_best, 1), round(offline_eps), 1.0, None, None,
+                      round(offline_cpu_us, 1), None, 1.0), idle_result]
     for key, res in best.items():  # (against the best offline round, which may have come after the phase's best)
-        cores = min(res.clients, os.cpu_count() or 1)
+        cores = min(res.in_flight or res.clients, os.cpu_count() or 1)
         res.ratio_to_offline = round(res.events_per_s / (offline_eps * cores), 2)
         res.cpu_us_per_event = cpu_best.get(key)
         res.server_cpu_us_per_event = server_best.get(key)
@@ -346,24 +383,31 @@ def main() -> int:
     print()
     print(f"machine: {os.cpu_count()} cores; server: {args.workers} worker process(es), embedded SQLite; "
           f"{args.games} games of {args.players} players, {events} events; upload batches of {args.upload_batch} "
-          f"events, live batches of {args.live_batch}; ratios are per core (N clients: to N x offline, at most "
-          f"{os.cpu_count()} cores)")
-    header = f"{'phase':<15} {'clients':>7} {'batch':>6} {'games/s':>8} {'events/s':>9} {'x offline':>9} " \
-             f"{'cpu us/ev':>9} {'server':>7} {'cpu x off':>9} {'health p50':>10} {'p99':>7} {'max':>7}"
+          f"events, live batches of {args.live_batch}; bulk: one client, {args.in_flight} calls in flight; ratios are "
+          f"per core (N clients, or N in flight: to N x offline, at most {os.cpu_count()} cores)")
+    header = f"{'phase':<15} {'clients':>7} {'flight':>6} {'batch':>6} {'games/s':>8} {'events/s':>9} " \
+             f"{'x offline':>9} {'cpu us/ev':>9} {'server':>7} {'cpu x off':>9} {'health p50':>10} {'p99':>7} " \
+             f"{'max':>7}"
     print(header)
     print("-" * len(header))
     for r in results:
         health = (f"{r.health_p50_ms:>8.2f}ms {r.health_p99_ms:>5.1f}ms {r.health_max_ms:>5.1f}ms"
                   if r.health_p50_ms is not None else "")
         if r.phase == "idle server":
-            print(f"{r.phase:<15} {'':>7} {'':>6} {'':>8} {'':>9} {'':>9} {'':>9} {'':>7} {'':>9} {health}")
+            print(f"{r.phase:<15} {'':>7} {'':>6} {'':>6} {'':>8} {'':>9} {'':>9} {'':>9} {'':>7} {'':>9} {health}")
         else:
             size = "" if r.batch is None else str(r.batch)
             cpu = f"{r.cpu_us_per_event:>9.1f}" if r.cpu_us_per_event is not None else f"{'':>9}"
             own = f"{r.server_cpu_us_per_event:>7.1f}" if r.server_cpu_us_per_event is not None else f"{'':>7}"
             cpu_ratio = f"{r.cpu_ratio_to_offline:>8.2f}x" if r.cpu_ratio_to_offline is not None else f"{'':>9}"
-            print(f"{r.phase:<15} {r.clients:>7} {size:>6} {r.games_per_s:>8.1f} {r.events_per_s:>9} "
+            flight = "" if r.in_flight is None else str(r.in_flight)
+            print(f"{r.phase:<15} {r.clients:>7} {flight:>6} {size:>6} {r.games_per_s:>8.1f} {r.events_per_s:>9} "
                   f"{r.ratio_to_offline:>8.2f}x {cpu} {own} {cpu_ratio} {health}")
+    ingest = best.get(("upload bulk", 1))
+    if ingest is not None:
+        verdict = "met" if ingest.events_per_s >= INGEST_TARGET else "NOT met"
+        print(f"streamed ingest, one client (upload_many, {ingest.in_flight} in flight, batches of {ingest.batch}): "
+              f"{ingest.events_per_s:,} events/s (target {INGEST_TARGET:,}: {verdict})")
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in results], indent=1))
     if args.check:

@@ -10,13 +10,17 @@
 Events are always sent in batches (``batch_size``, default 1024): one message per event
 would cap a Python gRPC stream at a few thousand events per second. RPC errors come back as
 the precise ``ServiceError`` subclasses below; rule violations are never errors (they are in
-the returned replay).
+the returned replay). Many logs at once — a tournament's games, a corpus — go through
+``verify_many`` / ``upload_many``, which keep several calls going on the one channel (default 8) and
+yield each log's outcome in order.
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -41,6 +45,10 @@ DEFAULT_SERVER = "127.0.0.1:50051"
 # the default is large; a live game server that wants verdicts sooner sends smaller batches (or its own).
 DEFAULT_BATCH_SIZE = 1024
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+# Calls verify_many / upload_many keep going at once. One at a time, the server's workers wait while each answer
+# travels back and the next log comes in. Measured on 2 cores (120 games, one client, medians of 4 rounds), whole
+# logs / uploads in events/s: 2 in flight 103k / 84k, 4 112k / 96k, 8 149k / 106k, 16 153k / 113k.
+DEFAULT_IN_FLIGHT = 8
 
 Metadata = spb.SubmissionMetadata
 
@@ -218,6 +226,80 @@ def _events_request(events: Iterable[pb.Event]) -> bytes:
 
 # ---------------------------------------------------------------------------------------- the client
 
+# ---------------------------------------------------------------------------------------- submitting, shared
+
+# What one log of verify_many / upload_many came to.
+Outcome = Submission | ServiceError | OSError
+
+
+def _verify_request(log: pb.GameLog | bytes | Path, metadata: Metadata | None,
+                    summary_only: bool) -> spb.VerifyLogRequest:
+    req = spb.VerifyLogRequest(summary_only=summary_only)
+    if isinstance(log, Path):
+        log = log.read_bytes()
+    if isinstance(log, bytes):
+        req.encoded_log = log
+    else:
+        req.log.CopyFrom(log)
+    if metadata is not None:
+        req.metadata.CopyFrom(metadata)
+    return req
+
+
+def _upload_requests(log: pb.GameLog, metadata: Metadata | None, batch_size: int,
+                     summary_only: bool) -> Iterator[bytes]:
+    """UploadLog's messages for ``log``, encoded. They are made from the log's own encoding: its GameLog.events
+    fields read as bytes (sgsverify/internal/wire_views.proto), each batch of them written as
+    UploadLogRequest.events (the same messages, field 3), in protobuf's C code: no event is copied or parsed."""
+    if batch_size < 1:
+        raise ValueError(f"batch size must be at least 1, not {batch_size}")
+    events = wv.Field2.FromString(log.SerializeToString()).items
+    first = spb.UploadLogRequest(header=log.header, summary_only=summary_only)
+    if metadata is not None:
+        first.metadata.CopyFrom(metadata)
+
+    def requests() -> Iterator[bytes]:
+        yield first.SerializeToString() + wv.Field3(items=events[:batch_size]).SerializeToString()
+        for i in range(batch_size, len(events), batch_size):
+            yield wv.Field3(items=events[i:i + batch_size]).SerializeToString()
+
+    return requests()
+
+
+def _check_in_flight(in_flight: int) -> None:
+    if in_flight < 1:
+        raise ValueError(f"in_flight must be at least 1, not {in_flight}")
+
+
+def _pipelined(starts: Iterable[Callable[[], grpc.Future]], in_flight: int) -> Generator[Outcome, None, None]:
+    """Start the calls, keeping ``in_flight`` of them going, and yield their outcomes in order."""
+    window: deque[grpc.Future | OSError] = deque()
+    try:
+        for start in starts:
+            try:
+                window.append(start())
+            except OSError as err:  # (a file that cannot be read: its place in the order keeps its error)
+                window.append(err)
+            if len(window) >= in_flight:
+                yield _outcome(window.popleft())
+        while window:
+            yield _outcome(window.popleft())
+    finally:
+        for call in window:
+            if not isinstance(call, OSError):
+                call.cancel()
+
+
+def _outcome(call: grpc.Future | OSError) -> Outcome:
+    if isinstance(call, OSError):
+        return call
+    try:
+        res = call.result()
+    except grpc.RpcError as err:
+        return service_error(err)
+    return Submission(res.info, res.created, res.replay)
+
+
 class VerifierClient:
     """A connection to one server. Thread-safe; close it (or use ``with``) when done."""
 
@@ -286,15 +368,7 @@ class VerifierClient:
     def verify(self, log: pb.GameLog | bytes | Path, metadata: Metadata | None = None, *,
                summary_only: bool = False, timeout: float | None = None) -> Submission:
         """Verify a whole log in one message: a GameLog, its bytes (binary or JSON), or a file."""
-        req = spb.VerifyLogRequest(summary_only=summary_only)
-        if isinstance(log, Path):
-            log = log.read_bytes()
-        if isinstance(log, bytes):
-            req.encoded_log = log
-        else:
-            req.log.CopyFrom(log)
-        if metadata is not None:
-            req.metadata.CopyFrom(metadata)
+        req = _verify_request(log, metadata, summary_only)
         try:
             res = self.stub.VerifyLog(req, timeout=self._timeout(timeout), metadata=self.metadata)
         except grpc.RpcError as err:
@@ -304,27 +378,43 @@ class VerifierClient:
     def upload(self, log: pb.GameLog, metadata: Metadata | None = None, *, batch_size: int = DEFAULT_BATCH_SIZE,
                summary_only: bool = False, timeout: float | None = None) -> Submission:
         """Verify a log sent as a stream of event batches (for logs too large for one message)."""
-
-        if batch_size < 1:
-            raise ValueError(f"batch size must be at least 1, not {batch_size}")
-        # The messages are made from the log's own encoding: its GameLog.events fields read as bytes
-        # (sgsverify/internal/wire_views.proto), each batch of them written as UploadLogRequest.events (the same
-        # messages, field 3), in protobuf's C code: no event is copied or parsed.
-        events = wv.Field2.FromString(log.SerializeToString()).items
-        first = spb.UploadLogRequest(header=log.header, summary_only=summary_only)
-        if metadata is not None:
-            first.metadata.CopyFrom(metadata)
-
-        def requests() -> Iterator[bytes]:
-            yield first.SerializeToString() + wv.Field3(items=events[:batch_size]).SerializeToString()
-            for i in range(batch_size, len(events), batch_size):
-                yield wv.Field3(items=events[i:i + batch_size]).SerializeToString()
-
+        requests = _upload_requests(log, metadata, batch_size, summary_only)
         try:
-            res = self._upload_bytes(requests(), timeout=self._timeout(timeout), metadata=self.metadata)
+            res = self._upload_bytes(requests, timeout=self._timeout(timeout), metadata=self.metadata)
         except grpc.RpcError as err:
             raise service_error(err) from None
         return Submission(res.info, res.created, res.replay)
+
+    def verify_many(self, logs: Iterable[pb.GameLog | bytes | Path], metadata: Metadata | None = None, *,
+                    in_flight: int = DEFAULT_IN_FLIGHT, summary_only: bool = True,
+                    timeout: float | None = None) -> Generator[Outcome, None, None]:
+        """``verify`` for many logs, ``in_flight`` calls going at once on this channel: yields each log's outcome
+        in the order given — its Submission, or the ServiceError (an OSError: the file) that stopped it; one
+        log's failure does not stop the others. Logs are read as the calls go, so an iterable may be long.
+        Stopping the iteration early cancels the calls still going (those may be stored, as any call the
+        server finished before the cancel). ``timeout`` is each call's."""
+        _check_in_flight(in_flight)
+
+        def start(log: pb.GameLog | bytes | Path) -> grpc.Future:
+            req = _verify_request(log, metadata, summary_only)
+            return self.stub.VerifyLog.future(req, timeout=self._timeout(timeout), metadata=self.metadata)
+
+        return _pipelined((functools.partial(start, log) for log in logs), in_flight)
+
+    def upload_many(self, logs: Iterable[pb.GameLog], metadata: Metadata | None = None, *,
+                    batch_size: int = DEFAULT_BATCH_SIZE, in_flight: int = DEFAULT_IN_FLIGHT,
+                    summary_only: bool = True, timeout: float | None = None) -> Generator[Outcome, None, None]:
+        """``upload`` for many logs, ``in_flight`` streams going at once on this channel; outcomes as for
+        ``verify_many``."""
+        _check_in_flight(in_flight)
+        if batch_size < 1:
+            raise ValueError(f"batch size must be at least 1, not {batch_size}")  # (now, not at the first log)
+
+        def start(log: pb.GameLog) -> grpc.Future:
+            requests = _upload_requests(log, metadata, batch_size, summary_only)
+            return self._upload_bytes.future(requests, timeout=self._timeout(timeout), metadata=self.metadata)
+
+        return _pipelined((functools.partial(start, log) for log in logs), in_flight)
 
     def submit_record(self, engine: str, data: bytes, name: str = "", metadata: Metadata | None = None, *,
                       chunk_size: int = 1 << 20, summary_only: bool = False, timeout: float | None = None

@@ -49,3 +49,19 @@ def test_pause_penalty_benchmark_reports_each_pause_against_none() -> None:
     rows = [line.split() for line in done.stdout.splitlines() if line.strip().endswith("x") and "ms" in line]
     assert [r[0] for r in rows] == ["0ms", "1ms"]
     assert rows[0][2] == "1.00x" and float(rows[1][1]) > 0
+
+
+def test_service_benchmark_runs_every_phase_and_reports_its_ratio(tmp_path: Path) -> None:
+    out = tmp_path / "service.json"
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "service_bench.py"), "--games", "3", "--clients", "1",
+                           "--rounds", "1", "--in-flight", "2", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    results = {r["phase"]: r for r in json.loads(out.read_text())}
+    assert set(results) == {"offline check", "idle server", "whole-log", "upload stream", "live stream",
+                            "whole-log bulk", "upload bulk"}
+    for phase in ("whole-log", "upload stream", "live stream", "whole-log bulk", "upload bulk"):
+        r = results[phase]
+        assert r["games"] == 3 and r["events"] > 0 and r["events_per_s"] > 0 and r["ratio_to_offline"] > 0
+    assert results["upload bulk"]["in_flight"] == 2 and results["whole-log"]["in_flight"] is None
+    assert "streamed ingest, one client (upload_many, 2 in flight" in done.stdout

@@ -17,6 +17,7 @@ from google.protobuf import json_format
 
 from clients.client import (
     DEFAULT_BATCH_SIZE,
+    DEFAULT_IN_FLIGHT,
     ListFilter,
     Metadata,
     ServiceError,
@@ -129,7 +130,8 @@ def register(sub: Any) -> None:
                         help="the files are another engine's records (FreeKill transcripts or .fk.rep), imported by "
                         "the server; the converted log is stored")
     submit.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="events per message with --stream")
-    submit.add_argument("--jobs", "-j", type=int, default=4, help="files submitted at once (default 4)")
+    submit.add_argument("--jobs", "-j", type=int, default=DEFAULT_IN_FLIGHT,
+                        help=f"files submitted at once (default {DEFAULT_IN_FLIGHT}, as verify_many sends them)")
     submit.add_argument("--quiet", "-q", action="store_true", help="only the summary line")
     submit.set_defaults(run=run_submit)
 
