@@ -7,9 +7,10 @@ On a shared machine, two benchmark runs minutes apart differ by more than most c
 same code 0.47x and 0.82x of offline in two runs). This starts both servers at once — the base commit's from
 a temporary git worktree, with this tree's virtualenv — and alternates every phase between them, round by
 round (the order flips each round), so a slow spell falls on both. Each phase (whole-log, upload, live, as in
-bench/service_bench.py) reports, per server, the median over the rounds of the CPU time the server and its
-worker processes spent per event (from /proc) and of the wall time per event, and the ratio of this tree's to
-the base's: below 1 is faster. A benchmark, never run by the tests.
+bench/service_bench.py, and its bulk phases: one client with this tree's client library's calls in flight)
+reports, per server, the median over the rounds of the CPU time the server and its worker processes spent per
+event (from /proc) and of the wall time per event, and the ratio of this tree's to the base's: below 1 is
+faster. A benchmark, never run by the tests.
 
 Both servers run the engine core the same way: when this tree's is compiled (setup.py, ``make native``), the
 base's worktree is compiled too before the rounds (about a minute and a half; a base from before the compiled
@@ -44,6 +45,9 @@ from verifier._native import INTERPRETED, is_compiled  # noqa: E402
 
 PHASES: dict[str, Callable[[VerifierClient, pb.GameLog], None]] = {
     "whole-log": sb.whole, "upload stream": sb.upload, "live stream": sb.live}
+# One client, the client library's calls in flight (this tree's library, against either server).
+BULK_PHASES: dict[str, Callable[[VerifierClient, list[pb.GameLog]], None]] = {
+    "whole-log bulk": sb.whole_bulk, "upload bulk": sb.upload_bulk}
 
 
 def main() -> int:
@@ -73,13 +77,17 @@ def main() -> int:
             wall: dict[tuple[str, str], list[float]] = {}
             try:
                 for rnd in range(args.rounds):
-                    for phase, submit in PHASES.items():
+                    for phase in (*PHASES, *BULK_PHASES):
                         for name in ("base", "this") if rnd % 2 == 0 else ("this", "base"):
                             proc = servers[name][0]
                             before = sb.process_tree_cpu(proc.pid) or 0.0
                             started = time.perf_counter()
-                            for log in sb.stamped(logs, f"{phase} round {rnd}"):
-                                submit(clients[name], log)
+                            stamped = sb.stamped(logs, f"{phase} round {rnd}")
+                            if phase in BULK_PHASES:
+                                BULK_PHASES[phase](clients[name], stamped)
+                            else:
+                                for log in stamped:
+                                    PHASES[phase](clients[name], log)
                             wall.setdefault((name, phase), []).append((time.perf_counter() - started) * 1e6 / events)
                             after = sb.process_tree_cpu(proc.pid) or 0.0
                             cpu.setdefault((name, phase), []).append((after - before) * 1e6 / events)
@@ -98,7 +106,7 @@ def main() -> int:
           "over the rounds, microseconds per event")
     print(f"{'phase':<15} {'cpu base':>9} {'cpu this':>9} {'ratio':>6} {'wall base':>10} {'wall this':>10} "
           f"{'ratio':>6}")
-    for phase in PHASES:
+    for phase in (*PHASES, *BULK_PHASES):
         cb, ct = (statistics.median(cpu[(n, phase)]) for n in ("base", "this"))
         wb, wt = (statistics.median(wall[(n, phase)]) for n in ("base", "this"))
         print(f"{phase:<15} {cb:>9.1f} {ct:>9.1f} {ct / cb:>6.2f} {wb:>10.1f} {wt:>10.1f} {wt / wb:>6.2f}")
