@@ -88,7 +88,7 @@ class Replay(Base):
     tenant: Mapped[str] = mapped_column(String(64))
     # The SHA-256 of the log's canonical encoding (the AnnotatedReplay's log_sha256).
     log_sha256: Mapped[str] = mapped_column(String(64))
-    submitted_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    submitted_at: Mapped[datetime] = mapped_column(UTCDateTime)
     # The log exactly as submitted, and how it was encoded ("binary" or "json"). Deferred: read only where
     # asked for (a page of the list, a look-up by hash never needs it).
     log_bytes: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
@@ -102,7 +102,7 @@ class Replay(Base):
     recorder: Mapped[str] = mapped_column(Text)
     player_count: Mapped[int] = mapped_column(Integer)
     # Submission metadata.
-    tournament: Mapped[str] = mapped_column(String(200), index=True)
+    tournament: Mapped[str] = mapped_column(String(200))
     round: Mapped[str] = mapped_column(String(200))
     table_label: Mapped[str] = mapped_column(String(200))
     submitter: Mapped[str] = mapped_column(String(200))
@@ -112,8 +112,13 @@ class Replay(Base):
     verdicts: Mapped[list[Verdict]] = relationship(
         back_populates="replay", cascade="all, delete-orphan", passive_deletes=True)
 
+    # A list is newest first, (submitted_at, id) descending, a page at a time: these indexes hold the replays in
+    # that order — all of them, a tenant's, a tournament's — so that a page is read off an index, not sorted
+    # out of every matching replay (storage/migrations/versions/0004_list_order_indexes.py).
     __table_args__ = (UniqueConstraint("tenant", "log_sha256"),
-                      Index("ix_replays_tenant_submitted_at", "tenant", "submitted_at"))
+                      Index("ix_replays_submitted_at_id", "submitted_at", "id"),
+                      Index("ix_replays_tenant_submitted_at_id", "tenant", "submitted_at", "id"),
+                      Index("ix_replays_tournament_submitted_at_id", "tournament", "submitted_at", "id"))
 
 
 class ReplaySeat(Base):

@@ -7,6 +7,7 @@ import threading
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import event, text
@@ -291,5 +292,49 @@ def test_a_list_page_and_a_look_up_read_no_log_or_replay(backend: str, database:
         assert stored.replay_blob and stored.log_bytes
         assert apb.AnnotatedReplay.FromString(stored.replay_blob).log_sha256 == page.replays[0].log_sha256
         event.remove(store.engine, "before_cursor_execute", seen)
+    finally:
+        store.close()
+
+
+def page_plan(store: Store, backend: str, filters: ReplayFilter, page_token: str = "") -> tuple[str, str]:
+    """The query plan of the statement that reads a page of ``store.list`` (the one ordered by date), as the
+    database explains it, and the page's next token. PostgreSQL is told to avoid sorts and sequential scans, so
+    that on a test's few rows it shows whether an index can give the order at all."""
+    statements: list[tuple[str, Any]] = []
+
+    def seen(conn: object, cursor: object, statement: str, parameters: Any, *args: object) -> None:
+        statements.append((statement, parameters))
+
+    event.listen(store.engine, "before_cursor_execute", seen)
+    try:
+        page = store.list(filters, page_size=2, page_token=page_token)
+    finally:
+        event.remove(store.engine, "before_cursor_execute", seen)
+    statement, parameters = next(s for s in statements if "ORDER BY" in s[0])
+    with store.engine.connect() as conn:
+        if backend != "sqlite":
+            conn.exec_driver_sql("SET enable_sort = off")
+            conn.exec_driver_sql("SET enable_seqscan = off")
+        prefix = "EXPLAIN QUERY PLAN " if backend == "sqlite" else "EXPLAIN "
+        rows = conn.exec_driver_sql(prefix + statement, parameters).fetchall()
+    return "\n".join(str(row[-1]) for row in rows), page.next_page_token
+
+
+def test_a_list_page_is_read_in_index_order_not_sorted(backend: str, database: str,
+                                                       games: list[pb.GameLog]) -> None:
+    """A page is newest first, and the store's indexes hold replays in that order (the whole store's, a
+    tenant's, a tournament's): the database reads a page off an index instead of sorting every matching replay
+    (with 20,000 stored, over 200 ms a page on SQLite before; migration 0004)."""
+    store = Store.open(database, clock=Clock())
+    try:
+        for i, log in enumerate(games[:5]):
+            store.save(record(log, tournament=f"t{i % 2}"), tenant="a" if i % 2 else "b")
+        for filters in (ReplayFilter(), ReplayFilter(tenant="a"), ReplayFilter(tournament="t0"),
+                        ReplayFilter(tournament="t0", tenant="b")):
+            plan, token = page_plan(store, backend, filters)
+            assert "TEMP B-TREE" not in plan and "Sort" not in plan, f"{filters}:\n{plan}"
+            if token:  # the next page too (the keyset condition)
+                plan, _ = page_plan(store, backend, filters, token)
+                assert "TEMP B-TREE" not in plan and "Sort" not in plan, f"{filters}, page 2:\n{plan}"
     finally:
         store.close()
