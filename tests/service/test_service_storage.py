@@ -330,7 +330,8 @@ def test_a_list_page_is_read_in_index_order_not_sorted(backend: str, database: s
         for i, log in enumerate(games[:5]):
             store.save(record(log, tournament=f"t{i % 2}"), tenant="a" if i % 2 else "b")
         for filters in (ReplayFilter(), ReplayFilter(tenant="a"), ReplayFilter(tournament="t0"),
-                        ReplayFilter(tournament="t0", tenant="b")):
+                        ReplayFilter(tournament="t0", tenant="b"), ReplayFilter(has_violations=False),
+                        ReplayFilter(has_violations=True, tenant="a")):
             plan, token = page_plan(store, backend, filters)
             assert "TEMP B-TREE" not in plan and "Sort" not in plan, f"{filters}:\n{plan}"
             if token:  # the next page too (the keyset condition)
