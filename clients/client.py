@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -49,6 +51,13 @@ MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 # travels back and the next log comes in. Measured on 2 cores (120 games, one client, medians of 4 rounds), whole
 # logs / uploads in events/s: 2 in flight 103k / 84k, 4 112k / 96k, 8 149k / 106k, 16 153k / 113k.
 DEFAULT_IN_FLIGHT = 8
+# Times verify_many / upload_many (and `sgs-verify submit`) send a log again when the server refused it for a while
+# and said when to retry (its rate, concurrency or stream limits: RESOURCE_EXHAUSTED with a retry hint); after
+# that, the refusal is the log's outcome. A hint longer than MAX_RETRY_WAIT seconds is waited for that long.
+DEFAULT_RETRIES = 8
+MAX_RETRY_WAIT = 30.0
+
+T = TypeVar("T")
 
 Metadata = spb.SubmissionMetadata
 
@@ -266,28 +275,59 @@ def _upload_requests(log: pb.GameLog, metadata: Metadata | None, batch_size: int
     return requests()
 
 
-def _check_in_flight(in_flight: int) -> None:
+def _check_in_flight(in_flight: int, max_retries: int = 0) -> None:
     if in_flight < 1:
         raise ValueError(f"in_flight must be at least 1, not {in_flight}")
+    if max_retries < 0:
+        raise ValueError(f"max_retries must not be negative, not {max_retries}")
 
 
-def _pipelined(starts: Iterable[Callable[[], grpc.Future]], in_flight: int) -> Generator[Outcome, None, None]:
-    """Start the calls, keeping ``in_flight`` of them going, and yield their outcomes in order."""
-    window: deque[grpc.Future | OSError] = deque()
+def retrying(call: Callable[[], T], max_retries: int = DEFAULT_RETRIES) -> T:
+    """``call()``, made again after the wait the server asks for each time it refuses with a retry hint (a limit
+    of its, for a while), up to ``max_retries`` times; any other error, and the last refusal, is raised."""
+    for attempt in range(max_retries + 1):
+        try:
+            return call()
+        except ServiceError as err:
+            if err.retry_after is None or attempt == max_retries:
+                raise
+            time.sleep(min(err.retry_after, MAX_RETRY_WAIT))
+    raise AssertionError("unreachable")  # (the loop returns or raises)
+
+
+def _pipelined(starts: Iterable[Callable[[], grpc.Future]], in_flight: int,
+               max_retries: int = DEFAULT_RETRIES) -> Generator[Outcome, None, None]:
+    """Start the calls, keeping ``in_flight`` of them going, and yield their outcomes in order; a call the server
+    refused with a retry hint is started again after the wait (``retrying``), in its place."""
+    window: deque[tuple[Callable[[], grpc.Future], grpc.Future | OSError]] = deque()
     try:
         for start in starts:
-            try:
-                window.append(start())
-            except OSError as err:  # (a file that cannot be read: its place in the order keeps its error)
-                window.append(err)
+            window.append((start, _started(start)))
             if len(window) >= in_flight:
-                yield _outcome(window.popleft())
+                yield _settled(*window.popleft(), max_retries)
         while window:
-            yield _outcome(window.popleft())
+            yield _settled(*window.popleft(), max_retries)
     finally:
-        for call in window:
+        for _, call in window:
             if not isinstance(call, OSError):
                 call.cancel()
+
+
+def _started(start: Callable[[], grpc.Future]) -> grpc.Future | OSError:
+    try:
+        return start()
+    except OSError as err:  # (a file that cannot be read: its place in the order keeps its error)
+        return err
+
+
+def _settled(start: Callable[[], grpc.Future], call: grpc.Future | OSError, max_retries: int) -> Outcome:
+    outcome = _outcome(call)
+    for _ in range(max_retries):
+        if not isinstance(outcome, ServiceError) or outcome.retry_after is None:
+            break
+        time.sleep(min(outcome.retry_after, MAX_RETRY_WAIT))
+        outcome = _outcome(_started(start))
+    return outcome
 
 
 def _outcome(call: grpc.Future | OSError) -> Outcome:
@@ -386,27 +426,29 @@ class VerifierClient:
         return Submission(res.info, res.created, res.replay)
 
     def verify_many(self, logs: Iterable[pb.GameLog | bytes | Path], metadata: Metadata | None = None, *,
-                    in_flight: int = DEFAULT_IN_FLIGHT, summary_only: bool = True,
-                    timeout: float | None = None) -> Generator[Outcome, None, None]:
+                    in_flight: int = DEFAULT_IN_FLIGHT, summary_only: bool = True, timeout: float | None = None,
+                    max_retries: int = DEFAULT_RETRIES) -> Generator[Outcome, None, None]:
         """``verify`` for many logs, ``in_flight`` calls going at once on this channel: yields each log's outcome
         in the order given — its Submission, or the ServiceError (an OSError: the file) that stopped it; one
-        log's failure does not stop the others. Logs are read as the calls go, so an iterable may be long.
-        Stopping the iteration early cancels the calls still going (those may be stored, as any call the
-        server finished before the cancel). ``timeout`` is each call's."""
-        _check_in_flight(in_flight)
+        log's failure does not stop the others. A log the server refuses for a while (its rate limit, say) and
+        says when to retry is sent again then, up to ``max_retries`` times. Logs are read as the calls go, so
+        an iterable may be long. Stopping the iteration early cancels the calls still going (those may be
+        stored, as any call the server finished before the cancel). ``timeout`` is each call's."""
+        _check_in_flight(in_flight, max_retries)
 
         def start(log: pb.GameLog | bytes | Path) -> grpc.Future:
             req = _verify_request(log, metadata, summary_only)
             return self.stub.VerifyLog.future(req, timeout=self._timeout(timeout), metadata=self.metadata)
 
-        return _pipelined((functools.partial(start, log) for log in logs), in_flight)
+        return _pipelined((functools.partial(start, log) for log in logs), in_flight, max_retries)
 
     def upload_many(self, logs: Iterable[pb.GameLog], metadata: Metadata | None = None, *,
                     batch_size: int = DEFAULT_BATCH_SIZE, in_flight: int = DEFAULT_IN_FLIGHT,
-                    summary_only: bool = True, timeout: float | None = None) -> Generator[Outcome, None, None]:
+                    summary_only: bool = True, timeout: float | None = None,
+                    max_retries: int = DEFAULT_RETRIES) -> Generator[Outcome, None, None]:
         """``upload`` for many logs, ``in_flight`` streams going at once on this channel; outcomes as for
         ``verify_many``."""
-        _check_in_flight(in_flight)
+        _check_in_flight(in_flight, max_retries)
         if batch_size < 1:
             raise ValueError(f"batch size must be at least 1, not {batch_size}")  # (now, not at the first log)
 
@@ -414,7 +456,7 @@ class VerifierClient:
             requests = _upload_requests(log, metadata, batch_size, summary_only)
             return self._upload_bytes.future(requests, timeout=self._timeout(timeout), metadata=self.metadata)
 
-        return _pipelined((functools.partial(start, log) for log in logs), in_flight)
+        return _pipelined((functools.partial(start, log) for log in logs), in_flight, max_retries)
 
     def submit_record(self, engine: str, data: bytes, name: str = "", metadata: Metadata | None = None, *,
                       chunk_size: int = 1 << 20, summary_only: bool = False, timeout: float | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import sys
 import time
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from clients.client import (
     Submission,
     VerifierClient,
     default_server,
+    retrying,
 )
 from clients.progress import ProgressBar
 from importers import ENGINES
@@ -408,7 +410,9 @@ def run_submit(args: argparse.Namespace) -> int:
     except ValueError as err:
         return _fail(err)
     with client, ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        futures = [(path, pool.submit(_submit_one, client, path, args)) for path in args.files]
+        # (A file the server refuses for a while, its rate limit say, is sent again when it says: `retrying`.)
+        futures = [(path, pool.submit(retrying, functools.partial(_submit_one, client, path, args)))
+                   for path in args.files]
         for path, future in futures:
             try:
                 sub = future.result()

@@ -5,18 +5,21 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent import futures
 from pathlib import Path
 
 import grpc
 import pytest
 
-from clients.client import InvalidRequest, Metadata, Submission, VerifierClient
+from clients.client import InvalidRequest, LimitExceeded, Metadata, Submission, VerifierClient, retrying
 from clients.selfplay import play_game
+from service.config import Limits
+from service.guard import retry_trailers
 from service.server import BackgroundServer
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
+from tests.service.conftest import fresh_database, server_config
 from tests.service.test_service_rpc import second_slash_log
 
 
@@ -83,6 +86,20 @@ def test_bad_arguments_are_refused_before_any_call(client: VerifierClient) -> No
 
 # ------------------------------------------------------------------ calls in flight, on a server that counts them
 
+VerifyLogHandler = Callable[[spb.VerifyLogRequest, grpc.ServicerContext], spb.VerifyLogResponse]
+
+
+def verify_log_server(verify: VerifyLogHandler) -> tuple[grpc.Server, int]:
+    """A gRPC server (started) with only VerifyLog, answered by ``verify``; and its port."""
+    server = grpc.server(futures.ThreadPoolExecutor(16))
+    handler = grpc.unary_unary_rpc_method_handler(verify, request_deserializer=spb.VerifyLogRequest.FromString,
+                                                  response_serializer=spb.VerifyLogResponse.SerializeToString)
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+        "sgsverify.v1.VerifierService", {"VerifyLog": handler}),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    return server, port
+
 class CountingServer:
     """A VerifyLog server whose calls each wait until ``hold`` calls are going at once (or 2 s pass), so a client
     that keeps fewer going is seen; records the most it saw and the calls cancelled."""
@@ -93,13 +110,7 @@ class CountingServer:
         self.most = 0
         self.cancelled = 0
         self.lock = threading.Condition()
-        self.server = grpc.server(futures.ThreadPoolExecutor(16))
-        handler = grpc.unary_unary_rpc_method_handler(self.verify, request_deserializer=spb.VerifyLogRequest.FromString,
-                                                      response_serializer=spb.VerifyLogResponse.SerializeToString)
-        self.server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
-            "sgsverify.v1.VerifierService", {"VerifyLog": handler}),))
-        self.port = self.server.add_insecure_port("127.0.0.1:0")
-        self.server.start()
+        self.server, self.port = verify_log_server(self.verify)
 
     def verify(self, request: spb.VerifyLogRequest, context: grpc.ServicerContext) -> spb.VerifyLogResponse:
         with self.lock:
@@ -147,3 +158,82 @@ def test_stopping_early_cancels_the_calls_still_going() -> None:
         assert counting.cancelled == 2 and counting.most <= 3
     finally:
         counting.server.stop(None)
+
+
+# ------------------------------------------------------------------ a server that refuses for a while
+
+class RefusingServer:
+    """A VerifyLog server that refuses calls as RESOURCE_EXHAUSTED, the first ``refusals`` of them (-1: every
+    one), with a retry hint of ``hint`` seconds (None: no hint), and answers the rest; counts the calls."""
+
+    def __init__(self, refusals: int, hint: float | None = 0.01) -> None:
+        self.refusals = refusals
+        self.hint = hint
+        self.calls = 0
+        self.lock = threading.Lock()
+        self.server, self.port = verify_log_server(self.verify)
+
+    def verify(self, request: spb.VerifyLogRequest, context: grpc.ServicerContext) -> spb.VerifyLogResponse:
+        with self.lock:
+            self.calls += 1
+            refuse = self.refusals < 0 or self.calls <= self.refusals
+        if refuse:
+            message = "too many requests: retry later"
+            context.set_trailing_metadata(retry_trailers(grpc.StatusCode.RESOURCE_EXHAUSTED, message, self.hint))
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, message)
+        return spb.VerifyLogResponse(info=spb.ReplayInfo(id=request.log.header.recorder), created=True)
+
+
+def logs_named(count: int) -> list[pb.GameLog]:
+    return [pb.GameLog(header=pb.GameHeader(recorder=f"log {i}")) for i in range(count)]
+
+
+def test_a_log_refused_for_a_while_is_sent_again_when_the_server_says() -> None:
+    refusing = RefusingServer(refusals=5)
+    try:
+        with VerifierClient(f"127.0.0.1:{refusing.port}", timeout=30) as client:
+            outcomes = list(client.verify_many(logs_named(6), in_flight=3))
+        assert [o.id for o in outcomes if isinstance(o, Submission)] == [f"log {i}" for i in range(6)]
+        assert refusing.calls == 6 + 5
+    finally:
+        refusing.server.stop(None)
+
+
+def test_a_refusal_without_a_hint_or_past_the_retries_is_the_outcome() -> None:
+    for refusing, retries, calls in ((RefusingServer(refusals=-1, hint=None), 8, 2),
+                                     (RefusingServer(refusals=-1), 3, 2 * (3 + 1))):
+        try:
+            with VerifierClient(f"127.0.0.1:{refusing.port}", timeout=30) as client:
+                outcomes = list(client.verify_many(logs_named(2), in_flight=2, max_retries=retries))
+            assert [type(o) for o in outcomes] == [LimitExceeded, LimitExceeded]
+            assert refusing.calls == calls
+        finally:
+            refusing.server.stop(None)
+
+
+def test_retrying_one_call() -> None:
+    refusing = RefusingServer(refusals=2)
+    try:
+        with VerifierClient(f"127.0.0.1:{refusing.port}", timeout=30) as client:
+            sub = retrying(lambda: client.verify(logs_named(1)[0]))
+            assert sub.id == "log 0" and refusing.calls == 3
+            with pytest.raises(LimitExceeded):
+                refusing.refusals = -1
+                retrying(lambda: client.verify(logs_named(1)[0]), max_retries=1)
+            assert refusing.calls == 3 + 2
+    finally:
+        refusing.server.stop(None)
+
+
+def test_many_logs_past_a_servers_rate_limit_are_all_stored(tmp_path: Path) -> None:
+    """The service's own rate limit (2 requests a second per tenant here, 2 at once): every log is stored, the
+    client waiting as the server asks."""
+    url, _ = fresh_database("sqlite", tmp_path)
+    server = BackgroundServer(server_config(url, tmp_path, limits=Limits(rate_limit=2.0, rate_burst=2))).start()
+    try:
+        logs = unique_games("rate limited", 5)
+        with VerifierClient(server.address, timeout=60) as client:
+            outcomes = list(client.verify_many(logs, in_flight=4))
+        assert all(isinstance(o, Submission) and o.created for o in outcomes), outcomes
+    finally:
+        server.stop()

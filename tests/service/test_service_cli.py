@@ -191,3 +191,20 @@ def test_postgres_needs_db_upgrade_first(env: dict[str, str]) -> None:
         assert cli("db", "current", "--db", db.url(), env=env).returncode == 0
     finally:
         db.drop()
+
+
+def test_submit_waits_out_the_servers_rate_limit(env: dict[str, str], tmp_path: Path) -> None:
+    """More files than the server takes at once: those it refuses for a while are sent again when it says, and
+    every file is stored (before, they failed with "not submitted")."""
+    files = []
+    for seed in range(6):
+        path = tmp_path / f"g{seed}.pb"
+        path.write_bytes(play_game(30 + seed, 4).SerializeToString())
+        files.append(str(path))
+    server = ServeProcess(["--data-dir", str(tmp_path / "data"), "--rate-limit", "3", "--rate-burst", "1"], env)
+    try:
+        out = cli("submit", *files, "--server", server.address, "--jobs", "6", env=env)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "submitted 6 of 6 file(s)" in out.stdout and "not submitted" not in out.stderr
+    finally:
+        server.kill()
