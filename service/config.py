@@ -79,6 +79,17 @@ def _env_float(name: str, default: float) -> float:
         raise ConfigError(f"${name}={raw!r} is not a number") from None
 
 
+def _env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"${name}={raw!r} is not a yes or no (1/0, true/false, yes/no, on/off)")
+
+
 @dataclass(frozen=True, slots=True)
 class Limits:
     """What one request may ask of the server. Over a limit: RESOURCE_EXHAUSTED (or
@@ -176,7 +187,7 @@ class ServiceConfig:
                    db_url=os.environ.get(ENV_DB) or None,
                    data_dir=default_data_dir(),
                    workers=_env_int(ENV_WORKERS, d.workers),
-                   pin_workers=os.environ.get(ENV_PIN_WORKERS, "1") not in ("0", ""),
+                   pin_workers=_env_bool(ENV_PIN_WORKERS, d.pin_workers),
                    limits=Limits.from_env(),
                    grace_seconds=_env_float(ENV_GRACE, d.grace_seconds),
                    http_address=os.environ.get(ENV_HTTP) or None,

@@ -10,7 +10,7 @@ import pytest
 
 from clients.cli import build_parser
 from clients.commands.service import _service_config
-from service.config import ENV_PIN_WORKERS
+from service.config import ENV_PIN_WORKERS, ConfigError
 from service.workers import WorkerLost, WorkerPool, pin_to_cpu, worker_cpus
 from tests.service.test_service_errors import kill_worker
 
@@ -77,6 +77,12 @@ def test_serve_pins_by_default_and_can_be_told_not_to(monkeypatch: pytest.Monkey
     parse = build_parser().parse_args
     assert _service_config(parse(["serve"])).pin_workers is True
     assert _service_config(parse(["serve", "--no-pin-workers"])).pin_workers is False
-    monkeypatch.setenv(ENV_PIN_WORKERS, "0")
-    assert _service_config(parse(["serve"])).pin_workers is False
+    for off in ("0", "false", "No", "off"):
+        monkeypatch.setenv(ENV_PIN_WORKERS, off)
+        assert _service_config(parse(["serve"])).pin_workers is False
     assert _service_config(parse(["serve", "--pin-workers"])).pin_workers is True
+    monkeypatch.setenv(ENV_PIN_WORKERS, "yes")
+    assert _service_config(parse(["serve"])).pin_workers is True
+    monkeypatch.setenv(ENV_PIN_WORKERS, "sometimes")
+    with pytest.raises(ConfigError, match="SGS_VERIFY_PIN_WORKERS='sometimes' is not a yes or no"):
+        _service_config(parse(["serve"]))
