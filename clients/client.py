@@ -233,8 +233,6 @@ def _events_request(events: Iterable[pb.Event]) -> bytes:
     return wv.Field3(items=[_event_bytes(ev) for ev in events]).SerializeToString()
 
 
-# ---------------------------------------------------------------------------------------- the client
-
 # ---------------------------------------------------------------------------------------- submitting, shared
 
 # What one log of verify_many / upload_many came to.
@@ -260,8 +258,7 @@ def _upload_requests(log: pb.GameLog, metadata: Metadata | None, batch_size: int
     """UploadLog's messages for ``log``, encoded. They are made from the log's own encoding: its GameLog.events
     fields read as bytes (sgsverify/internal/wire_views.proto), each batch of them written as
     UploadLogRequest.events (the same messages, field 3), in protobuf's C code: no event is copied or parsed."""
-    if batch_size < 1:
-        raise ValueError(f"batch size must be at least 1, not {batch_size}")
+    _check_batch_size(batch_size)
     events = wv.Field2.FromString(log.SerializeToString()).items
     first = spb.UploadLogRequest(header=log.header, summary_only=summary_only)
     if metadata is not None:
@@ -275,7 +272,12 @@ def _upload_requests(log: pb.GameLog, metadata: Metadata | None, batch_size: int
     return requests()
 
 
-def _check_in_flight(in_flight: int, max_retries: int = 0) -> None:
+def _check_batch_size(batch_size: int) -> None:
+    if batch_size < 1:
+        raise ValueError(f"batch size must be at least 1, not {batch_size}")
+
+
+def _check_bulk(in_flight: int, max_retries: int) -> None:
     if in_flight < 1:
         raise ValueError(f"in_flight must be at least 1, not {in_flight}")
     if max_retries < 0:
@@ -285,14 +287,15 @@ def _check_in_flight(in_flight: int, max_retries: int = 0) -> None:
 def retrying(call: Callable[[], T], max_retries: int = DEFAULT_RETRIES) -> T:
     """``call()``, made again after the wait the server asks for each time it refuses with a retry hint (a limit
     of its, for a while), up to ``max_retries`` times; any other error, and the last refusal, is raised."""
-    for attempt in range(max_retries + 1):
+    retries = 0
+    while True:
         try:
             return call()
         except ServiceError as err:
-            if err.retry_after is None or attempt == max_retries:
+            if err.retry_after is None or retries >= max_retries:
                 raise
+            retries += 1
             time.sleep(min(err.retry_after, MAX_RETRY_WAIT))
-    raise AssertionError("unreachable")  # (the loop returns or raises)
 
 
 def _pipelined(starts: Iterable[Callable[[], grpc.Future]], in_flight: int,
@@ -321,13 +324,19 @@ def _started(start: Callable[[], grpc.Future]) -> grpc.Future | OSError:
 
 
 def _settled(start: Callable[[], grpc.Future], call: grpc.Future | OSError, max_retries: int) -> Outcome:
-    outcome = _outcome(call)
-    for _ in range(max_retries):
-        if not isinstance(outcome, ServiceError) or outcome.retry_after is None:
-            break
-        time.sleep(min(outcome.retry_after, MAX_RETRY_WAIT))
-        outcome = _outcome(_started(start))
-    return outcome
+    """The outcome of ``call``, started again by ``start`` as ``retrying`` says."""
+    calls = [call]
+
+    def attempt() -> Submission | OSError:
+        outcome = _outcome(calls.pop() if calls else _started(start))
+        if isinstance(outcome, ServiceError):
+            raise outcome
+        return outcome
+
+    try:
+        return retrying(attempt, max_retries)
+    except ServiceError as err:
+        return err
 
 
 def _outcome(call: grpc.Future | OSError) -> Outcome:
@@ -339,6 +348,8 @@ def _outcome(call: grpc.Future | OSError) -> Outcome:
         return service_error(err)
     return Submission(res.info, res.created, res.replay)
 
+
+# ---------------------------------------------------------------------------------------- the client
 
 class VerifierClient:
     """A connection to one server. Thread-safe; close it (or use ``with``) when done."""
@@ -434,7 +445,7 @@ class VerifierClient:
         says when to retry is sent again then, up to ``max_retries`` times. Logs are read as the calls go, so
         an iterable may be long. Stopping the iteration early cancels the calls still going (those may be
         stored, as any call the server finished before the cancel). ``timeout`` is each call's."""
-        _check_in_flight(in_flight, max_retries)
+        _check_bulk(in_flight, max_retries)
 
         def start(log: pb.GameLog | bytes | Path) -> grpc.Future:
             req = _verify_request(log, metadata, summary_only)
@@ -448,9 +459,8 @@ class VerifierClient:
                     max_retries: int = DEFAULT_RETRIES) -> Generator[Outcome, None, None]:
         """``upload`` for many logs, ``in_flight`` streams going at once on this channel; outcomes as for
         ``verify_many``."""
-        _check_in_flight(in_flight, max_retries)
-        if batch_size < 1:
-            raise ValueError(f"batch size must be at least 1, not {batch_size}")  # (now, not at the first log)
+        _check_bulk(in_flight, max_retries)
+        _check_batch_size(batch_size)  # (now, not at the first log)
 
         def start(log: pb.GameLog) -> grpc.Future:
             requests = _upload_requests(log, metadata, batch_size, summary_only)

@@ -82,6 +82,8 @@ def test_bad_arguments_are_refused_before_any_call(client: VerifierClient) -> No
         client.verify_many([], in_flight=0)
     with pytest.raises(ValueError, match="batch size"):
         client.upload_many([], batch_size=0)
+    with pytest.raises(ValueError, match="max_retries"):
+        client.upload_many([], max_retries=-1)
 
 
 # ------------------------------------------------------------------ calls in flight, on a server that counts them
@@ -199,16 +201,18 @@ def test_a_log_refused_for_a_while_is_sent_again_when_the_server_says() -> None:
         refusing.server.stop(None)
 
 
-def test_a_refusal_without_a_hint_or_past_the_retries_is_the_outcome() -> None:
-    for refusing, retries, calls in ((RefusingServer(refusals=-1, hint=None), 8, 2),
-                                     (RefusingServer(refusals=-1), 3, 2 * (3 + 1))):
-        try:
-            with VerifierClient(f"127.0.0.1:{refusing.port}", timeout=30) as client:
-                outcomes = list(client.verify_many(logs_named(2), in_flight=2, max_retries=retries))
-            assert [type(o) for o in outcomes] == [LimitExceeded, LimitExceeded]
-            assert refusing.calls == calls
-        finally:
-            refusing.server.stop(None)
+@pytest.mark.parametrize(("hint", "retries", "calls"), [(None, 8, 2), (0.01, 3, 2 * (3 + 1))],
+                         ids=["no hint: not sent again", "past the retries"])
+def test_a_refusal_without_a_hint_or_past_the_retries_is_the_outcome(hint: float | None, retries: int,
+                                                                     calls: int) -> None:
+    refusing = RefusingServer(refusals=-1, hint=hint)
+    try:
+        with VerifierClient(f"127.0.0.1:{refusing.port}", timeout=30) as client:
+            outcomes = list(client.verify_many(logs_named(2), in_flight=2, max_retries=retries))
+        assert [type(o) for o in outcomes] == [LimitExceeded, LimitExceeded]
+        assert refusing.calls == calls
+    finally:
+        refusing.server.stop(None)
 
 
 def test_retrying_one_call() -> None:
@@ -217,8 +221,8 @@ def test_retrying_one_call() -> None:
         with VerifierClient(f"127.0.0.1:{refusing.port}", timeout=30) as client:
             sub = retrying(lambda: client.verify(logs_named(1)[0]))
             assert sub.id == "log 0" and refusing.calls == 3
+            refusing.refusals = -1  # (from now on, every call)
             with pytest.raises(LimitExceeded):
-                refusing.refusals = -1
                 retrying(lambda: client.verify(logs_named(1)[0]), max_retries=1)
             assert refusing.calls == 3 + 2
     finally:
