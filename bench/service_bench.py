@@ -219,25 +219,36 @@ def start_server(data_dir: Path, workers: int, tree: Path = ROOT, echo: bool = T
     return proc, address
 
 
-Submit = Callable[[VerifierClient, pb.GameLog], None]
-SubmitAll = Callable[[VerifierClient, list[pb.GameLog]], None]  # a bulk phase: every game from one client
+Submit = Callable[[VerifierClient, pb.GameLog], None]  # one game, by one client
+SubmitAll = Callable[[list[VerifierClient], list[pb.GameLog]], None]  # every game of a phase, by its clients
 
 
-def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int, submit: Submit | SubmitAll,
+def each_game(submit: Submit) -> SubmitAll:
+    """A phase whose clients submit game by game, all at once (a thread each), the games shared out in turn."""
+    def run(clients: list[VerifierClient], logs: list[pb.GameLog]) -> None:
+        with ThreadPoolExecutor(len(clients)) as pool:
+            list(pool.map(lambda i: submit(clients[i % len(clients)], logs[i]), range(len(logs))))
+    return run
+
+
+def cores_used(clients: int, in_flight: int | None) -> int:
+    """What a phase is held to, in offline speeds: a core for each client, or for each call one client keeps in
+    flight, up to the machine's cores."""
+    return min(in_flight or clients, os.cpu_count() or 1)
+
+
+def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int, submit: SubmitAll,
               offline_events_per_s: float, batch: int | None = None, server_pid: int | None = None,
               offline_cpu_us: float | None = None, in_flight: int | None = None) -> Result:
-    """``in_flight``: ``submit`` is a bulk phase's SubmitAll, run once with every game (``clients`` is 1)."""
+    """``in_flight``: the calls the (one) client keeps going, in a bulk phase."""
     events = sum(len(g.events) for g in logs)
     channels = [VerifierClient(address, timeout=300) for _ in range(clients)]
     try:
-        with HealthProbe(address) as probe, ThreadPoolExecutor(clients) as pool:
+        with HealthProbe(address) as probe:
             cpu_before = None if server_pid is None else process_tree_cpu(server_pid)
             own_before = None if server_pid is None else process_tree_cpu(server_pid, children=False)
             started = time.perf_counter()
-            if in_flight is not None:
-                submit(channels[0], logs)  # type: ignore[arg-type]
-            else:
-                list(pool.map(lambda i: submit(channels[i % clients], logs[i]), range(len(logs))))  # type: ignore[arg-type]
+            submit(channels, logs)
             seconds = time.perf_counter() - started
             cpu_after = None if server_pid is None else process_tree_cpu(server_pid)
             own_after = None if server_pid is None else process_tree_cpu(server_pid, children=False)
@@ -246,9 +257,7 @@ def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int, sub
         for c in channels:
             c.close()
     eps = events / seconds
-    # Per core: N clients can use up to N cores (no more than the machine has), so they are held to N times
-    # the offline speed of one.
-    cores = min(in_flight or clients, os.cpu_count() or 1)
+    cores = cores_used(clients, in_flight)
     cpu_us = None if cpu_before is None or cpu_after is None else (cpu_after - cpu_before) * 1e6 / events
     own_us = None if own_before is None or own_after is None else (own_after - own_before) * 1e6 / events
     cpu_ratio = None if cpu_us is None or not cpu_us or offline_cpu_us is None else round(offline_cpu_us / cpu_us, 2)
@@ -340,14 +349,16 @@ def main() -> int:
                     offline_best = min(offline_best, offline_in_process(blobs))
                     offline_cpu_us = min(offline_cpu_us, offline_cpu(blobs))
                 for n in counts:
-                    phases: list[tuple[str, Submit | SubmitAll, int | None, int | None]] = [
-                        ("whole-log", whole, None, None),
-                        ("upload stream", lambda c, g: upload(c, g, args.upload_batch), args.upload_batch, None),
-                        ("live stream", lambda c, g: live(c, g, args.live_batch), args.live_batch, None)]
+                    phases: list[tuple[str, SubmitAll, int | None, int | None]] = [
+                        ("whole-log", each_game(whole), None, None),
+                        ("upload stream", each_game(lambda c, g: upload(c, g, args.upload_batch)), args.upload_batch,
+                         None),
+                        ("live stream", each_game(lambda c, g: live(c, g, args.live_batch)), args.live_batch, None)]
                     if n == 1 and args.in_flight:
                         phases += [
-                            ("whole-log bulk", lambda c, gs: whole_bulk(c, gs, args.in_flight), None, args.in_flight),
-                            ("upload bulk", lambda c, gs: upload_bulk(c, gs, args.upload_batch, args.in_flight),
+                            ("whole-log bulk", lambda cs, gs: whole_bulk(cs[0], gs, args.in_flight), None,
+                             args.in_flight),
+                            ("upload bulk", lambda cs, gs: upload_bulk(cs[0], gs, args.upload_batch, args.in_flight),
                              args.upload_batch, args.in_flight)]
                     for name, submit, batch, in_flight in phases:
                         phase_logs = stamped(logs, f"{name} x{n} round {rnd}")
@@ -372,7 +383,7 @@ def main() -> int:
                       round(len(logs) / offline_best, 1), round(offline_eps), 1.0, None, None,
                       round(offline_cpu_us, 1), None, 1.0), idle_result]
     for key, res in best.items():  # (against the best offline round, which may have come after the phase's best)
-        cores = min(res.in_flight or res.clients, os.cpu_count() or 1)
+        cores = cores_used(res.clients, res.in_flight)
         res.ratio_to_offline = round(res.events_per_s / (offline_eps * cores), 2)
         res.cpu_us_per_event = cpu_best.get(key)
         res.server_cpu_us_per_event = server_best.get(key)

@@ -549,7 +549,7 @@ class Store:
                 .join(Verdict, and_(Verdict.replay_id == Replay.id, Verdict.run == SUBMISSION_RUN)))
         if filters.has_violations is None and not filters.violation_code:
             # Nothing asked of the verdict: every replay has exactly one submission verdict (save writes both in
-            # one transaction), so the replays are counted alone, off an index, without the join.
+            # one transaction), so the replays are counted alone, without the join.
             counted = select(func.count()).select_from(Replay).where(*conditions)
         else:
             counted = select(func.count()).select_from(base.where(*conditions).with_only_columns(Replay.id).subquery())

@@ -7,11 +7,10 @@ Create Date: 2026-12-02 03:00:00
 A list (ListReplays, `sgs-verify list`, the viewer) is newest first — submitted_at, then id, descending —
 one page at a time. The indexes on submitted_at, on tournament and on (tenant, submitted_at) did not hold
 that order, so a page was sorted out of every matching replay: with 20,000 replays stored, 210-240 ms for
-the first page on SQLite, growing with the store (bench/list_bench.py; 6-20 ms after, most of it the total
-count). Each is replaced by one that ends in (submitted_at, id), the list's
-order: the whole store's, a tenant's and a tournament's pages are read off an index. They still serve the
-look-ups the old ones did (a tournament's replays, a tenant's, a date range). Frozen: this never imports
-the models.
+the first page on SQLite, growing with the store (bench/list_bench.py; 6-16 ms after, most of it the total
+count). Each is replaced by one that ends in (submitted_at, id), the list's order: the whole store's, a
+tenant's and a tournament's pages are read off an index. They still serve the look-ups the old ones did (a
+tournament's replays, a tenant's, a date range). Frozen: this never imports the models.
 """
 
 from __future__ import annotations
