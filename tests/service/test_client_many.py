@@ -153,6 +153,10 @@ def test_stopping_early_cancels_the_calls_still_going() -> None:
             outcomes = client.verify_many(logs, in_flight=3)
             first = next(outcomes)
             assert isinstance(first, Submission) and first.id == "fast"
+            # Both "slow" calls were started with "fast", but on a busy machine one may not have reached the
+            # server yet: a call cancelled before its handler runs is never seen there, so wait until both are.
+            with counting.lock:
+                assert counting.lock.wait_for(lambda: counting.active == 2, timeout=10)
             outcomes.close()  # ("slow" x2 are going; the fourth was never started)
             deadline = time.monotonic() + 10
             while counting.cancelled < 2 and time.monotonic() < deadline:
