@@ -34,6 +34,7 @@ Every phase submits logs with a distinct recorder, so no submission is answered 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -51,6 +52,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from grpc_floor import FloorServer, record_answers  # noqa: E402
 
 from clients.client import DEFAULT_BATCH_SIZE, DEFAULT_IN_FLIGHT, Metadata, Submission, VerifierClient  # noqa: E402
 from clients.selfplay import play_game  # noqa: E402
@@ -239,12 +243,13 @@ def cores_used(clients: int, in_flight: int | None) -> int:
 
 def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int, submit: SubmitAll,
               offline_events_per_s: float, batch: int | None = None, server_pid: int | None = None,
-              offline_cpu_us: float | None = None, in_flight: int | None = None) -> Result:
-    """``in_flight``: the calls the (one) client keeps going, in a bulk phase."""
+              offline_cpu_us: float | None = None, in_flight: int | None = None, probe_health: bool = True) -> Result:
+    """``in_flight``: the calls the (one) client keeps going, in a bulk phase. ``probe_health``: False for a
+    server without the health service (bench/grpc_floor.py's)."""
     events = sum(len(g.events) for g in logs)
     channels = [VerifierClient(address, timeout=300) for _ in range(clients)]
     try:
-        with HealthProbe(address) as probe:
+        with HealthProbe(address) if probe_health else contextlib.nullcontext() as probe:
             cpu_before = None if server_pid is None else process_tree_cpu(server_pid)
             own_before = None if server_pid is None else process_tree_cpu(server_pid, children=False)
             started = time.perf_counter()
@@ -252,7 +257,7 @@ def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int, sub
             seconds = time.perf_counter() - started
             cpu_after = None if server_pid is None else process_tree_cpu(server_pid)
             own_after = None if server_pid is None else process_tree_cpu(server_pid, children=False)
-        p50, p99, worst = probe.summary()
+        health = probe.summary() if probe is not None else None
     finally:
         for c in channels:
             c.close()
@@ -264,7 +269,7 @@ def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int, sub
     return Result(name, clients, len(logs), events, round(seconds, 3), round(len(logs) / seconds, 1), round(eps),
                   round(eps / (offline_events_per_s * cores), 2), batch, in_flight,
                   None if cpu_us is None else round(cpu_us, 1), None if own_us is None else round(own_us, 1), cpu_ratio,
-                  round(p50, 2), round(p99, 2), round(worst, 2))
+                  *((None, None, None) if health is None else (round(x, 2) for x in health)))
 
 
 def whole(client: VerifierClient, log: pb.GameLog) -> None:
@@ -301,6 +306,34 @@ def live(client: VerifierClient, log: pb.GameLog, batch: int = LIVE_BATCH) -> No
         pass
 
 
+FLOOR = "floor: "  # (the key of a phase run against bench/grpc_floor.py's server)
+
+
+def print_floors(results: list[Result], floors: dict[tuple[str, int], Result], offline_s_per_game: float) -> None:
+    """Each phase beside the same calls to a server that only answers (bench/grpc_floor.py), per game: the
+    service's time, the floor's, offline's (per core the phase is held to), and what is left, the server's own
+    part (service - floor - offline; below zero where the path overlaps the transport with verifying); and the
+    server process's CPU per event beside the floor server's (gRPC's own share of a server's work)."""
+    print()
+    print("the transport's floor: the same calls to a server that only answers (bench/grpc_floor.py); ms a game")
+    header = f"{'phase':<15} {'clients':>7} {'service':>8} {'floor':>7} {'offline':>8} {'own':>7} " \
+             f"{'best x off':>10} {'server cpu us/ev':>16} {'floor cpu':>9}"
+    print(header)
+    print("-" * len(header))
+    for r in results:
+        f = floors.get((r.phase, r.clients))
+        if f is None:
+            continue
+        offline = offline_s_per_game / cores_used(r.clients, r.in_flight)
+        service, bare = r.seconds / r.games * 1e3, f.seconds / f.games * 1e3
+        # (the ratio a server with no cost of its own would keep, if nothing overlapped)
+        best_ratio = offline * 1e3 / (offline * 1e3 + bare)
+        cpu = f"{r.server_cpu_us_per_event:>16.1f}" if r.server_cpu_us_per_event is not None else f"{'':>16}"
+        floor_cpu = f"{f.cpu_us_per_event:>9.1f}" if f.cpu_us_per_event is not None else f"{'':>9}"
+        print(f"{r.phase:<15} {r.clients:>7} {service:>8.2f} {bare:>7.2f} {offline * 1e3:>8.2f} "
+              f"{service - bare - offline * 1e3:>7.2f} {best_ratio:>9.2f}x {cpu} {floor_cpu}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=80)
@@ -315,6 +348,9 @@ def main() -> int:
                              f"{DEFAULT_IN_FLIGHT}; 0: no bulk phases)")
     parser.add_argument("--rounds", type=int, default=3,
                         help="rounds of offline and every phase, taking turns; the best of each counts (default 3)")
+    parser.add_argument("--no-floor", dest="floor", action="store_false",
+                        help="leave out the transport's floor (bench/grpc_floor.py: each phase against a server "
+                             "that only answers)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--check", action="store_true",
                         help="exit 1 when a phase's ratio to offline (per core) is below --min-ratio")
@@ -334,9 +370,14 @@ def main() -> int:
     cpu_best: dict[tuple[str, int], float] = {}  # the least CPU per event of each phase, over the rounds
     server_best: dict[tuple[str, int], float] = {}
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         proc, address = start_server(Path(tmp), args.workers)
         try:
+            floor: FloorServer | None = None
+            if args.floor:
+                with VerifierClient(address, timeout=300) as recorder:
+                    answers = record_answers(recorder, logs, args.live_batch, args.upload_batch)
+                floor = stack.enter_context(FloorServer(answers))
             with HealthProbe(address) as idle:
                 time.sleep(1.0)
             p50, p99, worst = idle.summary()
@@ -374,6 +415,12 @@ def main() -> int:
                                                    result.server_cpu_us_per_event)
                         print(f"round {rnd + 1}/{args.rounds}: {name} x{n}: {result.games_per_s} games/s, "
                               f"{result.events_per_s} events/s; health p99 {result.health_p99_ms} ms")
+                        if floor is not None:
+                            result = run_phase(floor.address, name, phase_logs, n, submit, events / offline_best,
+                                               batch, floor.pid, offline_cpu_us, in_flight, probe_health=False)
+                            key = (FLOOR + name, n)
+                            if key not in best or result.seconds < best[key].seconds:
+                                best[key] = result
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=60)  # (its output is read by start_server's thread to the end)
@@ -382,7 +429,10 @@ def main() -> int:
     results = [Result("offline check", 1, len(logs), events, round(offline_best, 3),
                       round(len(logs) / offline_best, 1), round(offline_eps), 1.0, None, None,
                       round(offline_cpu_us, 1), None, 1.0), idle_result]
+    floors = {(name[len(FLOOR):], n): res for (name, n), res in best.items() if name.startswith(FLOOR)}
     for key, res in best.items():  # (against the best offline round, which may have come after the phase's best)
+        if key[0].startswith(FLOOR):
+            continue
         cores = cores_used(res.clients, res.in_flight)
         res.ratio_to_offline = round(res.events_per_s / (offline_eps * cores), 2)
         res.cpu_us_per_event = cpu_best.get(key)
@@ -414,6 +464,8 @@ def main() -> int:
             flight = "" if r.in_flight is None else str(r.in_flight)
             print(f"{r.phase:<15} {r.clients:>7} {flight:>6} {size:>6} {r.games_per_s:>8.1f} {r.events_per_s:>9} "
                   f"{r.ratio_to_offline:>8.2f}x {cpu} {own} {cpu_ratio} {health}")
+    if floors:
+        print_floors(results, floors, offline_best / len(logs))
     ingest = best.get(("upload bulk", 1))
     if ingest is not None:
         verdict = "met" if ingest.events_per_s >= INGEST_TARGET else "NOT met"
