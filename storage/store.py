@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import ColumnElement, Connection, Engine, and_, bindparam, exists, func, insert, or_, select, text
+from sqlalchemy import ColumnElement, Connection, Engine, and_, bindparam, exists, func, or_, select, text
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session, selectinload, undefer
 
@@ -35,12 +35,12 @@ from storage.models import (
     DEFAULT_TENANT,
     SUBMISSION_RUN,
     AuditEntry,
-    Base,
     Replay,
     ReplaySeat,
     Verdict,
     ViolationRow,
 )
+from storage.writer import Cursor, RowWriter
 
 HASH_LENGTH = 64
 MIN_ID_PREFIX = 8
@@ -346,6 +346,7 @@ class Store:
         self.clock = clock
         self.sqlite = engine.dialect.name == "sqlite"
         self.checkpointer = checkpointer
+        self.writer = RowWriter(engine)
 
     @classmethod
     def open(cls, url: str, *, busy_timeout_ms: int = 5000, connect_timeout_s: int = 5,
@@ -432,15 +433,12 @@ class Store:
         replay_id = replay_id_for(tenant, new.log_sha256)
         for _ in range(3):
             try:
-                # (Core on a plain connection, no ORM session: this is the service's hot path.)
-                with self._unavailable_on_failure(), self.engine.connect() as conn:
-                    if self.sqlite:
-                        conn.execution_options(**{SQLITE_BEGIN_OPTION: "IMMEDIATE"})
-                    with conn.begin():
-                        if conn.execute(_REPLAY_EXISTS, {"id": replay_id}).first() is None:
-                            now = self.clock()
-                            _insert_replay(conn, new, now, tenant, replay_id)
-                            return _summary_of_new(new, now, tenant, replay_id), True
+                # (through the driver: this is the service's hot path, storage/writer.py)
+                with self._unavailable_on_failure(), self.writer.transaction() as cursor:
+                    now = self.clock()
+                    if _insert_replay(self.writer, cursor, new, now, tenant, replay_id):
+                        return _summary_of_new(new, now, tenant, replay_id), True
+                    # (the tenant has this log: nothing was written, and the empty transaction ends)
             except sa_exc.IntegrityError:
                 # Another writer stored the same log between our check and our insert — or the
                 # record itself is unstorable, and then nothing of it was written.
@@ -633,11 +631,10 @@ class Store:
             problems = facts.problems()
             if problems:
                 raise InvalidRecord("; ".join(problems))
-        with self._session(write=True) as session:
-            conn = session.connection()
+        with self._unavailable_on_failure(), self.writer.transaction() as cursor:
             now = self.clock()
             for replay_id, facts in verdicts:
-                _insert_verdict(conn, replay_id, run, now, facts)
+                _insert_verdict(self.writer, cursor, replay_id, run, now, facts)
 
     def delete_run(self, run: str) -> int:
         """Delete every verdict of a named run; returns how many there were."""
@@ -707,44 +704,38 @@ def _conditions(f: ReplayFilter) -> list[ColumnElement[bool]]:
     return conds
 
 
-# Compiled once (cached by SQLAlchemy); each save only binds parameters.
-_TABLES = Base.metadata.tables
-_INSERT_REPLAY = insert(_TABLES[Replay.__tablename__])
-_INSERT_SEATS = insert(_TABLES[ReplaySeat.__tablename__])
-_INSERT_VERDICT = insert(_TABLES[Verdict.__tablename__]).returning(_TABLES[Verdict.__tablename__].c.id)
-_INSERT_VIOLATIONS = insert(_TABLES[ViolationRow.__tablename__])
 _REPLAY_EXISTS = select(Replay.id).where(Replay.id == bindparam("id"))
 
 
-def _insert_replay(conn: Connection, new: NewReplay, now: datetime, tenant: str, replay_id: str) -> None:
-    """The rows of one replay, as plain inserts (no ORM unit of work: this is the hot path)."""
-    v = new.verdict
+def _insert_replay(writer: RowWriter, cursor: Cursor, new: NewReplay, now: datetime, tenant: str,
+                   replay_id: str) -> bool:
+    """The rows of one replay; False (and nothing written) when the tenant has the log already."""
     m = new.metadata
-    conn.execute(_INSERT_REPLAY, {
-        "id": replay_id, "tenant": tenant, "log_sha256": new.log_sha256, "submitted_at": now,
-        "log_bytes": new.log_bytes, "log_format": new.log_format,
-        "log_size": len(new.log_bytes), "event_count": new.event_count, "ruleset": new.ruleset, "mode": new.mode,
-        "seed": str(new.seed), "recorder": new.recorder, "player_count": len(new.seats),
-        "tournament": m.tournament, "round": m.round, "table_label": m.table, "submitter": m.submitter})
-    if new.seats:
-        conn.execute(_INSERT_SEATS, [
-            {"replay_id": replay_id, "seat": s.seat, "player": s.player, "role": s.role, "general": s.general}
-            for s in new.seats])
-    _insert_verdict(conn, replay_id, SUBMISSION_RUN, now, v)
+    if not writer.insert_replay(cursor, {
+            "id": replay_id, "tenant": tenant, "log_sha256": new.log_sha256, "submitted_at": now,
+            "log_bytes": new.log_bytes, "log_format": new.log_format,
+            "log_size": len(new.log_bytes), "event_count": new.event_count, "ruleset": new.ruleset, "mode": new.mode,
+            "seed": str(new.seed), "recorder": new.recorder, "player_count": len(new.seats),
+            "tournament": m.tournament, "round": m.round, "table_label": m.table, "submitter": m.submitter}):
+        return False
+    writer.insert_seats(cursor, [
+        {"replay_id": replay_id, "seat": s.seat, "player": s.player, "role": s.role, "general": s.general}
+        for s in new.seats])
+    _insert_verdict(writer, cursor, replay_id, SUBMISSION_RUN, now, new.verdict)
+    return True
 
 
-def _insert_verdict(conn: Connection, replay_id: str, run: str, now: datetime, v: VerdictFacts) -> None:
-    verdict_id = conn.execute(_INSERT_VERDICT, {
+def _insert_verdict(writer: RowWriter, cursor: Cursor, replay_id: str, run: str, now: datetime,
+                    v: VerdictFacts) -> None:
+    writer.insert_verdict(cursor, {
         "replay_id": replay_id, "run": run, "created_at": now, "engine_version": v.engine_version,
         "violation_count": v.violation_count, "violation_codes": " ".join(v.violation_codes),
         "followed": v.followed, "stopped_at": v.stopped_at, "stopped_reason": v.stopped_reason,
         "finished": v.finished, "side": v.side, "winners": " ".join(str(w) for w in v.winners),
         "result_reason": v.result_reason, "annotation_count": v.annotation_count,
-        "scores": " ".join(str(x) for x in v.scores), "replay_blob": v.replay_blob}).scalar_one()
-    if v.violations:
-        conn.execute(_INSERT_VIOLATIONS, [
-            {"verdict_id": verdict_id, "event_index": x.event_index, "derived": x.derived, "code": x.code,
-             "seat": x.seat, "card": x.card, "message": x.message, "rule": x.rule} for x in v.violations])
+        "scores": " ".join(str(x) for x in v.scores), "replay_blob": v.replay_blob}, [
+        {"event_index": x.event_index, "derived": x.derived, "code": x.code, "seat": x.seat, "card": x.card,
+         "message": x.message, "rule": x.rule} for x in v.violations])
 
 
 def _summary_of_new(new: NewReplay, now: datetime, tenant: str, replay_id: str) -> ReplaySummary:

@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import event, insert, text
 from sqlalchemy.exc import IntegrityError
 
 from service.work import VerifyJob, run_job
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from storage.database import SQLITE_BEGIN_OPTION, create_database_engine, sqlite_url
+from storage.models import Replay, ReplaySeat, Verdict, ViolationRow
 from storage.store import (
     InvalidQuery,
     NewReplay,
@@ -25,6 +26,7 @@ from storage.store import (
     StorageUnavailable,
     Store,
     SubmissionMetadata,
+    replay_id_for,
 )
 from tests.service.conftest import BACKENDS, TcpProxy, require_pg
 
@@ -340,5 +342,61 @@ def test_a_list_page_is_read_in_index_order_not_sorted(backend: str, database: s
         # A player's replays are looked up once, not again for each replay read (which made a list quadratic).
         plan, _ = page_plan(store, backend, ReplayFilter(player=games[0].header.seats[0].player))
         assert "CORRELATED" not in plan and "SubPlan" not in plan, plan
+    finally:
+        store.close()
+
+
+def test_the_writer_stores_what_core_would(backend: str, database: str, games: list[pb.GameLog]) -> None:
+    """storage/writer.py writes through the driver: its rows hold exactly the values SQLAlchemy Core's inserts of
+    the same record hold (dates, booleans, NULLs, blobs), read back raw on both backends."""
+    at = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
+    store = Store.open(database, clock=lambda: at)
+    try:
+        new = record(with_slash_violation(games[2]), tournament="cup", round="2", table="B", submitter="s")
+        assert new.verdict.violations and new.seats and new.verdict.stopped_at is None
+        ours, _ = store.save(new, tenant="writer")
+        core_id = replay_id_for("core", new.log_sha256)
+        v, m = new.verdict, new.metadata
+        with store.engine.begin() as conn:
+            conn.execute(insert(Replay), {
+                "id": core_id, "tenant": "core", "log_sha256": new.log_sha256, "submitted_at": at,
+                "log_bytes": new.log_bytes, "log_format": new.log_format, "log_size": len(new.log_bytes),
+                "event_count": new.event_count, "ruleset": new.ruleset, "mode": new.mode, "seed": str(new.seed),
+                "recorder": new.recorder, "player_count": len(new.seats), "tournament": m.tournament,
+                "round": m.round, "table_label": m.table, "submitter": m.submitter})
+            conn.execute(insert(ReplaySeat), [
+                {"replay_id": core_id, "seat": s.seat, "player": s.player, "role": s.role, "general": s.general}
+                for s in new.seats])
+            verdict_id = conn.execute(insert(Verdict).returning(Verdict.id), {
+                "replay_id": core_id, "run": "", "created_at": at, "engine_version": v.engine_version,
+                "violation_count": v.violation_count, "violation_codes": " ".join(v.violation_codes),
+                "followed": v.followed, "stopped_at": v.stopped_at, "stopped_reason": v.stopped_reason,
+                "finished": v.finished, "side": v.side, "winners": " ".join(map(str, v.winners)),
+                "result_reason": v.result_reason, "annotation_count": v.annotation_count,
+                "scores": " ".join(map(str, v.scores)), "replay_blob": v.replay_blob}).scalar_one()
+            conn.execute(insert(ViolationRow), [
+                {"verdict_id": verdict_id, "event_index": x.event_index, "derived": x.derived, "code": x.code,
+                 "seat": x.seat, "card": x.card, "message": x.message, "rule": x.rule} for x in v.violations])
+
+        def raw_rows(sql: str, replay_id: str) -> list[tuple[Any, ...]]:
+            with store.engine.connect() as conn:
+                cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+                cursor.execute(sql.replace("?", "%s") if backend != "sqlite" else sql, (replay_id,))
+                return [tuple(row) for row in cursor.fetchall()]
+
+        tables = {
+            "replays": "SELECT log_sha256, submitted_at, log_bytes, log_format, log_size, event_count, ruleset, mode, "
+                       "seed, recorder, player_count, tournament, round, table_label, submitter FROM replays "
+                       "WHERE id = ?",
+            "replay_seats": "SELECT seat, player, role, general FROM replay_seats WHERE replay_id = ? ORDER BY seat",
+            "verdicts": "SELECT run, created_at, engine_version, violation_count, violation_codes, followed, "
+                        "stopped_at, stopped_reason, finished, side, winners, result_reason, annotation_count, "
+                        "scores, replay_blob FROM verdicts WHERE replay_id = ?",
+            "violations": "SELECT x.event_index, x.derived, x.code, x.seat, x.card, x.message, x.rule "
+                          "FROM violations x JOIN verdicts v ON v.id = x.verdict_id WHERE v.replay_id = ? "
+                          "ORDER BY x.id"}
+        for table, sql in tables.items():
+            mine, theirs = raw_rows(sql, ours.id), raw_rows(sql, core_id)
+            assert mine and mine == theirs, table
     finally:
         store.close()

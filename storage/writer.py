@@ -1,0 +1,145 @@
+"""The store's writes of replays and verdicts, through the database driver itself.
+
+A save is the service's hot path: one per game submitted. Through SQLAlchemy Core it cost about three times what
+the database itself takes (measured on an SQLite file, the same rows: 0.33 ms a save against 0.12 ms), the rest
+being Core's connection wrapper, statement cache, parameter handling and result objects on every statement.
+
+So the inserts are compiled once per database, from the models (the columns are named in one place, there), and
+executed on the pooled driver connection. Each value is converted by its column's own type for that database
+(``dialect_impl(...).bind_processor``): the rows hold exactly what Core would have written (the tests compare
+them). The transaction is the driver's: SQLite's write lock taken at BEGIN IMMEDIATE (as the store's other writes
+take it), PostgreSQL's implicit one; errors come back as SQLAlchemy's exceptions, so the store treats them as it
+treats every other, and a connection the database dropped is invalidated in the pool, as Core would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+from sqlalchemy import Engine, Table, insert
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Dialect
+
+from storage.models import Base, Replay, ReplaySeat, Verdict, ViolationRow
+
+
+class Cursor(Protocol):
+    """The part of a DB-API cursor the writer uses."""
+
+    rowcount: int
+
+    def execute(self, operation: str, parameters: Any = ..., /) -> Any: ...
+    def executemany(self, operation: str, seq_of_parameters: Any, /) -> Any: ...
+    def fetchone(self) -> Any: ...
+    def close(self) -> Any: ...
+
+
+class CompiledInsert:
+    """One INSERT for one database, compiled once; ``params`` turns a row (column name -> value) into what the
+    driver takes: a tuple in the statement's order (SQLite's ``?``) or a dict (psycopg's ``%(name)s``)."""
+
+    def __init__(self, statement: Any, table: Table, columns: Sequence[str], dialect: Dialect) -> None:
+        compiled = statement.compile(dialect=dialect, column_keys=list(columns))
+        self.sql = str(compiled)
+        order = list(compiled.positiontup) if dialect.positional else list(columns)
+        self.order = order
+        self.positional = bool(dialect.positional)
+        self.convert: list[tuple[str, Callable[[Any], Any] | None]] = [
+            (name, table.c[name].type.dialect_impl(dialect).bind_processor(dialect)) for name in order]
+
+    def params(self, row: Mapping[str, Any]) -> tuple[Any, ...] | dict[str, Any]:
+        values = [(name, row[name] if convert is None else convert(row[name])) for name, convert in self.convert]
+        return tuple(v for _, v in values) if self.positional else dict(values)
+
+
+_TABLES = Base.metadata.tables
+REPLAY_COLUMNS = ("id", "tenant", "log_sha256", "submitted_at", "log_bytes", "log_format", "log_size", "event_count",
+                  "ruleset", "mode", "seed", "recorder", "player_count", "tournament", "round", "table_label",
+                  "submitter")
+SEAT_COLUMNS = ("replay_id", "seat", "player", "role", "general")
+VERDICT_COLUMNS = ("replay_id", "run", "created_at", "engine_version", "violation_count", "violation_codes",
+                   "followed", "stopped_at", "stopped_reason", "finished", "side", "winners", "result_reason",
+                   "annotation_count", "scores", "replay_blob")
+VIOLATION_COLUMNS = ("verdict_id", "event_index", "derived", "code", "seat", "card", "message", "rule")
+
+
+class RowWriter:
+    """The inserts of a replay's rows for one engine's database, and the transaction they run in."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        dialect = engine.dialect
+        self.sqlite = dialect.name == "sqlite"
+        replays = _TABLES[Replay.__tablename__]
+        verdicts = _TABLES[Verdict.__tablename__]
+        # A replay the tenant has already is not an error to the database (no failed statement in PostgreSQL's
+        # log for every resubmitted game): the insert does nothing, and says so in its row count.
+        new_replay = (sqlite.insert(replays) if self.sqlite else postgresql.insert(replays)).on_conflict_do_nothing()
+        self.replay = CompiledInsert(new_replay, replays, REPLAY_COLUMNS, dialect)
+        seats = _TABLES[ReplaySeat.__tablename__]
+        self.seats = CompiledInsert(insert(seats), seats, SEAT_COLUMNS, dialect)
+        self.verdict = CompiledInsert(insert(verdicts).returning(verdicts.c.id), verdicts, VERDICT_COLUMNS, dialect)
+        violations = _TABLES[ViolationRow.__tablename__]
+        self.violations = CompiledInsert(insert(violations), violations, VIOLATION_COLUMNS, dialect)
+        self._dbapi_error: type[Exception] = dialect.loaded_dbapi.Error
+
+    @contextmanager
+    def transaction(self) -> Iterator[Cursor]:
+        """A write transaction on a pooled driver connection: committed if the block ends normally, rolled back
+        otherwise. The driver's errors are raised as SQLAlchemy's (sqlalchemy.exc.DBAPIError and kin)."""
+        try:
+            raw = self.engine.raw_connection()
+        except self._dbapi_error as err:  # (the pool hands the driver's own error on)
+            raise self._wrapped(err) from err
+        cursor: Any = None
+        try:
+            cursor = raw.cursor()
+            if self.sqlite:
+                cursor.execute("BEGIN IMMEDIATE")
+            yield cursor
+            raw.commit()
+        except self._dbapi_error as err:
+            self._abandon(raw, cursor, err)
+            raise self._wrapped(err) from err
+        except BaseException:
+            self._abandon(raw, cursor, None)
+            raise
+        finally:
+            raw.close()
+
+    def _wrapped(self, err: Exception) -> BaseException:
+        """The driver's error as the SQLAlchemy exception Core would have raised for it."""
+        return sa_exc.DBAPIError.instance(None, None, err, self._dbapi_error, hide_parameters=True,
+                                          dialect=self.engine.dialect)
+
+    def _abandon(self, raw: Any, cursor: Any, err: Exception | None) -> None:
+        """Roll back; a connection the database has dropped leaves the pool (Core's is_disconnect check)."""
+        if err is not None and self.engine.dialect.is_disconnect(err, raw.dbapi_connection, cursor):  # type: ignore[arg-type]
+            raw.invalidate(err)
+            return
+        try:
+            raw.rollback()
+        except self._dbapi_error as again:
+            raw.invalidate(again)
+
+    def insert_replay(self, cursor: Cursor, row: Mapping[str, Any]) -> bool:
+        """The replay's own row; False (nothing written) when the tenant has that log already."""
+        cursor.execute(self.replay.sql, self.replay.params(row))
+        return cursor.rowcount == 1
+
+    def insert_seats(self, cursor: Cursor, rows: Sequence[Mapping[str, Any]]) -> None:
+        if rows:
+            cursor.executemany(self.seats.sql, [self.seats.params(r) for r in rows])
+
+    def insert_verdict(self, cursor: Cursor, row: Mapping[str, Any],
+                       violations: Sequence[Mapping[str, Any]]) -> int:
+        """A verdict and its violations (their ``verdict_id`` is filled in); the verdict's id."""
+        cursor.execute(self.verdict.sql, self.verdict.params(row))
+        verdict_id = int(cursor.fetchone()[0])
+        if violations:
+            cursor.executemany(self.violations.sql,
+                               [self.violations.params({**v, "verdict_id": verdict_id}) for v in violations])
+        return verdict_id
