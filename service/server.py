@@ -13,6 +13,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import errno
+import gc
 import signal
 import socket
 import sys
@@ -350,6 +351,16 @@ def return_large_blocks_to_the_system() -> None:
         pass
 
 
+def freeze_long_lived_objects() -> None:
+    """Move every object alive now (the modules, gRPC's, SQLAlchemy's and protobuf's tables: a few hundred
+    thousand) out of the cyclic collector's reach. Otherwise each full collection walks them all again, with the
+    event loop stopped meanwhile: measured 28-29 ms every few hundred games in a serving process, every stream
+    and call waiting. Only where this process serves and nothing else (``serve``, the worker processes): an
+    embedding program's objects are its own to manage."""
+    gc.collect()
+    gc.freeze()
+
+
 async def serve(config: ServiceConfig, announce: Callable[[str], None] = print,
                 started: Callable[[VerificationServer], Awaitable[None]] | None = None) -> None:
     """Run until SIGTERM/SIGINT, then stop gracefully. ``started`` runs once the server serves."""
@@ -361,6 +372,7 @@ async def serve(config: ServiceConfig, announce: Callable[[str], None] = print,
     if started is not None:
         await started(server)
         sys.stdout.flush()
+    freeze_long_lived_objects()
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

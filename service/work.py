@@ -6,6 +6,7 @@ process boundary: a job goes in as the log's bytes, a storage record (``NewRepla
 
 from __future__ import annotations
 
+import gc
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -221,8 +222,11 @@ def _verdict(replay: apb.AnnotatedReplay, engine_version: str, annotation_count:
 
 
 def warm_up() -> int:
-    """Run in each new worker: import and fingerprint the engine before the first real job."""
+    """Run in each new worker: import and fingerprint the engine before the first real job, then keep what that
+    made out of the cyclic collector's way (service.server.freeze_long_lived_objects)."""
     from verifier import engine_version
 
     engine_version()
+    gc.collect()
+    gc.freeze()
     return 0
