@@ -283,8 +283,8 @@ class VerifierServicer:
 
     @staticmethod
     async def _confirm_closed_by_client(context: grpc.aio.ServicerContext) -> None:
-        """Before storing an upload: raise CancelledError if its request stream ended in a cancel, not a
-        half-close. The two look alike to the handler, and the task that tells it of a cancel can run after the
+        """Once an upload's request stream has ended (and before it is stored): raise CancelledError if it
+        ended in a cancel, not a half-close. The two look alike to the handler, and the task that tells it of a cancel can run after the
         store is done and the handler has returned (on a busy machine), leaving a cut-off game stored for a call
         the client saw cancelled. Sending the response's initial metadata asks the call itself: gRPC refuses it
         on a call the client reset, and accepts it on one the client only half-closed."""
@@ -373,27 +373,37 @@ class VerifierServicer:
         """Verify and store as the principal's tenant's (only that tenant's copy of the log is looked for).
         ``streamed``: the log came as a request stream, whose end may have been a cancel (_save_streamed)."""
         tenant = principal.tenant
-        if known_sha is None:
-            record, summary_blob = await self._verify(job, where, context)
-        else:
-            # Whether the tenant has the log already is looked up while a worker verifies it, not before: a new
-            # log (the usual case) does not wait for the look-up, and one already stored is answered from the
-            # store as soon as the look-up says so (its verification is dropped).
-            verifying = asyncio.ensure_future(self._verify(job, where, context))
-            verifying.add_done_callback(retrieved)
-            try:
-                found = await self._io(self.store.find, known_sha, tenant)
-            except BaseException:
-                verifying.cancel()
-                raise
-            if found is not None:
-                verifying.cancel()
-                return await self._stored_response(found, want_summary_only)
-            record, summary_blob = await verifying
+        # How a stream ended is asked of the call while the log is verified (it is known once the stream has
+        # ended, as it has here), and the answer awaited before anything is stored.
+        confirming = None
+        if streamed and context is not None:  # (always, for a stream: it is a gRPC call)
+            confirming = asyncio.ensure_future(self._confirm_closed_by_client(context))
+            confirming.add_done_callback(retrieved)
+        try:
+            if known_sha is None:
+                record, summary_blob = await self._verify(job, where, context)
+            else:
+                # Whether the tenant has the log already is looked up while a worker verifies it, not before: a
+                # new log (the usual case) does not wait for the look-up, and one already stored is answered
+                # from the store as soon as the look-up says so (its verification is dropped).
+                verifying = asyncio.ensure_future(self._verify(job, where, context))
+                verifying.add_done_callback(retrieved)
+                try:
+                    found = await self._io(self.store.find, known_sha, tenant)
+                except BaseException:
+                    verifying.cancel()
+                    raise
+                if found is not None:
+                    verifying.cancel()
+                    return await self._stored_response(found, want_summary_only)
+                record, summary_blob = await verifying
+            if confirming is not None:
+                await confirming
+        finally:
+            if confirming is not None:
+                confirming.cancel()  # (a no-op once it is done)
         self._counted(source, record)
         if streamed:
-            if context is not None:  # (always, for a stream: it is a gRPC call)
-                await self._confirm_closed_by_client(context)
             summary, created = await self._save_streamed(record, tenant)
         else:
             summary, created = await self._io(self.store.save, record, tenant)
