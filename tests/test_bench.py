@@ -58,10 +58,15 @@ def test_service_benchmark_runs_every_phase_and_reports_its_ratio(tmp_path: Path
                           capture_output=True, text=True, timeout=300, cwd=ROOT, check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     results = {r["phase"]: r for r in json.loads(out.read_text())}
-    assert set(results) == {"offline check", "idle server", "whole-log", "upload stream", "live stream",
-                            "whole-log bulk", "upload bulk"}
-    for phase in ("whole-log", "upload stream", "live stream", "whole-log bulk", "upload bulk"):
-        r = results[phase]
-        assert r["games"] == 3 and r["events"] > 0 and r["events_per_s"] > 0 and r["ratio_to_offline"] > 0
+    paths = ("whole-log", "upload stream", "live stream", "whole-log bulk", "upload bulk")
+    # each path also run against bench/grpc_floor.py's server, which only answers
+    assert set(results) == {"offline check", "idle server", *paths, *(f"floor: {p}" for p in paths)}
+    for phase in paths:
+        for r in (results[phase], results[f"floor: {phase}"]):
+            assert r["games"] == 3 and r["events"] == results["offline check"]["events"]
+            assert r["events_per_s"] > 0 and r["ratio_to_offline"] > 0
+        assert results[phase]["cpu_us_per_event"] > 0  # (the server's and its workers', off their CPU clocks)
     assert results["upload bulk"]["in_flight"] == 2 and results["whole-log"]["in_flight"] is None
     assert "streamed ingest, one client (upload_many, 2 in flight" in done.stdout
+    assert "the transport's floor" in done.stdout
+
