@@ -81,6 +81,9 @@ class Result:
     health_p50_ms: float | None = None
     health_p99_ms: float | None = None
     health_max_ms: float | None = None
+    # CPU per event of the client side (this process: the client library's calls, gRPC's threads; and the health
+    # probe's, a few calls a phase)
+    client_cpu_us_per_event: float | None = None
 
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -262,9 +265,9 @@ def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int, sub
         with HealthProbe(address) if probe_health else contextlib.nullcontext() as probe:
             cpu_before = None if server_pid is None else process_tree_cpu(server_pid)
             own_before = None if server_pid is None else process_tree_cpu(server_pid, children=False)
-            started = time.perf_counter()
+            started, client_started = time.perf_counter(), time.process_time()
             submit(channels, logs)
-            seconds = time.perf_counter() - started
+            seconds, client_cpu = time.perf_counter() - started, time.process_time() - client_started
             cpu_after = None if server_pid is None else process_tree_cpu(server_pid)
             own_after = None if server_pid is None else process_tree_cpu(server_pid, children=False)
         health = probe.summary() if probe is not None else None
@@ -279,7 +282,8 @@ def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int, sub
     return Result(name, clients, len(logs), events, round(seconds, 3), round(len(logs) / seconds, 1), round(eps),
                   round(eps / (offline_events_per_s * cores), 2), batch, in_flight,
                   None if cpu_us is None else round(cpu_us, 1), None if own_us is None else round(own_us, 1), cpu_ratio,
-                  *((None, None, None) if health is None else (round(x, 2) for x in health)))
+                  *((None, None, None) if health is None else (round(x, 2) for x in health)),
+                  round(client_cpu * 1e6 / events, 1))
 
 
 def whole(client: VerifierClient, log: pb.GameLog) -> None:
@@ -322,12 +326,13 @@ FLOOR = "floor: "  # (the key of a phase run against bench/grpc_floor.py's serve
 def print_floors(results: list[Result], floors: dict[tuple[str, int], Result], offline_s_per_game: float) -> None:
     """Each phase beside the same calls to a server that only answers (bench/grpc_floor.py), per game: the
     service's time, the floor's, offline's (per core the phase is held to), and what is left, the server's own
-    part (service - floor - offline; below zero where the path overlaps the transport with verifying); and the
-    server process's CPU per event beside the floor server's (gRPC's own share of a server's work)."""
+    part (service - floor - offline; below zero where the path overlaps the transport with verifying); the ratio
+    to offline a server with no cost of its own would keep if nothing overlapped; and per event, the server
+    process's CPU beside the floor server's (gRPC's own share of a server's work), and the client's in each."""
     print()
     print("the transport's floor: the same calls to a server that only answers (bench/grpc_floor.py); ms a game")
     header = f"{'phase':<15} {'clients':>7} {'service':>8} {'floor':>7} {'offline':>8} {'own':>7} " \
-             f"{'best x off':>10} {'server cpu us/ev':>16} {'floor cpu':>9}"
+             f"{'best x off':>10} {'server cpu us/ev':>16} {'floor cpu':>9} {'client cpu':>10} {'floor':>6}"
     print(header)
     print("-" * len(header))
     for r in results:
@@ -340,8 +345,10 @@ def print_floors(results: list[Result], floors: dict[tuple[str, int], Result], o
         best_ratio = offline * 1e3 / (offline * 1e3 + bare)
         cpu = f"{r.server_cpu_us_per_event:>16.1f}" if r.server_cpu_us_per_event is not None else f"{'':>16}"
         floor_cpu = f"{f.cpu_us_per_event:>9.1f}" if f.cpu_us_per_event is not None else f"{'':>9}"
+        client = f"{r.client_cpu_us_per_event:>10.1f}" if r.client_cpu_us_per_event is not None else f"{'':>10}"
+        floor_client = f"{f.client_cpu_us_per_event:>6.1f}" if f.client_cpu_us_per_event is not None else f"{'':>6}"
         print(f"{r.phase:<15} {r.clients:>7} {service:>8.2f} {bare:>7.2f} {offline * 1e3:>8.2f} "
-              f"{service - bare - offline * 1e3:>7.2f} {best_ratio:>9.2f}x {cpu} {floor_cpu}")
+              f"{service - bare - offline * 1e3:>7.2f} {best_ratio:>9.2f}x {cpu} {floor_cpu} {client} {floor_client}")
 
 
 def main() -> int:

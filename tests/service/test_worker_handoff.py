@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pickle
 import signal
 import time
+from dataclasses import fields
 from typing import Any
 
 from service.workers import SOCKET_BUFFER_BYTES, WorkerPool, retrieved
+from storage.store import NewReplay, SeatFacts, SubmissionMetadata, VerdictFacts, ViolationFacts
 
 # More than the socket pair holds, both ends together (Linux doubles the buffer sizes set).
 LARGE = 5 * SOCKET_BUFFER_BYTES
@@ -70,3 +73,21 @@ def test_a_worker_killed_with_a_large_call_unsent_fails_that_call() -> None:
 
     err = asyncio.run(main())
     assert err is not None and type(err).__name__ == "BrokenProcessPool"
+
+
+def test_a_record_crosses_as_its_fields_and_comes_back_equal() -> None:
+    """A worker's record (storage.store.pickled_by_fields) is pickled as its constructor's arguments, every field
+    of it, the nested records too."""
+    violation = ViolationFacts(event_index=3, derived=True, code="SLASH_LIMIT", message="m", rule="r", seat=0,
+                               card=None)
+    verdict = VerdictFacts(engine_version="v", violation_count=1, violation_codes=("SLASH_LIMIT",), followed=True,
+                           stopped_at=None, stopped_reason="", finished=True, side=1, winners=(0, 2),
+                           result_reason="lord", annotation_count=9, scores=(3, -1), replay_blob=b"\x00blob",
+                           violations=(violation,))
+    record = NewReplay(log_sha256="ab" * 32, log_bytes=b"\x01log", log_format="binary", event_count=9, ruleset="r",
+                       mode=1, seed=2**63, recorder="me", seats=(SeatFacts(0, "p", 1, "g"),),
+                       metadata=SubmissionMetadata(tournament="cup", table="A"), verdict=verdict)
+    again = pickle.loads(pickle.dumps(record, pickle.HIGHEST_PROTOCOL))
+    assert again == record and again.verdict.violations[0] == violation
+    constructor, args = record.__reduce__()
+    assert constructor is NewReplay and args == tuple(getattr(record, f.name) for f in fields(NewReplay))
