@@ -89,5 +89,7 @@ def test_a_record_crosses_as_its_fields_and_comes_back_equal() -> None:
                        metadata=SubmissionMetadata(tournament="cup", table="A"), verdict=verdict)
     again = pickle.loads(pickle.dumps(record, pickle.HIGHEST_PROTOCOL))
     assert again == record and again.verdict.violations[0] == violation
-    constructor, args = record.__reduce__()
+    reduced = record.__reduce__()
+    assert isinstance(reduced, tuple)
+    constructor, args = reduced[:2]
     assert constructor is NewReplay and args == tuple(getattr(record, f.name) for f in fields(NewReplay))
