@@ -279,11 +279,12 @@ def run_phase(address: str, name: str, logs: list[pb.GameLog], clients: int, sub
     cpu_us = None if cpu_before is None or cpu_after is None else (cpu_after - cpu_before) * 1e6 / events
     own_us = None if own_before is None or own_after is None else (own_after - own_before) * 1e6 / events
     cpu_ratio = None if cpu_us is None or not cpu_us or offline_cpu_us is None else round(offline_cpu_us / cpu_us, 2)
+    health_ms: tuple[float | None, float | None, float | None] = \
+        (None, None, None) if health is None else (round(health[0], 2), round(health[1], 2), round(health[2], 2))
     return Result(name, clients, len(logs), events, round(seconds, 3), round(len(logs) / seconds, 1), round(eps),
                   round(eps / (offline_events_per_s * cores), 2), batch, in_flight,
                   None if cpu_us is None else round(cpu_us, 1), None if own_us is None else round(own_us, 1), cpu_ratio,
-                  *((None, None, None) if health is None else (round(x, 2) for x in health)),
-                  round(client_cpu * 1e6 / events, 1))
+                  *health_ms, client_cpu_us_per_event=round(client_cpu * 1e6 / events, 1))
 
 
 def whole(client: VerifierClient, log: pb.GameLog) -> None:

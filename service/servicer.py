@@ -284,10 +284,11 @@ class VerifierServicer:
     @staticmethod
     async def _confirm_closed_by_client(context: grpc.aio.ServicerContext) -> None:
         """Once an upload's request stream has ended (and before it is stored): raise CancelledError if it
-        ended in a cancel, not a half-close. The two look alike to the handler, and the task that tells it of a cancel can run after the
-        store is done and the handler has returned (on a busy machine), leaving a cut-off game stored for a call
-        the client saw cancelled. Sending the response's initial metadata asks the call itself: gRPC refuses it
-        on a call the client reset, and accepts it on one the client only half-closed."""
+        ended in a cancel, not a half-close. The two look alike to the handler, and the task that tells it of a
+        cancel can run after the store is done and the handler has returned (on a busy machine), leaving a
+        cut-off game stored for a call the client saw cancelled. Sending the response's initial metadata asks
+        the call itself: gRPC refuses it on a call the client reset, and accepts it on one the client only
+        half-closed."""
         try:
             await context.send_initial_metadata(())
         except ExecuteBatchError:
@@ -521,10 +522,11 @@ class VerifierServicer:
                 continue
             event_count += len(msg.events)
             self._check_event_count(event_count)
-            size += msg.ByteSize()
-            self._check_log_size(size)
             if msg.events:
-                batches.append(events_encoding(msg))
+                batch = events_encoding(msg)
+                size += len(batch)  # (the events' own bytes, as the log will hold them)
+                self._check_log_size(size)
+                batches.append(batch)
         # (a cancelled call's stream ends here too, as if closed: _submit checks which before it stores)
         if count == 0:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
@@ -648,9 +650,11 @@ class VerifierServicer:
                     raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                                      f"{where} carries a header or metadata: only the first message may")
                 self._check_event_count(game.event_count + len(msg.events))
-                size += msg.ByteSize()
+                batch = events_encoding(msg)
+                size += len(batch)  # (the events' own bytes, as the log will hold them)
                 self._check_log_size(size)
-                sent = game.send(events_encoding(msg), len(msg.events))
+                sent = game.send(batch, len(msg.events))
+                del batch
                 del msg
                 if scope is not None:
                     # The batch is in the worker now (or on its way, in the sending thread: at most
