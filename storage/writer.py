@@ -34,21 +34,21 @@ class Cursor(Protocol):
     def execute(self, operation: str, parameters: Any = ..., /) -> Any: ...
     def executemany(self, operation: str, seq_of_parameters: Any, /) -> Any: ...
     def fetchone(self) -> Any: ...
-    def close(self) -> Any: ...
 
 
 class CompiledInsert:
-    """One INSERT for one database, compiled once; ``params`` turns a row (column name -> value) into what the
-    driver takes: a tuple in the statement's order (SQLite's ``?``) or a dict (psycopg's ``%(name)s``)."""
+    """One INSERT of every column of a table (but an autoincremented id) for one database, compiled once;
+    ``params`` turns a row (column name -> value) into what the driver takes: a tuple in the statement's order
+    (SQLite's ``?``) or a dict (psycopg's ``%(name)s``)."""
 
-    def __init__(self, statement: Any, table: Table, columns: Sequence[str], dialect: Dialect) -> None:
-        compiled = statement.compile(dialect=dialect, column_keys=list(columns))
+    def __init__(self, statement: Any, table: Table, dialect: Dialect) -> None:
+        columns = [c.name for c in table.c if c is not table.autoincrement_column]
+        compiled = statement.compile(dialect=dialect, column_keys=columns)
         self.sql = str(compiled)
-        order = list(compiled.positiontup) if dialect.positional else list(columns)
-        self.order = order
         self.positional = bool(dialect.positional)
         self.convert: list[tuple[str, Callable[[Any], Any] | None]] = [
-            (name, table.c[name].type.dialect_impl(dialect).bind_processor(dialect)) for name in order]
+            (name, table.c[name].type.dialect_impl(dialect).bind_processor(dialect))
+            for name in (compiled.positiontup if self.positional else columns)]
 
     def params(self, row: Mapping[str, Any]) -> tuple[Any, ...] | dict[str, Any]:
         values = [(name, row[name] if convert is None else convert(row[name])) for name, convert in self.convert]
@@ -56,14 +56,6 @@ class CompiledInsert:
 
 
 _TABLES = Base.metadata.tables
-REPLAY_COLUMNS = ("id", "tenant", "log_sha256", "submitted_at", "log_bytes", "log_format", "log_size", "event_count",
-                  "ruleset", "mode", "seed", "recorder", "player_count", "tournament", "round", "table_label",
-                  "submitter")
-SEAT_COLUMNS = ("replay_id", "seat", "player", "role", "general")
-VERDICT_COLUMNS = ("replay_id", "run", "created_at", "engine_version", "violation_count", "violation_codes",
-                   "followed", "stopped_at", "stopped_reason", "finished", "side", "winners", "result_reason",
-                   "annotation_count", "scores", "replay_blob")
-VIOLATION_COLUMNS = ("verdict_id", "event_index", "derived", "code", "seat", "card", "message", "rule")
 
 
 class RowWriter:
@@ -78,12 +70,12 @@ class RowWriter:
         # A replay the tenant has already is not an error to the database (no failed statement in PostgreSQL's
         # log for every resubmitted game): the insert does nothing, and says so in its row count.
         new_replay = (sqlite.insert(replays) if self.sqlite else postgresql.insert(replays)).on_conflict_do_nothing()
-        self.replay = CompiledInsert(new_replay, replays, REPLAY_COLUMNS, dialect)
+        self.replay = CompiledInsert(new_replay, replays, dialect)
         seats = _TABLES[ReplaySeat.__tablename__]
-        self.seats = CompiledInsert(insert(seats), seats, SEAT_COLUMNS, dialect)
-        self.verdict = CompiledInsert(insert(verdicts).returning(verdicts.c.id), verdicts, VERDICT_COLUMNS, dialect)
+        self.seats = CompiledInsert(insert(seats), seats, dialect)
+        self.verdict = CompiledInsert(insert(verdicts).returning(verdicts.c.id), verdicts, dialect)
         violations = _TABLES[ViolationRow.__tablename__]
-        self.violations = CompiledInsert(insert(violations), violations, VIOLATION_COLUMNS, dialect)
+        self.violations = CompiledInsert(insert(violations), violations, dialect)
         self._dbapi_error: type[Exception] = dialect.loaded_dbapi.Error
 
     @contextmanager
