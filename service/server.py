@@ -13,7 +13,6 @@ import contextlib
 import ctypes
 import ctypes.util
 import errno
-import gc
 import signal
 import socket
 import sys
@@ -33,6 +32,7 @@ from service.health import StoreHealth
 from service.metrics import Metrics
 from service.reflection import enable_server_reflection
 from service.servicer import SERVICE_NAME, VerifierServicer, new_io_executor
+from service.work import freeze_long_lived_objects
 from service.workers import WorkerPool
 from storage import migrate
 from storage.access import any_active_token
@@ -349,16 +349,6 @@ def return_large_blocks_to_the_system() -> None:
         libc.mallopt(m_mmap_threshold, 1 << 20)
     except (OSError, AttributeError):
         pass
-
-
-def freeze_long_lived_objects() -> None:
-    """Move every object alive now (the modules, gRPC's, SQLAlchemy's and protobuf's tables: a few hundred
-    thousand) out of the cyclic collector's reach. Otherwise each full collection walks them all again, with the
-    event loop stopped meanwhile: measured 28-29 ms every few hundred games in a serving process, every stream
-    and call waiting. Only where this process serves and nothing else (``serve``, the worker processes): an
-    embedding program's objects are its own to manage."""
-    gc.collect()
-    gc.freeze()
 
 
 async def serve(config: ServiceConfig, announce: Callable[[str], None] = print,
