@@ -18,12 +18,12 @@ import contextlib
 import itertools
 import multiprocessing
 import multiprocessing.connection
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 import grpc
 
-from clients.client import Metadata, VerifierClient
+from clients.client import Metadata, Submission, VerifierClient
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
 
@@ -48,11 +48,9 @@ def record_answers(client: VerifierClient, logs: Sequence[pb.GameLog], live_batc
         copy.CopyFrom(log)
         copy.header.recorder = f"{label} {i}"
         meta = Metadata(tournament="bench")
-        got = client.verify(copy.SerializeToString(), meta, summary_only=True)
-        whole.append(spb.VerifyLogResponse(info=got.info, created=got.created, replay=got.replay).SerializeToString())
+        whole.append(_encoded(client.verify(copy.SerializeToString(), meta, summary_only=True)))
         copy.header.recorder = f"{label} upload {i}"
-        got = client.upload(copy, meta, batch_size=upload_batch, summary_only=True)
-        upload.append(spb.VerifyLogResponse(info=got.info, created=got.created, replay=got.replay).SerializeToString())
+        upload.append(_encoded(client.upload(copy, meta, batch_size=upload_batch, summary_only=True)))
         copy.header.recorder = f"{label} live {i}"
         updates = []
         for update in client.live(copy.header, copy.events, meta, batch_size=live_batch):
@@ -63,6 +61,11 @@ def record_answers(client: VerifierClient, logs: Sequence[pb.GameLog], live_batc
             updates.append(res.SerializeToString())
         live.append(tuple(updates))
     return Answers(tuple(whole), tuple(upload), tuple(live))
+
+
+def _encoded(got: Submission) -> bytes:
+    """The VerifyLogResponse the server sent for this submission."""
+    return spb.VerifyLogResponse(info=got.info, created=got.created, replay=got.replay).SerializeToString()
 
 
 def _identity(data: bytes) -> bytes:
@@ -89,13 +92,10 @@ def _handlers(answers: Answers) -> grpc.GenericRpcHandler:
             count += 1
         yield replies[last]
 
-    kinds: dict[str, Callable[..., grpc.RpcMethodHandler]] = {
-        "VerifyLog": lambda f: grpc.unary_unary_rpc_method_handler(f, _identity, _identity),
-        "UploadLog": lambda f: grpc.stream_unary_rpc_method_handler(f, _identity, _identity),
-        "VerifyLive": lambda f: grpc.stream_stream_rpc_method_handler(f, _identity, _identity)}
     return grpc.method_handlers_generic_handler(SERVICE, {
-        "VerifyLog": kinds["VerifyLog"](verify_log), "UploadLog": kinds["UploadLog"](upload_log),
-        "VerifyLive": kinds["VerifyLive"](verify_live)})
+        "VerifyLog": grpc.unary_unary_rpc_method_handler(verify_log, _identity, _identity),
+        "UploadLog": grpc.stream_unary_rpc_method_handler(upload_log, _identity, _identity),
+        "VerifyLive": grpc.stream_stream_rpc_method_handler(verify_live, _identity, _identity)})
 
 
 def _serve(answers: Answers, conn: multiprocessing.connection.Connection) -> None:

@@ -47,7 +47,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -387,6 +387,7 @@ def main() -> int:
     best: dict[tuple[str, int], Result] = {}  # the fastest round of each phase
     cpu_best: dict[tuple[str, int], float] = {}  # the least CPU per event of each phase, over the rounds
     server_best: dict[tuple[str, int], float] = {}
+    floors: dict[tuple[str, int], Result] = {}  # each phase's fastest round against the floor (named FLOOR + phase)
 
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         proc, address = start_server(Path(tmp), args.workers)
@@ -434,11 +435,11 @@ def main() -> int:
                         print(f"round {rnd + 1}/{args.rounds}: {name} x{n}: {result.games_per_s} games/s, "
                               f"{result.events_per_s} events/s; health p99 {result.health_p99_ms} ms")
                         if floor is not None:
-                            result = run_phase(floor.address, name, phase_logs, n, submit, events / offline_best,
-                                               batch, floor.pid, offline_cpu_us, in_flight, probe_health=False)
-                            key = (FLOOR + name, n)
-                            if key not in best or result.seconds < best[key].seconds:
-                                best[key] = result
+                            result = run_phase(floor.address, FLOOR + name, phase_logs, n, submit,
+                                               events / offline_best, batch, floor.pid, offline_cpu_us, in_flight,
+                                               probe_health=False)
+                            if key not in floors or result.seconds < floors[key].seconds:
+                                floors[key] = result
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=60)  # (its output is read by start_server's thread to the end)
@@ -447,10 +448,9 @@ def main() -> int:
     results = [Result("offline check", 1, len(logs), events, round(offline_best, 3),
                       round(len(logs) / offline_best, 1), round(offline_eps), 1.0, None, None,
                       round(offline_cpu_us, 1), None, 1.0), idle_result]
-    floors = {(name[len(FLOOR):], n): res for (name, n), res in best.items() if name.startswith(FLOOR)}
+    for res in floors.values():
+        res.ratio_to_offline = round(res.events_per_s / (offline_eps * cores_used(res.clients, res.in_flight)), 2)
     for key, res in best.items():  # (against the best offline round, which may have come after the phase's best)
-        if key[0].startswith(FLOOR):
-            continue
         cores = cores_used(res.clients, res.in_flight)
         res.ratio_to_offline = round(res.events_per_s / (offline_eps * cores), 2)
         res.cpu_us_per_event = cpu_best.get(key)
@@ -490,11 +490,7 @@ def main() -> int:
         print(f"streamed ingest, one client (upload_many, {ingest.in_flight} in flight, batches of {ingest.batch}): "
               f"{ingest.events_per_s:,} events/s (target {INGEST_TARGET:,}: {verdict})")
     if args.json:
-        # (the floor's phases too, named "floor: PHASE", with their ratios to offline like the others')
-        for (_, n), res in floors.items():
-            res.ratio_to_offline = round(res.events_per_s / (offline_eps * cores_used(n, res.in_flight)), 2)
-        floor_results = [replace(res, phase=FLOOR + name) for (name, _), res in floors.items()]
-        args.json.write_text(json.dumps([asdict(r) for r in results + floor_results], indent=1))
+        args.json.write_text(json.dumps([asdict(r) for r in [*results, *floors.values()]], indent=1))
     if args.check:
         below = [r for r in results
                  if r.clients > 0 and r.phase != "offline check" and r.ratio_to_offline < args.min_ratio]
