@@ -203,3 +203,28 @@ def test_concurrent_large_uploads_are_held_to_the_byte_budget(tmp_path: Path) ->
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_a_streamed_games_events_are_bound_like_a_whole_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An upload or a live game may carry as many bytes of events as the largest log the server takes, counted as
+    the log will hold them (GameLog.events): exactly that many is taken, one byte more ends the call
+    RESOURCE_EXHAUSTED, on both streams."""
+    from service import servicer
+
+    server, tokens = limited(tmp_path)
+    log = play_game(4, 5)
+    events_bytes = len(pb.GameLog(events=log.events).SerializeToString(deterministic=True))
+    try:
+        with VerifierClient(server.address, token=tokens["acme"], timeout=30) as acme:
+            monkeypatch.setattr(servicer, "MAX_LOG_BYTES", events_bytes - 1)
+            over = f"the game's events are over {events_bytes - 1} bytes together"
+            with pytest.raises(LimitExceeded, match=over):
+                acme.upload(log, batch_size=50)
+            with pytest.raises(LimitExceeded, match=over):
+                list(acme.live(log.header, log.events, batch_size=50, discard=True))
+            monkeypatch.setattr(servicer, "MAX_LOG_BYTES", events_bytes)
+            assert acme.upload(log, batch_size=50).created
+            last = list(acme.live(log.header, log.events, batch_size=50, discard=True))[-1]
+            assert last.finished is not None and last.events_received == len(log.events)
+    finally:
+        server.stop()
