@@ -12,19 +12,25 @@ import asyncio
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
+from grpc._cython.cygrpc import ExecuteBatchError
 
 from clients.selfplay import play_game
+from service.config import Limits
+from service.guard import OPEN
+from service.live import LiveGame
 from service.server import BackgroundServer
 from service.servicer import VerifierServicer, _LiveEnd
+from service.work import Verified, VerifyJob, verify_job
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
 from sgsverify.v1 import service_pb2_grpc as spb_grpc
-from storage.store import DEFAULT_TENANT, Store
+from storage.store import DEFAULT_TENANT, NewReplay, ReplaySummary, Store, SubmissionMetadata
 from tests.service.conftest import BACKENDS, Held, server_holding
 
 
@@ -216,3 +222,58 @@ def test_the_upload_check_tells_a_cancel_from_a_half_close_without_the_handler_b
 
     ENDINGS.clear()
     assert asyncio.run(main()) == ["cancelled" if cancel else "closed"] * 12
+
+
+# ---------------------------------------------------------------- the question asked beside verifying, answered first
+
+class _SlowAnswer:
+    """A call's context whose stream ended ``how`` ("cancelled": the initial metadata is refused), told only
+    after ``delay`` seconds: later than the game takes to verify."""
+
+    def __init__(self, how: str, delay: float) -> None:
+        self.how, self.delay = how, delay
+
+    def time_remaining(self) -> float | None:
+        return None
+
+    async def send_initial_metadata(self, metadata: Any) -> None:
+        await asyncio.sleep(self.delay)
+        if self.how == "cancelled":
+            raise ExecuteBatchError("the call was reset")
+
+
+class _VerifiedNow:
+    """A worker pool that verifies at once, in this process."""
+
+    async def run(self, job: VerifyJob, timeout: float) -> Verified:
+        return verify_job(job)
+
+
+class _Saves:
+    def __init__(self) -> None:
+        self.saved: list[NewReplay] = []
+
+    def save(self, record: NewReplay, tenant: str) -> tuple[ReplaySummary, bool]:
+        self.saved.append(record)
+        return LiveGame.unstored_summary(record), True
+
+
+@pytest.mark.parametrize("how", ["cancelled", "half-closed"])
+def test_a_streamed_game_is_stored_only_once_its_stream_is_known_to_have_closed(how: str) -> None:
+    """_submit asks the call how its stream ended while the game is verified, and stores nothing before the
+    answer: a cancel told after the verification is done still stores nothing; a half-close stores the game."""
+    log = play_game(6, 5)
+    store = _Saves()
+    servicer = VerifierServicer(store, Limits(), _VerifiedNow(), ThreadPoolExecutor(1))  # type: ignore[arg-type]
+    job = VerifyJob(log.SerializeToString(deterministic=True), SubmissionMetadata(), 100_000, canonical=True)
+
+    async def submit() -> spb.VerifyLogResponse:
+        return await servicer._submit(job, None, True, "UploadLog", _SlowAnswer(how, 0.2),
+                                      OPEN, "upload", streamed=True)
+
+    if how == "cancelled":
+        with pytest.raises(asyncio.CancelledError):
+            asyncio.run(submit())
+        assert store.saved == []
+    else:
+        assert asyncio.run(submit()).created and len(store.saved) == 1
