@@ -54,6 +54,13 @@ class OutcomeRecording(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     OUTCOME_RECORDING_PARTIAL: _ClassVar[OutcomeRecording]
     OUTCOME_RECORDING_COMPLETE: _ClassVar[OutcomeRecording]
 
+class DecisionSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DECISION_SOURCE_UNSPECIFIED: _ClassVar[DecisionSource]
+    DECISION_SOURCE_CLIENT: _ClassVar[DecisionSource]
+    DECISION_SOURCE_AI: _ClassVar[DecisionSource]
+    DECISION_SOURCE_DEFAULT: _ClassVar[DecisionSource]
+
 class Suit(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     SUIT_UNSPECIFIED: _ClassVar[Suit]
@@ -151,6 +158,10 @@ REVEAL_TIMING_DEATH: RevealTiming
 OUTCOME_RECORDING_UNSPECIFIED: OutcomeRecording
 OUTCOME_RECORDING_PARTIAL: OutcomeRecording
 OUTCOME_RECORDING_COMPLETE: OutcomeRecording
+DECISION_SOURCE_UNSPECIFIED: DecisionSource
+DECISION_SOURCE_CLIENT: DecisionSource
+DECISION_SOURCE_AI: DecisionSource
+DECISION_SOURCE_DEFAULT: DecisionSource
 SUIT_UNSPECIFIED: Suit
 SUIT_SPADE: Suit
 SUIT_CLUB: Suit
@@ -597,7 +608,7 @@ class Rebirth(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., general: _Optional[str] = ..., max_hp: _Optional[int] = ..., hp_after: _Optional[int] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general", "choose_suit", "reveal_general", "choose_option", "turn_start", "phase_start", "draw_cards", "judgment", "reveal", "damage", "lose_hp", "recover", "dying", "death", "cards_moved", "reshuffle", "game_over", "general_revealed", "kingdom_fixed", "sacrifice", "rebirth")
+    __slots__ = ("use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general", "choose_suit", "reveal_general", "choose_option", "turn_start", "phase_start", "draw_cards", "judgment", "reveal", "damage", "lose_hp", "recover", "dying", "death", "cards_moved", "reshuffle", "game_over", "general_revealed", "kingdom_fixed", "sacrifice", "rebirth", "source")
     USE_CARD_FIELD_NUMBER: _ClassVar[int]
     RESPOND_FIELD_NUMBER: _ClassVar[int]
     DECLINE_FIELD_NUMBER: _ClassVar[int]
@@ -625,6 +636,7 @@ class Event(_message.Message):
     KINGDOM_FIXED_FIELD_NUMBER: _ClassVar[int]
     SACRIFICE_FIELD_NUMBER: _ClassVar[int]
     REBIRTH_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
     use_card: UseCard
     respond: Respond
     decline: Decline
@@ -652,7 +664,8 @@ class Event(_message.Message):
     kingdom_fixed: KingdomFixed
     sacrifice: Sacrifice
     rebirth: Rebirth
-    def __init__(self, use_card: _Optional[_Union[UseCard, _Mapping]] = ..., respond: _Optional[_Union[Respond, _Mapping]] = ..., decline: _Optional[_Union[Decline, _Mapping]] = ..., choose_cards: _Optional[_Union[ChooseCards, _Mapping]] = ..., invoke_skill: _Optional[_Union[InvokeSkill, _Mapping]] = ..., end_play_phase: _Optional[_Union[EndPlayPhase, _Mapping]] = ..., pick_general: _Optional[_Union[PickGeneral, _Mapping]] = ..., choose_suit: _Optional[_Union[ChooseSuit, _Mapping]] = ..., reveal_general: _Optional[_Union[RevealGeneral, _Mapping]] = ..., choose_option: _Optional[_Union[ChooseOption, _Mapping]] = ..., turn_start: _Optional[_Union[TurnStart, _Mapping]] = ..., phase_start: _Optional[_Union[PhaseStart, _Mapping]] = ..., draw_cards: _Optional[_Union[DrawCards, _Mapping]] = ..., judgment: _Optional[_Union[Judgment, _Mapping]] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., damage: _Optional[_Union[Damage, _Mapping]] = ..., lose_hp: _Optional[_Union[LoseHp, _Mapping]] = ..., recover: _Optional[_Union[Recover, _Mapping]] = ..., dying: _Optional[_Union[Dying, _Mapping]] = ..., death: _Optional[_Union[Death, _Mapping]] = ..., cards_moved: _Optional[_Union[CardsMoved, _Mapping]] = ..., reshuffle: _Optional[_Union[Reshuffle, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ..., general_revealed: _Optional[_Union[GeneralRevealed, _Mapping]] = ..., kingdom_fixed: _Optional[_Union[KingdomFixed, _Mapping]] = ..., sacrifice: _Optional[_Union[Sacrifice, _Mapping]] = ..., rebirth: _Optional[_Union[Rebirth, _Mapping]] = ...) -> None: ...
+    source: DecisionSource
+    def __init__(self, use_card: _Optional[_Union[UseCard, _Mapping]] = ..., respond: _Optional[_Union[Respond, _Mapping]] = ..., decline: _Optional[_Union[Decline, _Mapping]] = ..., choose_cards: _Optional[_Union[ChooseCards, _Mapping]] = ..., invoke_skill: _Optional[_Union[InvokeSkill, _Mapping]] = ..., end_play_phase: _Optional[_Union[EndPlayPhase, _Mapping]] = ..., pick_general: _Optional[_Union[PickGeneral, _Mapping]] = ..., choose_suit: _Optional[_Union[ChooseSuit, _Mapping]] = ..., reveal_general: _Optional[_Union[RevealGeneral, _Mapping]] = ..., choose_option: _Optional[_Union[ChooseOption, _Mapping]] = ..., turn_start: _Optional[_Union[TurnStart, _Mapping]] = ..., phase_start: _Optional[_Union[PhaseStart, _Mapping]] = ..., draw_cards: _Optional[_Union[DrawCards, _Mapping]] = ..., judgment: _Optional[_Union[Judgment, _Mapping]] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., damage: _Optional[_Union[Damage, _Mapping]] = ..., lose_hp: _Optional[_Union[LoseHp, _Mapping]] = ..., recover: _Optional[_Union[Recover, _Mapping]] = ..., dying: _Optional[_Union[Dying, _Mapping]] = ..., death: _Optional[_Union[Death, _Mapping]] = ..., cards_moved: _Optional[_Union[CardsMoved, _Mapping]] = ..., reshuffle: _Optional[_Union[Reshuffle, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ..., general_revealed: _Optional[_Union[GeneralRevealed, _Mapping]] = ..., kingdom_fixed: _Optional[_Union[KingdomFixed, _Mapping]] = ..., sacrifice: _Optional[_Union[Sacrifice, _Mapping]] = ..., rebirth: _Optional[_Union[Rebirth, _Mapping]] = ..., source: _Optional[_Union[DecisionSource, str]] = ...) -> None: ...
 
 class GameLog(_message.Message):
     __slots__ = ("header", "events")
