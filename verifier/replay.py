@@ -575,8 +575,13 @@ class Verifier:
         return ADOPTED
 
     def _of_kind(self, ev: pb.Event, kind: str) -> int | None:
-        """The first derived outcome of the recorded one's kind (a recorded reward or penalty: of those)."""
+        """For a recorded outcome no derived one is about: the rules' outcome of its kind here, to report it
+        against — only for a turn or phase marker, damage, and a recorded reward or penalty (the first derived
+        one of those); None for every other kind (UNEXPECTED_OUTCOME: a draw of another seat or reason is not
+        a wrong count of this one)."""
         claim = is_kill_consequence(ev, kind)
+        if not claim and kind not in NAMES_THE_RULES_OUTCOME:
+            return None
         for i, o in enumerate(self.expected):
             if o.event.WhichOneof("kind") == kind and (not claim or is_kill_consequence(o.event, kind)):
                 return i
@@ -607,6 +612,8 @@ class Verifier:
         if derived == recorded:
             return True
         kind = derived.WhichOneof("kind")
+        if kind == "cards_moved" and recorded.WhichOneof("kind") == kind:
+            return same_moved_cards(derived.cards_moved, recorded.cards_moved)
         if kind not in ("damage", "death") or recorded.WhichOneof("kind") != kind:
             return False
         field = "source" if kind == "damage" else "killer"
@@ -1020,21 +1027,51 @@ def is_kill_consequence(ev: pb.Event, kind: str) -> bool:
 
 
 def outcome_key(ev: pb.Event, kind: str) -> tuple[int, ...]:
-    """What an outcome is about, for pairing recorded outcomes with derived ones."""
+    """What an outcome is about — its identity (docs/log-format.md#outcomes): a recorded outcome pairs only with
+    a derived one of the same kind and identity. A draw is about its seat and reason; damage about its target;
+    a recovery, an HP loss, dying, a death, a turn, a rebirth or a judgment about its seat; a phase marker about
+    its seat and phase; a card move about its reason and where the cards come from (seat and zone). What the
+    outcome then says (cards, amount, HP after, source, nature, destination, ...) is its content: a difference
+    there is a mismatch of that outcome. A reveal, a general turned up, a kingdom fixed, a reshuffle and the end
+    are each the rules' one at that point (their codes name a seat, a general or a kingdom that differs)."""
     m = getattr(ev, kind)
     if kind == "draw_cards":
         return (m.seat, m.reason)
     if kind == "damage":
         return (m.target,)
-    if kind in ("recover", "lose_hp", "dying", "death", "turn_start", "rebirth"):
+    if kind in ("recover", "lose_hp", "dying", "death", "turn_start", "rebirth", "judgment"):
         return (m.seat,)
     if kind == "phase_start":
         return (m.seat, m.phase)
-    if kind == "judgment":
-        return (m.seat,)
     if kind == "cards_moved":
-        return (m.reason,)
+        return (m.reason, m.from_seat if m.HasField("from_seat") else -1, m.from_zone)
     return ()
+
+
+# Outcomes whose recorded form, about another seat, phase or target than any derived one, is reported against
+# the rules' outcome of that kind here (docs/log-format.md#outcomes: a phase or turn marker about another seat
+# or phase is TURN_MISMATCH, damage to another target DAMAGE_MISMATCH); any other unpaired outcome is
+# UNEXPECTED_OUTCOME (or the code of a reward, penalty or ending: Verifier._unexpected).
+NAMES_THE_RULES_OUTCOME = frozenset({"turn_start", "phase_start", "damage"})
+
+# Zones whose cards are in an order the rules fix: a move from or to the draw pile keeps the pile's order
+# (top first: 不屈 takes the top cards one by one). Every other recorded move is a set of cards.
+ORDERED_ZONES = frozenset({pb.ZONE_DRAW_PILE})
+
+
+def same_moved_cards(derived: pb.CardsMoved, recorded: pb.CardsMoved) -> bool:
+    """One move, the rules putting no order on its cards (docs/log-format.md#move-order): the same cards, from
+    and to the same places, for the same reason, in any order — a kill penalty's equipment in use order or in
+    slot order. A move from or to the draw pile is ordered (ORDERED_ZONES): compared as a list."""
+    if derived.from_zone in ORDERED_ZONES or derived.to_zone in ORDERED_ZONES:
+        return False
+    if sorted(derived.cards) != sorted(recorded.cards):
+        return False
+    as_derived = pb.CardsMoved()
+    as_derived.CopyFrom(recorded)
+    del as_derived.cards[:]
+    as_derived.cards.extend(derived.cards)
+    return bool(as_derived == derived)
 
 
 def mismatch(out: Outcome, ev: pb.Event, kind: str) -> Violation:
