@@ -35,6 +35,7 @@ from verifier.engine.requests import (
     NullifyRequest,
     OfferRequest,
     OptionRequest,
+    OrderChance,
     PeachRequest,
     PlayRequest,
     Request,
@@ -466,8 +467,9 @@ class Verifier:
             if k is not None or req is None:
                 break
             if isinstance(req, ChanceRequest):
-                # The engine waits on chance: this outcome is what happened, or the rules' default goes.
-                used = self._settle_chance(req, None if used else ev) or used
+                # The engine waits on chance: this outcome is what happened, or the rules' default goes (the order
+                # of simultaneous effects: the one this outcome shows first).
+                used = self._settle_chance(req, ev if isinstance(req, OrderChance) or not used else None) or used
                 continue
             if self._next_answers(req):
                 break
@@ -512,6 +514,10 @@ class Verifier:
         stands for this chance (True: ``ev`` was used), else the rules' default."""
         game = self.game
         assert game is not None
+        if isinstance(req, OrderChance):
+            # One seat's simultaneous effects: the one the recorded event shows first (it is not used up by this).
+            self._step(req.pick(ev))
+            return False
         kind = ev.WhichOneof("kind") if ev is not None else None
         if isinstance(req, ShuffleRequest):
             seeded = self._seeded_order(req)
@@ -650,8 +656,9 @@ class Verifier:
         game = self.game
         assert game is not None
         while isinstance(self.pending, ChanceRequest):
-            # The log goes on with a decision: the draw, judgment or reshuffle due is the rules' own.
-            self._settle_chance(self.pending, None)
+            # The log goes on with a decision: the draw, judgment or reshuffle due is the rules' own (of
+            # simultaneous effects, the one this decision invokes goes first).
+            self._settle_chance(self.pending, ev)
         if self.expected:
             self._flush_expected()
         if game.over and self.pending is None:
@@ -706,7 +713,7 @@ class Verifier:
                 self._reject([self._wrong_timing(req, ev, kind, seat)])
                 return
             while isinstance(self.pending, ChanceRequest):
-                self._settle_chance(self.pending, None)  # (no outcome of the log answers it: the rules' own)
+                self._settle_chance(self.pending, ev)  # (no outcome of the log answers it: the rules' own)
             if self.expected:
                 self._flush_expected()
         if self.on_decision is not None and kind != "decline" and self.pending is not None:

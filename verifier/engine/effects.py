@@ -68,6 +68,9 @@ class Effect:
     limited: ClassVar[bool] = False
     # A conversion skill whose virtual card may also be recast (连环: a ♣ hand card recast as 铁锁连环).
     recasts: ClassVar[bool] = False
+    # The outcome kind the effect's trigger starts with when it asks nothing first (白银狮子's recovery: "recover"),
+    # for the order of simultaneous triggers a log shows (requests.OrderChance); "" when it is offered first.
+    trigger_outcome: ClassVar[str] = ""
 
     # --- questions the core asks
     def distance_from(self, game: Game, seat: int) -> int:
