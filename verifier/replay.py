@@ -765,18 +765,33 @@ class Verifier:
             self._annotate(self._status_for(violations), violations, applied=False, derived=pb.Event())
 
     def _wrong_timing(self, req: Request, ev: pb.Event, kind: str, seat: int) -> Violation:
+        """The code for a decision made when nothing it could answer is asked: one kind of violation, one code,
+        whoever's turn it is and whatever the game waits for (docs/codes.md#one-code)."""
         what = text.describe(ev)
+        game = self.game
+        assert game is not None
         if kind == "sacrifice":
             return Violation("SACRIFICE_TIMING", f"{what}: a sacrifice is made in the giver's own play phase; the game "
                              f"is waiting for {req.describe()}", seat)
-        if kind == "invoke_skill" and self.game is not None:
-            eff = self.game.skill_of(seat, ev.invoke_skill.skill)
-            if eff is not None:
-                return Violation("SKILL_TIMING", f"{what}: {eff.name} does not apply now; the game is waiting for "
+        if kind == "reveal_general":
+            return Violation("REVEAL_TIMING", f"{what}: a general is revealed at the start of its owner's start phase "
+                             f"or for a skill that can be used now; the game is waiting for {req.describe()}", seat)
+        if kind == "invoke_skill":
+            name = ev.invoke_skill.skill
+            eff = game.skill_of(seat, name)
+            if eff is not None or any(e.name == name for e in game.players[seat].latent_skills):
+                return Violation("SKILL_TIMING", f"{what}: {name} does not apply now; the game is waiting for "
                                  f"{req.describe()}", seat)
-        if isinstance(req, PlayRequest) and seat != req.seat and kind in ("use_card", "invoke_skill",
-                                                                          "end_play_phase"):
-            return Violation("OUT_OF_TURN", f"{what}: it is seat {req.seat}'s play phase", seat)
+            if game.has_effect(seat, name):
+                # (an equipment effect, as when it is invoked in one's own play phase: Ruleset.invoke_in_play)
+                return Violation("SKILL_NOT_AVAILABLE", f"{what}: nothing asks for {name} now; the game is waiting "
+                                 f"for {req.describe()}", seat)
+        if kind in ("use_card", "end_play_phase"):
+            if isinstance(req, PlayRequest) and seat != req.seat:
+                return Violation("OUT_OF_TURN", f"{what}: it is seat {req.seat}'s play phase", seat)
+            if seat != game.current:
+                return Violation("OUT_OF_TURN", f"{what}: it is seat {game.current}'s turn, not seat {seat}'s play "
+                                 f"phase (the game is waiting for {req.describe()})", seat)
         if isinstance(req, NullifyRequest):
             return Violation("WRONG_TIMING", f"{what}: only 无懈可击 can be played now", seat)
         return Violation("WRONG_TIMING", f"{what}: the game is waiting for {req.describe()}", seat)

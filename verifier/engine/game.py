@@ -1282,6 +1282,19 @@ class Game:
                                      f"their {where}", seat, cid, hard=True))
         return out
 
+    def verify_cost_cards(self, seat: int, card_ids: list[int], zones: tuple[str, ...], what: str
+                          ) -> list[Violation]:
+        """The cards ``seat`` pays a cost with (``what``: the skill or equipment; docs/codes.md#one-code): a card it
+        does not hold anywhere, or one named twice, is CARD_NOT_OWNED (hard: nothing is paid); a card it holds in
+        another area than the cost takes from (an equipped card where a hand card is due) is SKILL_COST, and the
+        cost is paid with it all the same (as 制衡 and 结姻 are: check_cost)."""
+        held = self.verify_own_cards(seat, card_ids, ("hand", "equip"))
+        if held or "equip" in zones:
+            return held
+        hand = self.players[seat].hand
+        return [Violation("SKILL_COST", f"{what} is paid with hand cards; {self.label(cid)} is an equipped card of "
+                          f"seat {seat} (paid with it all the same)", seat, cid) for cid in card_ids if cid not in hand]
+
     def choose(self, seat: int, options: list[int], count: int, reason: str, optional: bool = False
                ) -> Settle[list[int] | None]:
         """Ask ``seat`` to choose ``count`` of ``options``; None if an optional choice is declined."""
