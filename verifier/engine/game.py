@@ -402,7 +402,7 @@ class Game:
         p = self.players[seat]
         due = [eff for eff in (p.skills if not p.latent_skills else [*p.skills, *p.latent_skills])
                if timing in eff.timings]
-        while due:
+        while due and p.alive:
             i = 0
             if len(due) > 1 and self.adopting:
                 pick = yield order_chance(seat, tuple((eff.name,) for eff in due),
@@ -410,8 +410,6 @@ class Game:
                 if isinstance(pick, int) and 0 <= pick < len(due):
                     i = pick
             eff = due.pop(i)
-            if not p.alive:
-                return
             yield from eff.on_trigger(self, seat, timing, ctx)
 
     def prohibited(self, user: int, target: int, card_name: str) -> Effect | None:
