@@ -56,7 +56,8 @@ PUBLISHED: dict[str, frozenset[str]] = {
         supply-shortage equipment equipment-slots weapons crossbow double-sword qinggang-sword ice-sword blade
         spear axe halberd kylin-bow guding-blade fan armor eight-diagram renwang-shield vine silver-lion
         ignore-armor horses judgment real-game-rulings multi-target-slash fan-skill-slash ganglie-no-source
-        dead-source loss-triggers skills skill-wording skill-precedence lord-skills skill-timing skill-limit
+        dead-source loss-triggers fan-offer simultaneous-triggers skills skill-wording skill-precedence lord-skills
+        skill-timing skill-limit
         prohibited-targets hegemony hegemony-setup hegemony-generals hegemony-max-hp hegemony-first-seat
         hegemony-hidden hegemony-reveal hegemony-kingdom hegemony-careerist hegemony-companions hegemony-death
         hegemony-penalty hegemony-reward hegemony-victory hegemony-deck heg-nullification await-exhausted
@@ -76,7 +77,7 @@ PUBLISHED: dict[str, frozenset[str]] = {
     """),
     "docs/log-format.md": ids("""
         header setup events implicit-declines respond-target outcomes complete-outcomes canonical-outcomes
-        maneuvering hegemony hegemony-example annotated-replay following example-game scores rebirth
+        maneuvering hegemony hegemony-example annotated-replay following example-game scores rebirth move-order
     """),
     "docs/cards.md": ids("card-ids standard-equipment maneuvering standard-deck maneuvering-deck hegemony-deck"),
 }

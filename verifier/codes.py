@@ -49,15 +49,19 @@ _CODES = [
     Code("UNSUPPORTED_EVENT", Kind.MALFORMED, "docs/rules.md#unsupported-events",
          "An event this mode does not have (e.g. picking a general in white-general mode)."),
     # --- whose turn, when, and with what
-    Code("OUT_OF_TURN", Kind.ILLEGAL, "docs/rules.md#timing",
-         "A player acted on their own initiative when it was not their play phase."),
-    Code("WRONG_TIMING", Kind.ILLEGAL, "docs/rules.md#timing",
-         "The decision does not answer what the game is waiting for (wrong phase, wrong kind of card, "
-         "or nobody asked for it)."),
+    Code("OUT_OF_TURN", Kind.ILLEGAL, "docs/rules.md#timing; docs/codes.md#one-code",
+         "A player acted on their own initiative (a card used, a play phase ended) in another player's turn, "
+         "whatever that turn was waiting for (its play phase, a choice, an answer)."),
+    Code("WRONG_TIMING", Kind.ILLEGAL, "docs/rules.md#timing; docs/codes.md#one-code",
+         "The decision does not answer what the game is waiting for (wrong phase of one's own turn, wrong kind "
+         "of card, or nobody asked for it), where no more specific code says so (OUT_OF_TURN, SKILL_TIMING, "
+         "SKILL_NOT_AVAILABLE, REVEAL_TIMING, SACRIFICE_TIMING)."),
     Code("DEAD_PLAYER", Kind.ILLEGAL, "docs/rules.md#death",
          "A dead character made a decision."),
-    Code("CARD_NOT_OWNED", Kind.ILLEGAL, "docs/rules.md#using-cards",
-         "A card was used, played or chosen from a place it is not in (e.g. not in the user's hand)."),
+    Code("CARD_NOT_OWNED", Kind.ILLEGAL, "docs/rules.md#using-cards; docs/codes.md#one-code",
+         "A card was used, played, converted or chosen from a place it is not in (e.g. not in the user's hand), "
+         "or a cost paid with a card the payer does not hold at all (one of its own from the wrong area is "
+         "SKILL_COST)."),
     Code("WRONG_CARD", Kind.ILLEGAL, "docs/rules.md#responses",
          "The card does not fit the request (e.g. a 杀 offered as a 闪)."),
     Code("INVALID_CHOICE", Kind.ILLEGAL, "docs/rules.md#choosing-cards",
@@ -67,8 +71,9 @@ _CODES = [
          "or a character without the required cards or weapon."),
     Code("INVALID_CONVERSION", Kind.ILLEGAL, "docs/rules.md#virtual-cards",
          "A virtual card made wrongly: by an effect the player does not have, or from the wrong cards."),
-    Code("SKILL_NOT_AVAILABLE", Kind.ILLEGAL, "docs/rules.md#equipment; docs/rules.md#skills",
-         "An equipment effect or skill invoked by someone who does not have it, or when it does not apply."),
+    Code("SKILL_NOT_AVAILABLE", Kind.ILLEGAL, "docs/rules.md#equipment; docs/rules.md#skills; docs/codes.md#one-code",
+         "An equipment effect or skill invoked by someone who does not have it, or an equipment effect invoked "
+         "when it does not apply (in any player's turn; a general's skill at the wrong time is SKILL_TIMING)."),
     Code("SKILL_NOT_OWNED", Kind.ILLEGAL, "docs/rules.md#skills",
          "A general's skill (or a virtual card made by one) used by a character whose general does not have it."),
     Code("LORD_SKILL", Kind.ILLEGAL, "docs/rules.md#lord-skills; docs/generals.md#selection",
@@ -81,7 +86,8 @@ _CODES = [
          "second time in the game; 度势 a fifth time in a phase)."),
     Code("SKILL_COST", Kind.ILLEGAL, "docs/rules.md#skills; docs/generals.md#skills-in-the-log",
          "A skill invoked without paying its cost: fewer, more or other cards than it must discard or give "
-         "(e.g. 制衡 with no card, 结姻 without two hand cards). The skill is still carried out."),
+         "(e.g. 制衡 with no card, 结姻 without two hand cards), or a cost of hand cards paid with an equipped card "
+         "of one's own (a skill's or 三尖两刃刀's). The skill is still carried out."),
     Code("SKILL_PRECONDITION", Kind.ILLEGAL, "docs/rules.md#skills; docs/generals.md#skills-in-the-log",
          "A skill used when its user lacks what it works with (e.g. 反间 with no hand card for the target to "
          "take). The skill is still carried out as far as it can be; where nothing of it can be (天义 or 驱虎 with no "
@@ -98,9 +104,10 @@ _CODES = [
          "Hegemony: a skill of a face-down general was used without revealing that general first (a "
          "RevealGeneral with REVEAL_TIMING_SKILL before the decision). The general is turned up then and the "
          "skill carried out."),
-    Code("REVEAL_TIMING", Kind.ILLEGAL, "docs/rules.md#hegemony-reveal",
+    Code("REVEAL_TIMING", Kind.ILLEGAL, "docs/rules.md#hegemony-reveal; docs/codes.md#one-code",
          "Hegemony: a general revealed outside the start of its owner's start phase, or for a skill that is "
-         "not that general's or cannot be used now, or a general already face up. The reveal has no effect."),
+         "not that general's or cannot be used now, or a general already face up — in its owner's turn or "
+         "another's. The reveal has no effect."),
     Code("SLASH_LIMIT", Kind.ILLEGAL, "docs/rules.md#slash-limit",
          "A second 杀 in one play phase without 诸葛连弩 or a skill that allows it."),
     Code("ANALEPTIC_LIMIT", Kind.ILLEGAL, "docs/rules.md#analeptic",
@@ -239,6 +246,35 @@ def catalogue_markdown() -> str:
     for c in _CODES:
         lines.append(f"| `{c.name}` | {c.kind.value} | {rule_links(c.rule)} | {c.meaning} |")
     lines += [
+        "",
+        '<a id="one-code"></a>',
+        "## One kind of violation, one code",
+        "",
+        "A violation gets its code from what is wrong, never from where or when it happens. Where two codes",
+        "could be read to fit, the ruling is:",
+        "",
+        "- **A reveal out of timing** is `REVEAL_TIMING` in its owner's play phase and in another player's turn",
+        "  alike (it was `WRONG_TIMING` when another player's request was open).",
+        "- **Acting on one's own initiative in another player's turn** (a card used, a play phase ended) is",
+        "  `OUT_OF_TURN` whatever that turn waits for — its play phase, a choice, an answer (it was `WRONG_TIMING`",
+        "  while a choice or an answer was awaited). In one's own turn outside the play phase (a card used in",
+        "  one's discard phase) it is `WRONG_TIMING`.",
+        "- **An effect invoked when nothing asks for it**: a general's skill is `SKILL_TIMING`, an equipment effect",
+        "  `SKILL_NOT_AVAILABLE`, in anyone's turn (an equipment effect in another's turn was `OUT_OF_TURN`, in",
+        "  one's own discard phase `WRONG_TIMING`).",
+        "- **A cost of hand cards paid with an equipped card of one's own** is `SKILL_COST`, and the cost is",
+        "  paid with it all the same — for 制衡, 结姻, 骁果, 天香, 好施, 放权 and 三尖两刃刀 alike",
+        "  (三尖两刃刀's, 骁果's, 天香's, 好施's and 放权's were `CARD_NOT_OWNED`, refused). A card the payer does",
+        "  not hold at all is",
+        "  `CARD_NOT_OWNED`. A card used, played or turned into a virtual card must be where it is used from: an",
+        "  equipped card there is `CARD_NOT_OWNED` (it is not in the hand the use takes it from).",
+        "- **A recorded outcome no derived one is about** is `UNEXPECTED_OUTCOME`, whatever its kind (a draw of",
+        "  another seat or reason was `DRAW_COUNT`); only turn and phase markers (`TURN_MISMATCH`), damage",
+        "  (`DAMAGE_MISMATCH`) and rewards, penalties and endings keep their own codes",
+        "  ([log-format.md](log-format.md#outcomes)).",
+        "",
+        "Scenarios: `tests/scenarios/hegemony/reveal/*_in_others_turn.json`, `turn/out_of_turn_*.json`,",
+        "`equipment/axe_invoked_when_nothing_asks.json`, `hegemony/cards/triblade_*cost*.json`.",
         "",
         "## Header notices",
         "",

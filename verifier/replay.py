@@ -35,6 +35,7 @@ from verifier.engine.requests import (
     NullifyRequest,
     OfferRequest,
     OptionRequest,
+    OrderChance,
     PeachRequest,
     PlayRequest,
     Request,
@@ -466,8 +467,9 @@ class Verifier:
             if k is not None or req is None:
                 break
             if isinstance(req, ChanceRequest):
-                # The engine waits on chance: this outcome is what happened, or the rules' default goes.
-                used = self._settle_chance(req, None if used else ev) or used
+                # The engine waits on chance: this outcome is what happened, or the rules' default goes (the order
+                # of simultaneous effects: the one this outcome shows first).
+                used = self._settle_chance(req, ev if isinstance(req, OrderChance) or not used else None) or used
                 continue
             if self._next_answers(req):
                 break
@@ -512,6 +514,10 @@ class Verifier:
         stands for this chance (True: ``ev`` was used), else the rules' default."""
         game = self.game
         assert game is not None
+        if isinstance(req, OrderChance):
+            # One seat's simultaneous effects: the one the recorded event shows first (it is not used up by this).
+            self._step(req.pick(ev))
+            return False
         kind = ev.WhichOneof("kind") if ev is not None else None
         if isinstance(req, ShuffleRequest):
             seeded = self._seeded_order(req)
@@ -575,8 +581,13 @@ class Verifier:
         return ADOPTED
 
     def _of_kind(self, ev: pb.Event, kind: str) -> int | None:
-        """The first derived outcome of the recorded one's kind (a recorded reward or penalty: of those)."""
+        """For a recorded outcome no derived one is about: the rules' outcome of its kind here, to report it
+        against — only for a turn or phase marker, damage, and a recorded reward or penalty (the first derived
+        one of those); None for every other kind (UNEXPECTED_OUTCOME: a draw of another seat or reason is not
+        a wrong count of this one)."""
         claim = is_kill_consequence(ev, kind)
+        if not claim and kind not in NAMES_THE_RULES_OUTCOME:
+            return None
         for i, o in enumerate(self.expected):
             if o.event.WhichOneof("kind") == kind and (not claim or is_kill_consequence(o.event, kind)):
                 return i
@@ -607,6 +618,8 @@ class Verifier:
         if derived == recorded:
             return True
         kind = derived.WhichOneof("kind")
+        if kind == "cards_moved" and recorded.WhichOneof("kind") == kind:
+            return same_moved_cards(derived.cards_moved, recorded.cards_moved)
         if kind not in ("damage", "death") or recorded.WhichOneof("kind") != kind:
             return False
         field = "source" if kind == "damage" else "killer"
@@ -643,8 +656,9 @@ class Verifier:
         game = self.game
         assert game is not None
         while isinstance(self.pending, ChanceRequest):
-            # The log goes on with a decision: the draw, judgment or reshuffle due is the rules' own.
-            self._settle_chance(self.pending, None)
+            # The log goes on with a decision: the draw, judgment or reshuffle due is the rules' own (of
+            # simultaneous effects, the one this decision invokes goes first).
+            self._settle_chance(self.pending, ev)
         if self.expected:
             self._flush_expected()
         if game.over and self.pending is None:
@@ -699,7 +713,7 @@ class Verifier:
                 self._reject([self._wrong_timing(req, ev, kind, seat)])
                 return
             while isinstance(self.pending, ChanceRequest):
-                self._settle_chance(self.pending, None)  # (no outcome of the log answers it: the rules' own)
+                self._settle_chance(self.pending, ev)  # (no outcome of the log answers it: the rules' own)
             if self.expected:
                 self._flush_expected()
         if self.on_decision is not None and kind != "decline" and self.pending is not None:
@@ -751,18 +765,33 @@ class Verifier:
             self._annotate(self._status_for(violations), violations, applied=False, derived=pb.Event())
 
     def _wrong_timing(self, req: Request, ev: pb.Event, kind: str, seat: int) -> Violation:
+        """The code for a decision made when nothing it could answer is asked: one kind of violation, one code,
+        whoever's turn it is and whatever the game waits for (docs/codes.md#one-code)."""
         what = text.describe(ev)
+        game = self.game
+        assert game is not None
         if kind == "sacrifice":
             return Violation("SACRIFICE_TIMING", f"{what}: a sacrifice is made in the giver's own play phase; the game "
                              f"is waiting for {req.describe()}", seat)
-        if kind == "invoke_skill" and self.game is not None:
-            eff = self.game.skill_of(seat, ev.invoke_skill.skill)
-            if eff is not None:
-                return Violation("SKILL_TIMING", f"{what}: {eff.name} does not apply now; the game is waiting for "
+        if kind == "reveal_general":
+            return Violation("REVEAL_TIMING", f"{what}: a general is revealed at the start of its owner's start phase "
+                             f"or for a skill that can be used now; the game is waiting for {req.describe()}", seat)
+        if kind == "invoke_skill":
+            name = ev.invoke_skill.skill
+            eff = game.skill_of(seat, name)
+            if eff is not None or any(e.name == name for e in game.players[seat].latent_skills):
+                return Violation("SKILL_TIMING", f"{what}: {name} does not apply now; the game is waiting for "
                                  f"{req.describe()}", seat)
-        if isinstance(req, PlayRequest) and seat != req.seat and kind in ("use_card", "invoke_skill",
-                                                                          "end_play_phase"):
-            return Violation("OUT_OF_TURN", f"{what}: it is seat {req.seat}'s play phase", seat)
+            if game.has_effect(seat, name):
+                # (an equipment effect, as when it is invoked in one's own play phase: Ruleset.invoke_in_play)
+                return Violation("SKILL_NOT_AVAILABLE", f"{what}: nothing asks for {name} now; the game is waiting "
+                                 f"for {req.describe()}", seat)
+        if kind in ("use_card", "end_play_phase"):
+            if isinstance(req, PlayRequest) and seat != req.seat:
+                return Violation("OUT_OF_TURN", f"{what}: it is seat {req.seat}'s play phase", seat)
+            if seat != game.current:
+                return Violation("OUT_OF_TURN", f"{what}: it is seat {game.current}'s turn, not seat {seat}'s play "
+                                 f"phase (the game is waiting for {req.describe()})", seat)
         if isinstance(req, NullifyRequest):
             return Violation("WRONG_TIMING", f"{what}: only 无懈可击 can be played now", seat)
         return Violation("WRONG_TIMING", f"{what}: the game is waiting for {req.describe()}", seat)
@@ -1020,21 +1049,51 @@ def is_kill_consequence(ev: pb.Event, kind: str) -> bool:
 
 
 def outcome_key(ev: pb.Event, kind: str) -> tuple[int, ...]:
-    """What an outcome is about, for pairing recorded outcomes with derived ones."""
+    """What an outcome is about — its identity (docs/log-format.md#outcomes): a recorded outcome pairs only with
+    a derived one of the same kind and identity. A draw is about its seat and reason; damage about its target;
+    a recovery, an HP loss, dying, a death, a turn, a rebirth or a judgment about its seat; a phase marker about
+    its seat and phase; a card move about its reason and where the cards come from (seat and zone). What the
+    outcome then says (cards, amount, HP after, source, nature, destination, ...) is its content: a difference
+    there is a mismatch of that outcome. A reveal, a general turned up, a kingdom fixed, a reshuffle and the end
+    are each the rules' one at that point (their codes name a seat, a general or a kingdom that differs)."""
     m = getattr(ev, kind)
     if kind == "draw_cards":
         return (m.seat, m.reason)
     if kind == "damage":
         return (m.target,)
-    if kind in ("recover", "lose_hp", "dying", "death", "turn_start", "rebirth"):
+    if kind in ("recover", "lose_hp", "dying", "death", "turn_start", "rebirth", "judgment"):
         return (m.seat,)
     if kind == "phase_start":
         return (m.seat, m.phase)
-    if kind == "judgment":
-        return (m.seat,)
     if kind == "cards_moved":
-        return (m.reason,)
+        return (m.reason, m.from_seat if m.HasField("from_seat") else -1, m.from_zone)
     return ()
+
+
+# Outcomes whose recorded form, about another seat, phase or target than any derived one, is reported against
+# the rules' outcome of that kind here (docs/log-format.md#outcomes: a phase or turn marker about another seat
+# or phase is TURN_MISMATCH, damage to another target DAMAGE_MISMATCH); any other unpaired outcome is
+# UNEXPECTED_OUTCOME (or the code of a reward, penalty or ending: Verifier._unexpected).
+NAMES_THE_RULES_OUTCOME = frozenset({"turn_start", "phase_start", "damage"})
+
+# Zones whose cards are in an order the rules fix: a move from or to the draw pile keeps the pile's order
+# (top first: 不屈 takes the top cards one by one). Every other recorded move is a set of cards.
+ORDERED_ZONES = frozenset({pb.ZONE_DRAW_PILE})
+
+
+def same_moved_cards(derived: pb.CardsMoved, recorded: pb.CardsMoved) -> bool:
+    """One move, the rules putting no order on its cards (docs/log-format.md#move-order): the same cards, from
+    and to the same places, for the same reason, in any order — a kill penalty's equipment in use order or in
+    slot order. A move from or to the draw pile is ordered (ORDERED_ZONES): compared as a list."""
+    if derived.from_zone in ORDERED_ZONES or derived.to_zone in ORDERED_ZONES:
+        return False
+    if sorted(derived.cards) != sorted(recorded.cards):
+        return False
+    as_derived = pb.CardsMoved()
+    as_derived.CopyFrom(recorded)
+    del as_derived.cards[:]
+    as_derived.cards.extend(derived.cards)
+    return bool(as_derived == derived)
 
 
 def mismatch(out: Outcome, ev: pb.Event, kind: str) -> Violation:

@@ -18,7 +18,7 @@ from mypy_extensions import mypyc_attr
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, Color, Suit, color_of
 from verifier.engine.game import DamageInfo, Game, Settle, Trigger, Violation
-from verifier.engine.requests import SKILL_ANSWERS, UNANSWERED, card_request, name_matches
+from verifier.engine.requests import SKILL_ANSWERS, UNANSWERED, card_request, name_matches, offer_request
 
 NULLIFICATION = frozenset({"nullification"})
 
@@ -68,6 +68,9 @@ class Effect:
     limited: ClassVar[bool] = False
     # A conversion skill whose virtual card may also be recast (连环: a ♣ hand card recast as 铁锁连环).
     recasts: ClassVar[bool] = False
+    # The outcome kind the effect's trigger starts with when it asks nothing first (白银狮子's recovery: "recover"),
+    # for the order of simultaneous triggers a log shows (requests.OrderChance); "" when it is offered first.
+    trigger_outcome: ClassVar[str] = ""
 
     # --- questions the core asks
     def distance_from(self, game: Game, seat: int) -> int:
@@ -366,6 +369,9 @@ class Ruleset:
         self.distance_overrides = any(type(e).distance_fixed is not Effect.distance_fixed
                                       for e in self.effects.values())
         self.use_bans = any(type(e).forbids_use is not Effect.forbids_use for e in self.effects.values())
+        # Effects that may turn a 杀 their owner uses into another (朱雀羽扇): use_card offers them only if any.
+        self.slash_turners = frozenset(n for n, e in self.effects.items()
+                                       if type(e).turns_slash is not Effect.turns_slash)
         self.source_redirects = any(type(e).redirect_source is not Effect.redirect_source
                                     for e in self.effects.values())
         self.rescue_rules = tuple(e for e in self.effects.values()
@@ -511,11 +517,43 @@ class Ruleset:
                     return settled()
         if game.report(spec.verify_use(game, use)):
             return settled()
+        if game.has_skills and card.name.endswith("slash"):
+            game.players[seat].turn_flags["slash_in_play"] = 1
+        if self.slash_turners and card.name == "slash" and any(
+                e.name in self.slash_turners and e.turns_slash(game, seat, card) for e in game.effects_of(seat)):
+            return self._turned_then_used(game, use)
         if game.has_skills:
-            if card.name.endswith("slash"):
-                game.players[seat].turn_flags["slash_in_play"] = 1
             return self._used_with_skills(game, spec, use)
         return spec.use(game, use)
+
+    def _turned_then_used(self, game: Game, use: Use) -> Settle[None]:
+        """A normal 杀 used by a character whose effect may turn it into another 杀 (朱雀羽扇: a 火杀): the effect is
+        offered as the 杀 is used, before anything else about it — the targets' skills and armour (仁王盾, 藤甲)
+        come after (docs/rules.md#fan-offer). The turned 杀 keeps the card's suit, colour and number (a black 火杀
+        still does nothing to a 仁王盾 wearer). Declined, the 杀 goes on as it was."""
+        seat, card = use.user, use.card
+        turned = ""
+        for eff in game.effects_of(seat):
+            name = eff.turns_slash(game, seat, card) if eff.name in self.slash_turners else ""
+            while name and not turned:
+                answer = yield offer_request(seat, eff.name)
+                if answer is None or answer is UNANSWERED:
+                    break
+                assert isinstance(answer, pb.Event)
+                if answer.HasField("invoke_skill") and answer.invoke_skill.skill == eff.name:
+                    turned = eff.name
+                    use = Use(seat, UsedCard(name, card.ids, card.suit, card.color, card.number, skill=turned),
+                              use.targets, use.damage_bonus)
+                else:
+                    game.report([Violation("SKILL_NOT_AVAILABLE", f"seat {seat} may invoke only {eff.name} here",
+                                           seat, hard=True)])
+            if turned:
+                break
+        spec = self.cards[use.card.name]
+        if game.has_skills:
+            yield from self._used_with_skills(game, spec, use)
+        else:
+            yield from spec.use(game, use)
 
     def use_as(self, game: Game, use: Use) -> Settle[None]:
         """A card its user is treated as using (视为使用: 神速's 杀), checked by the caller: the skills that react to

@@ -29,6 +29,7 @@ from verifier.engine.requests import (
     draw_chance,
     judge_chance,
     nullify_request,
+    order_chance,
     peach_request,
     play_request,
 )
@@ -387,15 +388,29 @@ class Game:
 
     def trigger(self, timing: str, ctx: Trigger) -> Settle[None]:
         """Run the skills that react at ``timing``: living characters from the current player in
-        seat order, each skill in its general's order. Each may yield requests (an offer to invoke
-        an optional skill) and change ``ctx``."""
+        seat order, each character's skills in the order it chooses (``trigger_one``). Each may yield requests
+        (an offer to invoke an optional skill) and change ``ctx``."""
         if not self.has_skills:
             return
         for seat in self.alive_seats(self.current):
-            p = self.players[seat]
-            for eff in (p.skills if not p.latent_skills else [*p.skills, *p.latent_skills]):
-                if timing in eff.timings and p.alive:
-                    yield from eff.on_trigger(self, seat, timing, ctx)
+            yield from self.trigger_one(seat, timing, ctx)
+
+    def trigger_one(self, seat: int, timing: str, ctx: Trigger) -> Settle[None]:
+        """Run one character's skills at ``timing``. Several of them at once are ordered by their owner
+        (docs/rules.md#simultaneous-triggers): derived in the general's order (the main general's skills, then the
+        deputy's); a driver that adopts recorded outcomes is asked for the order the log shows (OrderChance)."""
+        p = self.players[seat]
+        due = [eff for eff in (p.skills if not p.latent_skills else [*p.skills, *p.latent_skills])
+               if timing in eff.timings]
+        while due and p.alive:
+            i = 0
+            if len(due) > 1 and self.adopting:
+                pick = yield order_chance(seat, tuple((eff.name,) for eff in due),
+                                          tuple(eff.trigger_outcome for eff in due))
+                if isinstance(pick, int) and 0 <= pick < len(due):
+                    i = pick
+            eff = due.pop(i)
+            yield from eff.on_trigger(self, seat, timing, ctx)
 
     def prohibited(self, user: int, target: int, card_name: str) -> Effect | None:
         """The target's skill that forbids choosing them as a target of ``card_name`` (空城, 谦逊)."""
@@ -407,20 +422,44 @@ class Game:
         return None
 
     def fire_losses(self) -> Settle[None]:
-        """Skills reacting to lost hand cards or equipment (连营, 枭姬), in the order of the losses. Every move
-        that takes cards from a character ends with this: the skills resolve right after the loss, before
-        the rest of whatever moved the card (docs/rules.md#loss-triggers)."""
+        """What reacts to lost hand cards or equipment (连营, 枭姬, and 白银狮子's recovery where its wearer has
+        such a skill), in the order of the losses. Every move that takes cards from a character ends with this: they
+        resolve right after the loss, before the rest of whatever moved the card (docs/rules.md#loss-triggers). One
+        character's reactions to one move are simultaneous and their owner orders them
+        (docs/rules.md#simultaneous-triggers): derived in the order of the losses, the armour's own effect before
+        the skills its loss sets off; a driver that adopts recorded outcomes is asked for the order the log shows
+        (OrderChance)."""
         while self.lost:
             seat, what = self.lost.pop(0)
-            if self.players[seat].alive:
+            if not self.players[seat].alive:
+                continue
+            if self.adopting:
+                others = [w for s, w in self.lost if s == seat and w != what]
+                if others:
+                    options = [what, *dict.fromkeys(others)]
+                    effects = [self._loss_effects(seat, w) for w in options]
+                    outcomes = tuple(effs[0].trigger_outcome if len(effs) == 1 else "" for effs in effects)
+                    pick = yield order_chance(seat, tuple(tuple(e.name for e in effs) for effs in effects), outcomes)
+                    if isinstance(pick, int) and 0 < pick < len(options):
+                        self.lost.remove((seat, options[pick]))
+                        self.lost.insert(0, (seat, what))
+                        what = options[pick]
+            if what.startswith("hook:"):
+                hook = self.ruleset.lost_hooks.get(what[5:])
+                if hook is not None:
+                    hook.on_lost(self, seat)
+            else:
                 yield from self.trigger_one(seat, "lost_" + what, Trigger(seat))
 
-    def trigger_one(self, seat: int, timing: str, ctx: Trigger) -> Settle[None]:
-        """Run one character's skills at ``timing``."""
+    def _loss_effects(self, seat: int, what: str) -> list[Effect]:
+        """The effects a queued loss (Game.lost) sets off: an equipment card's own (``hook:NAME``), or the seat's
+        skills reacting to losing hand cards or equipment."""
+        if what.startswith("hook:"):
+            hook = self.ruleset.lost_hooks.get(what[5:])
+            return [hook] if hook is not None else []
         p = self.players[seat]
-        for eff in (p.skills if not p.latent_skills else [*p.skills, *p.latent_skills]):
-            if timing in eff.timings and p.alive:
-                yield from eff.on_trigger(self, seat, timing, ctx)
+        return [eff for eff in (p.skills if not p.latent_skills else [*p.skills, *p.latent_skills])
+                if "lost_" + what in eff.timings]
 
     def set_mark(self, seat: int, name: str, value: int) -> None:
         """Change a package's state on a character (Player.marks); 0 removes it."""
@@ -534,9 +573,14 @@ class Game:
                 slot = next(slot for slot, cid in p.equips.items() if cid == card_id)
                 del p.equips[slot]
                 self._effects.pop(p.seat, None)
-                lost = self.ruleset.lost_hooks.get(self.cards[card_id].name)
+                name = self.cards[card_id].name
+                lost = self.ruleset.lost_hooks.get(name)
                 if lost is not None:
-                    lost.on_lost(self, p.seat)  # 白银狮子 leaves: its wearer recovers
+                    if p.watch_equip:
+                        # (a skill of theirs reacts to the same loss: both are queued, their owner orders them)
+                        self.lost.append((p.seat, "hook:" + name))
+                    else:
+                        lost.on_lost(self, p.seat)  # 白银狮子 leaves: its wearer recovers
                 if p.watch_equip:
                     self.lost.append((p.seat, "equip"))
                 return
@@ -1235,6 +1279,19 @@ class Game:
                 out.append(Violation("CARD_NOT_OWNED", f"seat {seat} does not have {self.label(cid)} in "
                                      f"their {where}", seat, cid, hard=True))
         return out
+
+    def verify_cost_cards(self, seat: int, card_ids: list[int], zones: tuple[str, ...], what: str
+                          ) -> list[Violation]:
+        """The cards ``seat`` pays a cost with (``what``: the skill or equipment; docs/codes.md#one-code): a card it
+        does not hold anywhere, or one named twice, is CARD_NOT_OWNED (hard: nothing is paid); a card it holds in
+        another area than the cost takes from (an equipped card where a hand card is due) is SKILL_COST, and the
+        cost is paid with it all the same (as 制衡 and 结姻 are: check_cost)."""
+        held = self.verify_own_cards(seat, card_ids, ("hand", "equip"))
+        if held or "equip" in zones:
+            return held
+        hand = self.players[seat].hand
+        return [Violation("SKILL_COST", f"{what} is paid with hand cards; {self.label(cid)} is an equipped card of "
+                          f"seat {seat} (paid with it all the same)", seat, cid) for cid in card_ids if cid not in hand]
 
     def choose(self, seat: int, options: list[int], count: int, reason: str, optional: bool = False
                ) -> Settle[list[int] | None]:

@@ -293,6 +293,39 @@ class JudgeChance(ChanceRequest):
     reason: str = ""
 
 
+@dataclass(slots=True)
+class OrderChance(ChanceRequest):
+    """Several effects of ``seat`` trigger at one moment, and their owner orders them, every order being legal
+    (docs/rules.md#simultaneous-triggers). Asked only when the game adopts recorded outcomes (Game.adopting), for the
+    driver to follow the order the log shows. ``options`` are the effects still to resolve, each as the effect
+    names it stands for; ``outcomes`` the outcome kind each one starts with when it asks nothing first (白银狮子's
+    "recover"), "" for an effect that is offered first. Answered with the index of the option to resolve next, or
+    None: the first (the derived order)."""
+
+    options: tuple[tuple[str, ...], ...] = ()
+    outcomes: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        return f"the order of seat {self.seat}'s simultaneous effects ({', '.join('/'.join(o) for o in self.options)})"
+
+    def pick(self, ev: pb.Event | None) -> int | None:
+        """The option the recorded event ``ev`` shows resolving first: the one whose skill an InvokeSkill (or a
+        RevealGeneral for a skill) of this seat names, or the one starting with an outcome of ``ev``'s kind about
+        this seat; None when ``ev`` shows none of them (the derived order goes on)."""
+        if ev is None:
+            return None
+        kind = ev.WhichOneof("kind")
+        if kind is None:
+            return None
+        msg = getattr(ev, kind)
+        skill = msg.skill if kind in ("invoke_skill", "reveal_general") and msg.seat == self.seat else ""
+        if skill:
+            return next((i for i, names in enumerate(self.options) if skill in names), None)
+        if kind in self.outcomes and getattr(msg, "seat", None) == self.seat:
+            return self.outcomes.index(kind)
+        return None
+
+
 @cache
 def draw_chance(seat: int, count: int, reason: int) -> DrawChance:
     return DrawChance(seat, count=count, reason=reason)
@@ -301,6 +334,10 @@ def draw_chance(seat: int, count: int, reason: int) -> DrawChance:
 @cache
 def judge_chance(seat: int, reason: str) -> JudgeChance:
     return JudgeChance(seat, reason=reason)
+
+
+def order_chance(seat: int, options: tuple[tuple[str, ...], ...], outcomes: tuple[str, ...]) -> OrderChance:
+    return OrderChance(seat, options=options, outcomes=outcomes)
 
 
 DECISION_KINDS: Final = frozenset(

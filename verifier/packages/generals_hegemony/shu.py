@@ -13,7 +13,7 @@ from verifier.packages.generals_standard.package import (
     SLASHES,
     Skill,
     ViewAs,
-    check_cards,
+    check_hand_cost,
     offer,
     offer_with_targets,
 )
@@ -210,7 +210,9 @@ class Fangquan(Skill):
             return
         inv = yield from offer_with_targets(
             game, owner, self.name, (1, 1), lambda t: "is yourself" if t == owner else "",
-            before=lambda inv: check_cards(game, owner, list(inv.cards), self.name, (1, 1), ("hand",)))
+            before=lambda inv: [v for v in check_hand_cost(game, owner, list(inv.cards), self.name, (1, 1)) if v.hard],
+            # (an equipped card of its own: SKILL_COST, paid with it all the same)
+            after=lambda inv: check_hand_cost(game, owner, list(inv.cards), self.name, (1, 1)))
         if inv is None:
             return
         p.turn_flags.pop(self.name, None)

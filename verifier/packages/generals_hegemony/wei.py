@@ -13,6 +13,7 @@ from verifier.packages.generals_standard.package import (
     ViewAs,
     bad,
     check_cards,
+    check_hand_cost,
     check_targets,
     offer,
     offer_with_targets,
@@ -359,7 +360,7 @@ class Xiaoguo(Skill):
             if inv is None:
                 return
             cards = list(inv.cards)
-            problems = check_cards(game, owner, cards, self.name, (1, 1), ("hand",))
+            problems = check_hand_cost(game, owner, cards, self.name, (1, 1))
             if not problems and game.cards[cards[0]].type != "basic":
                 problems = bad("SKILL_COST", f"骁果 discards a basic card, not {game.label(cards[0])}", owner)
             if game.report(problems):

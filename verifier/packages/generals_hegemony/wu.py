@@ -16,6 +16,7 @@ from verifier.packages.generals_standard.package import (
     ViewAs,
     bad,
     check_cards,
+    check_hand_cost,
     check_targets,
     offer,
     offer_with_targets,
@@ -160,11 +161,12 @@ class Tianxiang(Skill):
             if inv is None:
                 return
             cards, targets = list(inv.cards), list(inv.targets)
-            problems = check_cards(game, owner, cards, self.name, (1, 1), ("hand",))
+            problems = check_hand_cost(game, owner, cards, self.name, (1, 1))  # (an equipped card: paid, flagged)
             if not problems and game.card_as(owner, cards[0]).suit != Suit.HEART:
                 problems = bad("SKILL_COST", f"天香 discards a ♥ hand card, not {game.label(cards[0])}", owner)
-            problems = problems or check_targets(game, owner, targets, self.name, (1, 1),
-                                                 lambda t: "is yourself" if t == owner else "")
+            if not any(v.hard for v in problems):
+                problems += check_targets(game, owner, targets, self.name, (1, 1),
+                                          lambda t: "is yourself" if t == owner else "")
             if game.report(problems):
                 continue
             break
@@ -295,10 +297,11 @@ class Haoshi(Skill):
                 cards, t = p.hand[:give], fewest[0]
                 break
             cards, targets = list(inv.cards), list(inv.targets)
-            problems = check_cards(game, owner, cards, self.name, (give, give), ("hand",))
-            problems = problems or check_targets(game, owner, targets, self.name, (1, 1),
-                                                 lambda t: "" if t in fewest else
-                                                 f"is not among the fewest hand cards ({fewest})")
+            problems = check_hand_cost(game, owner, cards, self.name, (give, give))
+            if not any(v.hard for v in problems):
+                problems += check_targets(game, owner, targets, self.name, (1, 1),
+                                          lambda t: "" if t in fewest else
+                                          f"is not among the fewest hand cards ({fewest})")
             if game.report(problems):
                 continue
             t = targets[0]

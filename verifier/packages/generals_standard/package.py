@@ -90,6 +90,17 @@ def check_cards(game: Game, seat: int, cards: list[int], skill: str, count: tupl
     return game.verify_own_cards(seat, cards, zones)
 
 
+def check_hand_cost(game: Game, seat: int, cards: list[int], skill: str, count: tuple[int, int]) -> list[Violation]:
+    """A cost of hand cards that must be exactly ``count`` (骁果, 天香, 好施, 放权): the wrong number is INVALID_CHOICE
+    (asked again); a card the seat does not hold, CARD_NOT_OWNED; an equipped card of its own, SKILL_COST, paid with
+    it all the same (Game.verify_cost_cards; docs/codes.md#one-code)."""
+    lo, hi = count
+    if not lo <= len(cards) <= hi:
+        want = f"{lo}" if lo == hi else f"{lo} or more"
+        return bad("INVALID_CHOICE", f"{skill} takes {want} card(s), not {len(cards)}", seat)
+    return game.verify_cost_cards(seat, cards, ("hand",), skill)
+
+
 def check_cost(game: Game, seat: int, cards: list[int], skill: str, count: tuple[int, int],
                zones: tuple[str, ...], verb: str = "discards") -> list[Violation]:
     """The cards a skill costs (制衡, 结姻, 青囊, 离间, 流离 discard them, 仁德 gives them). A card the seat does not

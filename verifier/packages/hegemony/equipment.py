@@ -51,8 +51,8 @@ def triblade_rule(game: Game, info: DamageInfo) -> Settle[None]:
                                    hard=True)])
             continue
         cards, targets = list(inv.cards), list(inv.targets)
-        problems = game.verify_own_cards(user, cards, ("hand",))
-        if not problems and len(cards) != 1:
+        problems = game.verify_cost_cards(user, cards, ("hand",), "三尖两刃刀's cost")
+        if not any(v.hard for v in problems) and len(cards) != 1:
             problems = [Violation("INVALID_CHOICE", "三尖两刃刀 discards exactly one hand card", user, hard=True)]
         if not problems and (len(targets) != 1 or targets[0] >= game.n or targets[0] in (user, target)
                              or not game.players[targets[0]].alive or game.distance(target, targets[0]) != 1):

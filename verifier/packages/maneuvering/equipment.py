@@ -92,6 +92,7 @@ class SilverLion(Effect):
 
     name = "silver_lion"
     is_armor = True
+    trigger_outcome = "recover"
 
     def damage_inflicted(self, game: Game, info: DamageInfo) -> None:
         if info.amount > 1:
