@@ -6,6 +6,7 @@ replay say beside each violation who decided, and count the violations by source
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -105,7 +106,8 @@ def test_an_unknown_source_is_refused_by_name(viewer: BackgroundServer, stored: 
 
 
 def test_the_command_line_lists_by_source_and_shows_who_decided(viewer: BackgroundServer, stored: dict[str, str],
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+                                                                capsys: pytest.CaptureFixture[str],
+                                                                tmp_path: Path) -> None:
     server = ["--server", viewer.address]
     assert main(["list", *server, "--source", "client"]) == 0
     out = capsys.readouterr().out
@@ -122,6 +124,12 @@ def test_the_command_line_lists_by_source_and_shows_who_decided(viewer: Backgrou
     assert any(line.strip().startswith("!! [client] SLASH_LIMIT seat 0") for line in lines)
     assert any(line.strip().startswith("!! [AI] OUT_OF_RANGE seat 0") for line in lines)
     assert any(line.strip().startswith("!! [AI] SLASH_LIMIT seat 0") for line in lines)
+    # Streamed as a live game, each violation comes back with its decision's source.
+    live_log = tmp_path / "attributed.json"
+    live_log.write_text(json_format.MessageToJson(attributed_log()))
+    assert main(["live", *server, str(live_log), "--batch-size", "2", "--discard"]) == 1
+    out = capsys.readouterr().out
+    assert "event 3: [client] SLASH_LIMIT seat 0" in out and "event 5: [AI] OUT_OF_RANGE seat 0" in out
     # A log that does not say who decided shows no such thing.
     assert main(["show", *server, stored["bare"]]) == 0
     out = capsys.readouterr().out
