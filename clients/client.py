@@ -196,6 +196,8 @@ class ListFilter:
     player: str = ""
     has_violations: bool | None = None
     violation_code: str = ""
+    # Only replays with a violation on a decision of this source (sgsverify.v1.DecisionSource; 0: any).
+    violation_source: int = 0
     submitted_after: datetime | None = None
     submitted_before: datetime | None = None
     # Only this tenant's (an admin token sees every tenant's otherwise; any other sees only its own).
@@ -205,7 +207,8 @@ class ListFilter:
         req = spb.ListReplaysRequest(tournament=self.tournament, round=self.round, table=self.table,
                                      submitter=self.submitter, player=self.player,
                                      violation_code=self.violation_code, page_size=page_size,
-                                     page_token=page_token, tenant=self.tenant)
+                                     page_token=page_token, tenant=self.tenant,
+                                     violation_source=self.violation_source)  # type: ignore[arg-type]
         if self.has_violations is not None:
             req.has_violations = self.has_violations
         if self.submitted_after is not None:

@@ -76,7 +76,7 @@ def filter_from(req: spb.ListReplaysRequest) -> ReplayFilter:
     return ReplayFilter(
         tournament=req.tournament, round=req.round, table=req.table, submitter=req.submitter, player=req.player,
         has_violations=req.has_violations if req.HasField("has_violations") else None,
-        violation_code=req.violation_code,
+        violation_code=req.violation_code, violation_source=int(req.violation_source) or None,
         submitted_after=req.submitted_after.ToDatetime(tzinfo=UTC) if req.HasField("submitted_after") else None,
         submitted_before=req.submitted_before.ToDatetime(tzinfo=UTC) if req.HasField("submitted_before") else None)
 

@@ -91,7 +91,7 @@ def annotation_problems(annotations: list[apb.Annotation]) -> list[str]:
     found: list[str] = []
     for ann in annotations:
         for v in ann.violations:
-            found += _violation_facts(ann.index, ann.derived, v).problems()
+            found += _violation_facts(ann.index, ann.derived, v, ann.source).problems()
     return found
 
 
@@ -122,9 +122,10 @@ def events_encoding(message: Message) -> bytes:
     return retagged(message.SerializeToString(deterministic=True), 3, 2)
 
 
-def _violation_facts(index: int | None, derived: bool, v: apb.Violation) -> ViolationFacts:
+def _violation_facts(index: int | None, derived: bool, v: apb.Violation, source: int = 0) -> ViolationFacts:
     return ViolationFacts(event_index=index, derived=derived, code=v.code, message=v.message, rule=v.rule,
-                          seat=v.seat if v.HasField("seat") else None, card=v.card if v.HasField("card") else None)
+                          seat=v.seat if v.HasField("seat") else None, card=v.card if v.HasField("card") else None,
+                          source=source)
 
 
 def _check(problems: list[str]) -> None:
@@ -195,14 +196,15 @@ def finished_facts(finished: Finished) -> VerdictFacts:
     """``verdict_facts`` of a finished verification, from its parts: the violations come from the verifier's
     records and the stored replay is joined from the annotations' wire form, with no annotation parsed."""
     violations = [ViolationFacts(event_index=index, derived=derived is not None, code=v.code, message=v.message,
-                                 rule=CATALOGUE[v.code].rule, seat=v.seat, card=v.card)
-                  for index, _, _, _, found, derived in finished.records for v in found]
+                                 rule=CATALOGUE[v.code].rule, seat=v.seat, card=v.card, source=source)
+                  for index, _, _, _, found, derived, source in finished.records for v in found]
     return _verdict(finished.summary, finished.engine_version, finished.annotation_count, finished.encoded(),
                     violations)
 
 
 def verdict_facts(replay: apb.AnnotatedReplay) -> VerdictFacts:
-    violations = [_violation_facts(ann.index, ann.derived, v) for ann in replay.annotations for v in ann.violations]
+    violations = [_violation_facts(ann.index, ann.derived, v, ann.source) for ann in replay.annotations
+                  for v in ann.violations]
     return _verdict(replay, replay.engine_version, len(replay.annotations),
                     replay.SerializeToString(deterministic=True), violations)
 

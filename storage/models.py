@@ -6,7 +6,8 @@
     verdicts     one verification of a replay by one engine: the summary and every annotation
                  (the serialized AnnotatedReplay). Keyed by (replay_id, run): the submission's
                  own verdict has run = "" — re-verification runs add rows with their run name
-    violations   one row per violation of a verdict (filters: has violations, violation code)
+    violations   one row per violation of a verdict (filters: has violations, violation code, the source of
+                 the decision it is about)
     api_tokens   one row per bearer token: its public id, tenant, scopes and the SHA-256 of the token
                  (the token itself is never stored); revoked tokens stay, with revoked_at
     audit_log    one row per audited action (a replay deleted, a token created or revoked): when,
@@ -181,10 +182,16 @@ class ViolationRow(Base):
     card: Mapped[int | None] = mapped_column(Integer)
     message: Mapped[str] = mapped_column(Text)
     rule: Mapped[str] = mapped_column(Text)
+    # Who made the decision it is about (sgsverify.v1.DecisionSource: 1 the player's client, 2 an AI, 3 the
+    # default on a timeout); 0 when the log does not say, and for outcomes and the header (migration 0005).
+    source: Mapped[int] = mapped_column(Integer, server_default="0")
 
     verdict: Mapped[Verdict] = relationship(back_populates="violations")
 
-    __table_args__ = (Index("ix_violations_code_verdict_id", "code", "verdict_id"),)
+    # (source, verdict_id): the list's "violations on a client's decisions" filter finds its few verdicts off the
+    # index, as the code filter does, instead of reading every violation.
+    __table_args__ = (Index("ix_violations_code_verdict_id", "code", "verdict_id"),
+                      Index("ix_violations_source_verdict_id", "source", "verdict_id"))
 
 
 class ApiToken(Base):

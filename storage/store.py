@@ -61,6 +61,9 @@ MAX_CODE_LENGTH = 64  # a violation code
 MAX_RUN_NAME = 100
 MAX_SEATS = 32
 MAX_STORED_INT = 2**31 - 1
+# The decision sources a violation can be filtered by (sgsverify.v1.DecisionSource, less UNSPECIFIED): the store
+# knows nothing of protobuf, so the numbers are written out here (tests/test_decision_source.py checks them).
+DECISION_SOURCES = {1: "client", 2: "ai", 3: "default"}
 # A page token this store issues is ~130 characters; anything much longer is not one.
 MAX_PAGE_TOKEN_LENGTH = 1000
 _HEX = re.compile(r"[0-9a-f]+")
@@ -191,6 +194,9 @@ class ViolationFacts:
     rule: str
     seat: int | None = None
     card: int | None = None
+    # Who made the decision it is about (sgsverify.v1.DecisionSource: Annotation.source); 0 when the log does not
+    # say, and for an outcome's, a derived one's or the header's.
+    source: int = 0
 
     def problems(self) -> list[str]:
         """Why this violation cannot be stored, naming the event (or the header) it is about."""
@@ -199,6 +205,7 @@ class ViolationFacts:
         return _problems(int_problem(f"{where}: the seat of a {self.code} violation", self.seat),
                          int_problem(f"{where}: the card id of a {self.code} violation", self.card),
                          int_problem("an event index", self.event_index),
+                         int_problem(f"{where}: the decision source of a {self.code} violation", self.source),
                          text_problem(f"{where}: a violation's code", self.code, MAX_CODE_LENGTH),
                          text_problem(f"{where}: the message of a {self.code} violation (it quotes the log)",
                                       self.message, None),
@@ -325,6 +332,10 @@ class ReplayFilter:
     player: str = ""
     has_violations: bool | None = None
     violation_code: str = ""
+    # Only replays with a violation on a decision of this source (sgsverify.v1.DecisionSource: 1 the player's
+    # client, 2 an AI, 3 the default); with violation_code, one violation of that code on such a decision.
+    # None (or 0): any.
+    violation_source: int | None = None
     submitted_after: datetime | None = None  # inclusive
     submitted_before: datetime | None = None  # exclusive
     # Only this tenant's replays; None: every tenant's.
@@ -333,6 +344,9 @@ class ReplayFilter:
     def problems(self) -> list[str]:
         """Why this filter cannot be looked up (a NUL, a text longer than anything stored), naming the field."""
         return _problems(None if self.tenant is None else tenant_problem(self.tenant),
+                         None if not self.violation_source or self.violation_source in DECISION_SOURCES else
+                         f"violation_source {self.violation_source} is not a decision source (1 client, 2 AI, "
+                         "3 default)",
                          *(text_problem(name, value, limit) for name, value, limit in (
             ("tournament", self.tournament, MAX_LABEL_LENGTH), ("round", self.round, MAX_LABEL_LENGTH),
             ("table", self.table, MAX_LABEL_LENGTH), ("submitter", self.submitter, MAX_LABEL_LENGTH),
@@ -571,7 +585,7 @@ class Store:
         conditions = _conditions(filters)
         base = (select(Replay, Verdict)
                 .join(Verdict, and_(Verdict.replay_id == Replay.id, Verdict.run == SUBMISSION_RUN)))
-        if filters.has_violations is None and not filters.violation_code:
+        if filters.has_violations is None and not filters.violation_code and not filters.violation_source:
             # Nothing asked of the verdict: every replay has exactly one submission verdict (save writes both in
             # one transaction), so the replays are counted alone, without the join.
             counted = select(func.count()).select_from(Replay).where(*conditions)
@@ -721,8 +735,14 @@ def _conditions(f: ReplayFilter) -> list[ColumnElement[bool]]:
         # (< 1, not == 0: the same for a count, but SQLite takes an equality for a selective one and reads every
         # clean verdict off the count's index, then sorts them all; a range leaves the page to the order index.)
         conds.append(Verdict.violation_count < 1)
-    if f.violation_code:
-        conds.append(exists().where(ViolationRow.verdict_id == Verdict.id, ViolationRow.code == f.violation_code))
+    if f.violation_code or f.violation_source:
+        # (Both: one violation of that code on a decision of that source.)
+        found = [ViolationRow.verdict_id == Verdict.id]
+        if f.violation_code:
+            found.append(ViolationRow.code == f.violation_code)
+        if f.violation_source:
+            found.append(ViolationRow.source == f.violation_source)
+        conds.append(exists().where(*found))
     if f.submitted_after is not None:
         conds.append(Replay.submitted_at >= f.submitted_after)
     if f.submitted_before is not None:
@@ -761,7 +781,7 @@ def _insert_verdict(writer: RowWriter, cursor: Cursor, replay_id: str, run: str,
         "result_reason": v.result_reason, "annotation_count": v.annotation_count,
         "scores": " ".join(str(x) for x in v.scores), "replay_blob": v.replay_blob}, [
         {"event_index": x.event_index, "derived": x.derived, "code": x.code, "seat": x.seat, "card": x.card,
-         "message": x.message, "rule": x.rule} for x in v.violations])
+         "message": x.message, "rule": x.rule, "source": x.source} for x in v.violations])
 
 
 def _summary_of_new(new: NewReplay, now: datetime, tenant: str, replay_id: str) -> ReplaySummary:

@@ -27,13 +27,19 @@ def records() -> list[Record]:
         for status in STATUSES:
             for applied in (True, False):
                 digest = bytes((i * 7 + status + k) % 256 for k in range(DIGEST_SIZE))
-                out.append((index, status, applied, digest, (), None))
+                out.append((index, status, applied, digest, (), None, 0))
+                # A decision whose log says who made it (Event.source): plain too, with the source after the digest.
+                out.append((index, status, applied, digest, (), None, pb.DECISION_SOURCE_CLIENT + i % 3))
     # Annotations that are not plain, among the plain ones.
     out.append((5, apb.STATUS_ILLEGAL, True, bytes(DIGEST_SIZE),
-                (Violation("SLASH_LIMIT", "a second 杀", seat=2, card=14),), None))
-    out.append((6, apb.STATUS_DERIVED, True, b"\x01" * DIGEST_SIZE, (), derived))
-    out.append((7, apb.STATUS_OK, True, b"", (), None))  # no digest (not the usual size)
-    out.append((8, apb.STATUS_OK, True, b"\x02" * DIGEST_SIZE, (), None))
+                (Violation("SLASH_LIMIT", "a second 杀", seat=2, card=14),), None, 0))
+    out.append((5, apb.STATUS_ILLEGAL, False, bytes(DIGEST_SIZE),
+                (Violation("SLASH_LIMIT", "a second 杀", seat=2, card=14),), None, pb.DECISION_SOURCE_AI))
+    out.append((6, apb.STATUS_DERIVED, True, b"\x01" * DIGEST_SIZE, (), derived, 0))
+    out.append((7, apb.STATUS_OK, True, b"", (), None, 0))  # no digest (not the usual size)
+    out.append((7, apb.STATUS_OK, True, b"", (), None, pb.DECISION_SOURCE_DEFAULT))
+    out.append((8, apb.STATUS_OK, True, b"\x02" * DIGEST_SIZE, (), None, 0))
+    out.append((9, apb.STATUS_OK, True, b"\x02" * DIGEST_SIZE, (), None, 200))  # (a source past one byte's varint)
     return out
 
 
@@ -44,6 +50,10 @@ def test_plain_and_other_annotations_parse_to_the_built_messages() -> None:
     assert len(replay.annotations) == len(recs)
     for got, rec in zip(replay.annotations, recs, strict=True):
         assert got == annotation_message(rec), rec
+    # ... and byte for byte: what the protobuf API writes, deterministically (the stored replays' bytes).
+    assert bytes(encode_annotations(recs)) == b"".join(
+        apb.AnnotatedReplay(annotations=[annotation_message(rec)]).SerializeToString(deterministic=True)
+        for rec in recs)
 
 
 def test_no_records_encode_to_nothing() -> None:

@@ -115,6 +115,9 @@ class Verifier:
         self.fed: list[pb.Event] = []
         self.probes_left = MAX_PROBES
         self._explained: bool | None = None  # the probe's answer for the event being judged
+        # The Event.source of the decision being judged (0 while an outcome is): copied into its own annotation
+        # (Annotation.source), never into a derived one's. It changes nothing the engine does.
+        self.source = 0
         # A tool's look at each decision of the log just before the engine takes it, with the request it answers
         # (clients/mutator.py; the core is compiled, so a tool hooks in here rather than in a subclass).
         self.on_decision: Callable[[pb.Event, Request], None] | None = None
@@ -182,10 +185,11 @@ class Verifier:
 
     def _annotate(self, status: int, violations: Iterable[Violation] = (), applied: bool = True,
                   derived: pb.Event | None = None) -> None:
+        source = self.source if derived is None else 0
         if not violations and derived is None:
-            write_plain(self.wire, self.index, status, applied, self._digest())
+            write_plain(self.wire, self.index, status, applied, self._digest(), source)
             return
-        rec = (self.index, status, applied, self._digest(), tuple(violations), derived)
+        rec = (self.index, status, applied, self._digest(), tuple(violations), derived, source)
         self.records.append(rec)
         write_annotation(self.wire, rec)
 
@@ -338,6 +342,7 @@ class Verifier:
 
     def _feed_one(self, ev: pb.Event, kind: str | None) -> None:
         """Judge one event (``kind``: the event's kind, ev.WhichOneof("kind"))."""
+        self.source = ev.source if kind in DECISION_KINDS else 0
         if self.stopped_at is not None:
             self._annotate(apb.STATUS_NOT_CHECKED, applied=False)
             return
@@ -871,7 +876,9 @@ class Verifier:
         return Finished(engine_version(), log_sha256, replay, bytes(self.wire), self.index + derived, self.records)
 
 
-Record = tuple[int, int, bool, bytes, tuple[Violation, ...], "pb.Event | None"]
+# index, status, applied, digest, violations, the derived event (None: the log's own), and the decision's source
+# (Event.source, 0 for an outcome or a derived annotation).
+Record = tuple[int, int, bool, bytes, tuple[Violation, ...], "pb.Event | None", int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -916,11 +923,13 @@ def with_handling(v: Violation, handling: int, note: str = "") -> Violation:
 
 
 def fill_annotation(ann: apb.Annotation, rec: Record) -> apb.Annotation:
-    index, status, applied, digest, violations, derived = rec
+    index, status, applied, digest, violations, derived, source = rec
     ann.index = index
     ann.status = status  # type: ignore[assignment]
     ann.applied = applied
     ann.digest = digest
+    if source:
+        ann.source = source  # type: ignore[assignment]
     if derived is not None:
         ann.derived = True
         ann.event.CopyFrom(derived)
@@ -942,7 +951,7 @@ def annotation_message(rec: Record) -> apb.Annotation:
 
 # AnnotatedReplay.annotations (field 3), and the fields of an Annotation, as wire-format tags.
 _ANNOTATIONS_TAG = 0x1A
-_INDEX_TAG, _STATUS_TAG, _APPLIED_TAG, _DIGEST_TAG = 0x08, 0x20, 0x30, 0x3A
+_INDEX_TAG, _STATUS_TAG, _APPLIED_TAG, _DIGEST_TAG, _SOURCE_TAG = 0x08, 0x20, 0x30, 0x3A, 0x40
 
 
 def _plain_tail(status: int, applied: bool) -> bytes:
@@ -981,22 +990,31 @@ def ok_head(index: int) -> bytes:
     return _OK_HEADS[index]
 
 
-def write_plain(out: bytearray, index: int, status: int, applied: bool, digest: bytes) -> None:
+def write_plain(out: bytearray, index: int, status: int, applied: bool, digest: bytes, source: int = 0) -> None:
     """Append a plain annotation (no violations, no derived event) to ``out`` in wire form, written
-    directly: it parses to the message ``annotation_message`` builds (tests/test_replay_encoding.py)."""
-    if len(digest) != DIGEST_SIZE or not 0 <= status < len(_PLAIN_TAILS) // 2:
-        write_annotation(out, (index, status, applied, digest, (), None))
+    directly: it parses to the message ``annotation_message`` builds (tests/test_replay_encoding.py).
+    ``source``: the decision's Event.source, written after the digest (field 8) when set."""
+    if len(digest) != DIGEST_SIZE or not 0 <= status < len(_PLAIN_TAILS) // 2 or not 0 <= source < 0x80:
+        write_annotation(out, (index, status, applied, digest, (), None, source), plain=False)
         return
-    out += ok_head(index) if status == apb.STATUS_OK and applied else plain_head(index, status, applied)
+    head = ok_head(index) if status == apb.STATUS_OK and applied else plain_head(index, status, applied)
+    if source:
+        # (the body grows by the source's tag and one-byte value: its length still takes one byte)
+        out += bytes((_ANNOTATIONS_TAG, head[1] + 2))
+        out += head[2:]
+        out += digest
+        out += bytes((_SOURCE_TAG, source))
+        return
+    out += head
     out += digest
 
 
-def write_annotation(out: bytearray, rec: Record) -> None:
+def write_annotation(out: bytearray, rec: Record, plain: bool = True) -> None:
     """Append any annotation to ``out`` in wire form (one with violations or a derived event through
-    the protobuf API)."""
-    index, status, applied, digest, violations, derived = rec
-    if not violations and derived is None and len(digest) == DIGEST_SIZE and 0 <= status < len(_PLAIN_TAILS) // 2:
-        write_plain(out, index, status, applied, digest)
+    the protobuf API; ``plain``: a plain one through write_plain)."""
+    index, status, applied, digest, violations, derived, source = rec
+    if plain and not violations and derived is None:
+        write_plain(out, index, status, applied, digest, source)
         return
     body = annotation_message(rec).SerializeToString(deterministic=True)
     out += bytes((_ANNOTATIONS_TAG,))

@@ -163,6 +163,20 @@ def violation_json(v: apb.Violation) -> dict[str, Any]:
     return out
 
 
+def source_counts(replay: apb.AnnotatedReplay) -> dict[int, int]:
+    """The violations on decisions whose log says who made them, counted by that source (Annotation.source)."""
+    counts: dict[int, int] = {}
+    for ann in replay.annotations:
+        if ann.source and ann.violations:
+            counts[ann.source] = counts.get(ann.source, 0) + len(ann.violations)
+    return counts
+
+
+def violations_by_source(replay: apb.AnnotatedReplay) -> str:
+    """e.g. "3 violations: 2 on client replies, 1 on AI replies"; empty when no violation is attributed."""
+    return text.violations_by_source(source_counts(replay), replay.violation_count)
+
+
 def annotation_json(ann: apb.Annotation, events: Sequence[pb.Event]) -> dict[str, Any]:
     """One annotation as plain values, with the event it is about (the log's, or the derived one) in words."""
     ev = ann.event if ann.derived else (events[ann.index] if ann.index < len(events) else pb.Event())
@@ -175,6 +189,9 @@ def annotation_json(ann: apb.Annotation, events: Sequence[pb.Event]) -> dict[str
     seat = getattr(getattr(ev, kind), "seat", None) if kind else None
     if seat is not None:
         out["seat"] = seat
+    if ann.source:
+        # Who made this decision: "client", "ai", "default" (docs/viewer.md).
+        out["source"] = text.SOURCE_KEY.get(ann.source, str(ann.source))
     return out
 
 

@@ -16,6 +16,36 @@ SLOT = {pb.GENERAL_SLOT_MAIN: "main", pb.GENERAL_SLOT_DEPUTY: "deputy", pb.GENER
 TIMING = {pb.REVEAL_TIMING_START_PHASE: "at the start phase", pb.REVEAL_TIMING_SKILL: "for a skill",
           pb.REVEAL_TIMING_DEATH: "at death"}
 NATURE = {pb.DAMAGE_NATURE_NORMAL: "", pb.DAMAGE_NATURE_FIRE: " fire", pb.DAMAGE_NATURE_THUNDER: " thunder"}
+# Who made a decision (Event.source, copied to Annotation.source), in words, and as the list filters and the
+# viewer's JSON name it.
+SOURCE: dict[int, str] = {pb.DECISION_SOURCE_CLIENT: "client", pb.DECISION_SOURCE_AI: "AI",
+                          pb.DECISION_SOURCE_DEFAULT: "default"}
+SOURCE_KEY: dict[int, str] = {pb.DECISION_SOURCE_CLIENT: "client", pb.DECISION_SOURCE_AI: "ai",
+                              pb.DECISION_SOURCE_DEFAULT: "default"}
+_SOURCE_COUNTED: dict[int, str] = {pb.DECISION_SOURCE_CLIENT: "on client replies",
+                                   pb.DECISION_SOURCE_AI: "on AI replies",
+                                   pb.DECISION_SOURCE_DEFAULT: "on defaults taken on a timeout"}
+
+
+def source(value: int) -> str:
+    """Who made a decision, for a reader: "client", "AI", "default" ("" when the log does not say)."""
+    if not value:
+        return ""
+    return SOURCE.get(value, f"source {value}")
+
+
+def violations_by_source(by_source: dict[int, int], total: int) -> str:
+    """The violations counted by who made the decision each is about, e.g. "3 violations: 2 on client replies,
+    1 on AI replies" (``by_source``: Annotation.source -> violations on such decisions; ``total``: every
+    violation). Empty when none is on a decision the log attributes: most logs say nothing of it."""
+    known = [(k, by_source.get(k, 0)) for k in _SOURCE_COUNTED]
+    attributed = sum(n for _, n in known)
+    if not attributed:
+        return ""
+    parts = [f"{n} {_SOURCE_COUNTED[k]}" for k, n in known if n]
+    if total > attributed:
+        parts.append(f"{total - attributed} not attributed")
+    return f"{total} violation{'' if total == 1 else 's'}: " + ", ".join(parts)
 
 
 def origin(o: pb.LogOrigin) -> str:

@@ -15,8 +15,9 @@ from clients.commands.options import card_packages, positive_int
 from importers import ENGINES, RecordError, importer
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
-from verifier import LogFormatError, load_log, verify
+from verifier import LogFormatError, load_log, text, verify
 from verifier.logio import MAX_LOG_BYTES, MAX_LOG_EVENTS, MAX_RECORD_BYTES, read_file
+from verifier.state import violations_by_source
 from verifier.text import SIDE, card, origin
 
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_UNREADABLE = 0, 1, 2
@@ -64,7 +65,8 @@ def violation_line(path: str, ann: apb.Annotation, v: apb.Violation) -> str:
     where = "derived outcome before event" if ann.derived else "event"
     seat = f" seat {v.seat}" if v.HasField("seat") else ""
     crd = f" card {card(v.card)}" if v.HasField("card") else ""
-    return f"{path}: {where} {ann.index}{seat}{crd}: {v.code}: {v.message}"
+    who = f" [{text.source(ann.source)}]" if ann.source else ""  # who made the decision, when the log says
+    return f"{path}: {where} {ann.index}{seat}{crd}{who}: {v.code}: {v.message}"
 
 
 def read_log(path: Path, max_events: int, source: str = "sgs-verify") -> pb.GameLog:
@@ -110,6 +112,7 @@ def run_check(args: argparse.Namespace) -> int:
                 body["origin"] = json_format.MessageToDict(log.header.origin, preserving_proto_field_name=True)
             body["violations"] = [
                 {"index": a.index, "derived": a.derived,
+                 **({"source": text.SOURCE_KEY.get(a.source, str(a.source))} if a.source else {}),
                  **json_format.MessageToDict(v, preserving_proto_field_name=True)}
                 for a in replay.annotations for v in a.violations]
             reports.append({"file": str(path), "readable": True, **body})
@@ -132,6 +135,9 @@ def run_check(args: argparse.Namespace) -> int:
             if res.finished and res.side == pb.SIDE_KINGDOM:
                 outcome = f"seats {list(res.winners)} win ({res.reason})"
             print(f"{path}: {len(log.events)} events, {replay.violation_count} violation(s); {outcome}")
+            by_source = violations_by_source(replay)
+            if by_source:
+                print(f"{path}: who decided: {by_source}")
     seconds = time.perf_counter() - started
     if args.json:
         print(json.dumps(reports, ensure_ascii=False, indent=1))

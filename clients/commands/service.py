@@ -37,6 +37,9 @@ EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_FAILED = 0, 1, 2
 
 STATUS_MARK = {apb.STATUS_OK: "ok", apb.STATUS_ILLEGAL: "ILLEGAL", apb.STATUS_MISMATCH: "MISMATCH",
                apb.STATUS_MALFORMED: "MALFORMED", apb.STATUS_DERIVED: "derived", apb.STATUS_NOT_CHECKED: "not checked"}
+# `list --source`: who made the decision a violation is about (sgsverify.v1.DecisionSource).
+SOURCE_CHOICES = {"client": pb.DECISION_SOURCE_CLIENT, "ai": pb.DECISION_SOURCE_AI,
+                  "default": pb.DECISION_SOURCE_DEFAULT}
 
 
 def register(sub: Any) -> None:
@@ -163,6 +166,10 @@ def register(sub: Any) -> None:
     which.add_argument("--violations", action="store_true", help="only replays with violations")
     which.add_argument("--clean", action="store_true", help="only replays without violations")
     ls.add_argument("--code", default="", help="only replays with a violation of this code, e.g. SLASH_LIMIT")
+    ls.add_argument("--source", dest="violation_source", choices=sorted(SOURCE_CHOICES), default="",
+                    help="only replays with a violation on a decision made by the player's client, an AI standing in, "
+                    "or the default on a timeout (logs that say who decided: the FreeKill bridge's); with --code, "
+                    "a violation of that code on such a decision")
     ls.add_argument("--since", type=_date, help="submitted at or after (ISO date or time, UTC)")
     ls.add_argument("--until", type=_date, help="submitted before (ISO date or time, UTC)")
     ls.add_argument("--limit", type=int, default=50, help="at most this many (default 50; 0 for all)")
@@ -457,12 +464,14 @@ def _result_text(result: apb.GameResult) -> str:
     return f"unfinished: {result.reason}"
 
 
-def _violation_text(v: apb.Violation) -> str:
-    from verifier.text import card
+def _violation_text(v: apb.Violation, source: int = 0) -> str:
+    """A violation in one line; ``source``: who made the decision it is about (Annotation.source), said first."""
+    from verifier import text
 
+    who = f"[{text.source(source)}] " if source else ""
     seat = f" seat {v.seat}" if v.HasField("seat") else ""
-    crd = f" card {card(v.card)}" if v.HasField("card") else ""
-    return f"{v.code}{seat}{crd}: {v.message} [{v.rule}]"
+    crd = f" card {text.card(v.card)}" if v.HasField("card") else ""
+    return f"{who}{v.code}{seat}{crd}: {v.message} [{v.rule}]"
 
 
 def info_header(info: spb.ReplayInfo) -> list[str]:
@@ -490,10 +499,14 @@ def info_header(info: spb.ReplayInfo) -> list[str]:
 
 
 def replay_lines(res: spb.GetReplayResponse, violations_only: bool = False) -> Iterator[str]:
+    from verifier.state import violations_by_source
     from verifier.text import describe, origin
 
     yield from info_header(res.info)
     replay = res.replay
+    by_source = violations_by_source(replay)
+    if by_source:
+        yield f"  who decided: {by_source}"
     yield from score_lines(replay.result, res.info)
     if res.log.header.HasField("origin"):
         yield f"  origin: {origin(res.log.header.origin)}"
@@ -517,7 +530,7 @@ def replay_lines(res: spb.GetReplayResponse, violations_only: bool = False) -> I
         mark = STATUS_MARK.get(ann.status, "?")
         yield line if mark in ("ok", "derived") else f"{line}   <{mark}>"
         for v in ann.violations:
-            yield f"         !! {_violation_text(v)}"
+            yield f"         !! {_violation_text(v, ann.source)}"
 
 
 def score_lines(result: apb.GameResult, info: spb.ReplayInfo) -> Iterator[str]:
@@ -547,6 +560,7 @@ def list_filter(args: argparse.Namespace) -> ListFilter:
     """The stored replays the filter options (--tournament ... --until) select."""
     return ListFilter(tournament=args.tournament, round=args.round, table=args.table, submitter=args.submitter,
                       player=args.player, violation_code=args.code,
+                      violation_source=SOURCE_CHOICES.get(getattr(args, "violation_source", "") or "", 0),
                       has_violations=True if args.violations else False if args.clean else None,
                       submitted_after=args.since, submitted_before=args.until, tenant=getattr(args, "tenant", "") or "")
 
@@ -605,7 +619,7 @@ def run_live(args: argparse.Namespace) -> int:
                     where = f"before event {ann.index} (derived)" if ann.derived else f"event {ann.index}"
                     what = describe(events[ann.index]) if not ann.derived and ann.index < len(events) else ""
                     print(f"[{time.perf_counter() - started:6.2f}s, {update.events_received} received] {where}: "
-                          f"{_violation_text(v)}" + (f"\n    {what}" if what else ""))
+                          f"{_violation_text(v, ann.source)}" + (f"\n    {what}" if what else ""))
                 if update.finished is not None:
                     info = update.finished.info
                     stored = (f"stored as {info.id}" if update.finished.stored and update.finished.created

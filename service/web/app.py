@@ -12,7 +12,7 @@ on ``request.state.principal``, and every handler sees only that caller's tenant
 
     GET  /api/replays                        the list: ?player= &code= &tournament= &round= &table=
                                              &submitter= &violations=true|false &since= &until=
-                                             &page_size= &page_token=
+                                             &source=client|ai|default &page_size= &page_token=
     POST /api/replays                        upload a log (binary or JSON) as the body; ?engine=freekill
                                              &name=FILE for another engine's record; ?tournament= ...
     GET  /api/replays/{id}                   info, verdict and every annotation (id or unique prefix)
@@ -52,7 +52,7 @@ from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from storage.store import DEFAULT_PAGE_SIZE, InvalidQuery, ReplayFilter, ReplaySummary, Store, SubmissionMetadata
 from verifier import load_log, text
-from verifier.state import ROLE_NAMES, SIDE_NAMES, annotation_json, violation_json
+from verifier.state import ROLE_NAMES, SIDE_NAMES, annotation_json, source_counts, violation_json
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -204,6 +204,7 @@ def summary_json(s: ReplaySummary) -> dict[str, Any]:
 
 def replay_json(summary: ReplaySummary, replay: apb.AnnotatedReplay, log: pb.GameLog) -> dict[str, Any]:
     events = list(log.events)
+    by_source = source_counts(replay)
     return {
         "info": summary_json(summary),
         "origin": text.origin(log.header.origin),
@@ -215,7 +216,11 @@ def replay_json(summary: ReplaySummary, replay: apb.AnnotatedReplay, log: pb.Gam
             # docs/rules.md#scoring: each seat's score and how it is made up (finished identity games).
             "scores": [{"seat": x.seat, "score": x.score, "basis": x.basis} for x in replay.result.scores],
             "header_violations": [violation_json(v) for v in replay.header_violations],
-            "header_notices": [{"code": n.code, "message": n.message, "rule": n.rule} for n in replay.header_notices]},
+            "header_notices": [{"code": n.code, "message": n.message, "rule": n.rule} for n in replay.header_notices],
+            # Violations on decisions whose log says who made them, by that source ({"client": 2, "ai": 1}), and
+            # in words ("" when none is attributed).
+            "by_source": {text.SOURCE_KEY.get(k, str(k)): n for k, n in sorted(by_source.items())},
+            "by_source_text": text.violations_by_source(by_source, replay.violation_count)},
         "events": [{"index": i, "kind": ev.WhichOneof("kind") or "", "text": text.describe(ev)}
                    for i, ev in enumerate(events)],
         "annotations": [annotation_json(a, events) for a in replay.annotations]}
@@ -240,6 +245,19 @@ def _when(value: str, name: str) -> datetime | None:
     except ValueError:
         raise ApiError(400, f"{name}={value!r} is not an ISO date or time (2026-03-01, 2026-03-01T12:00)") from None
     return at.replace(tzinfo=UTC) if at.tzinfo is None else at
+
+
+# ?source= of the list: who made the decision a violation is about (sgsverify.v1.DecisionSource).
+SOURCE_PARAM = {name: value for value, name in text.SOURCE_KEY.items()}
+
+
+def _source(value: str) -> int | None:
+    v = value.strip().lower()
+    if v in ("", "any", "all"):
+        return None
+    if v not in SOURCE_PARAM:
+        raise ApiError(400, f"source={value[:40]!r}: say client, ai or default")
+    return int(SOURCE_PARAM[v])
 
 
 def _int(value: str | None, name: str, default: int) -> int:
@@ -274,7 +292,8 @@ class ViewerApi:
             tournament=q.get("tournament", "").strip(), round=q.get("round", "").strip(),
             table=q.get("table", "").strip(), submitter=q.get("submitter", "").strip(),
             player=q.get("player", "").strip(), has_violations=_flag(q.get("violations", ""), "violations"),
-            violation_code=q.get("code", "").strip().upper(), submitted_after=_when(q.get("since", ""), "since"),
+            violation_code=q.get("code", "").strip().upper(), violation_source=_source(q.get("source", "")),
+            submitted_after=_when(q.get("since", ""), "since"),
             submitted_before=_when(q.get("until", ""), "until"), tenant=principal(request).sees)
         page = await self._io(self.store.list, filters, _int(q.get("page_size"), "page_size", DEFAULT_PAGE_SIZE),
                               q.get("page_token", ""))

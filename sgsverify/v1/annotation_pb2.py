@@ -25,27 +25,27 @@ _sym_db = _symbol_database.Default()
 from sgsverify.v1 import game_log_pb2 as sgsverify_dot_v1_dot_game__log__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dsgsverify/v1/annotation.proto\x12\x0csgsverify.v1\x1a\x1bsgsverify/v1/game_log.proto\"\x9a\x01\n\tViolation\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x11\n\x04seat\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x11\n\x04\x63\x61rd\x18\x04 \x01(\rH\x01\x88\x01\x01\x12\x0c\n\x04rule\x18\x05 \x01(\t\x12(\n\x08handling\x18\x06 \x01(\x0e\x32\x16.sgsverify.v1.HandlingB\x07\n\x05_seatB\x07\n\x05_card\"\xc4\x01\n\nAnnotation\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0f\n\x07\x64\x65rived\x18\x02 \x01(\x08\x12\"\n\x05\x65vent\x18\x03 \x01(\x0b\x32\x13.sgsverify.v1.Event\x12$\n\x06status\x18\x04 \x01(\x0e\x32\x14.sgsverify.v1.Status\x12+\n\nviolations\x18\x05 \x03(\x0b\x32\x17.sgsverify.v1.Violation\x12\x0f\n\x07\x61pplied\x18\x06 \x01(\x08\x12\x0e\n\x06\x64igest\x18\x07 \x01(\x0c\"\x8a\x01\n\nGameResult\x12\x10\n\x08\x66inished\x18\x01 \x01(\x08\x12 \n\x04side\x18\x02 \x01(\x0e\x32\x12.sgsverify.v1.Side\x12\x0f\n\x07winners\x18\x03 \x03(\r\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\'\n\x06scores\x18\x05 \x03(\x0b\x32\x17.sgsverify.v1.SeatScore\"7\n\tSeatScore\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05score\x18\x02 \x01(\x05\x12\r\n\x05\x62\x61sis\x18\x03 \x01(\t\"\x84\x03\n\x0f\x41nnotatedReplay\x12\x16\n\x0e\x65ngine_version\x18\x01 \x01(\t\x12\x12\n\nlog_sha256\x18\x02 \x01(\t\x12-\n\x0b\x61nnotations\x18\x03 \x03(\x0b\x32\x18.sgsverify.v1.Annotation\x12(\n\x06result\x18\x04 \x01(\x0b\x32\x18.sgsverify.v1.GameResult\x12\x17\n\x0fviolation_count\x18\x05 \x01(\r\x12\x17\n\x0fviolation_codes\x18\x06 \x03(\t\x12\x10\n\x08\x66ollowed\x18\x07 \x01(\x08\x12\x12\n\nstopped_at\x18\x08 \x01(\r\x12\x16\n\x0estopped_reason\x18\t \x01(\t\x12\x32\n\x11header_violations\x18\n \x03(\x0b\x32\x17.sgsverify.v1.Violation\x12\x14\n\x0c\x66inal_digest\x18\x0b \x01(\x0c\x12\x32\n\x0eheader_notices\x18\x0c \x03(\x0b\x32\x1a.sgsverify.v1.HeaderNotice\";\n\x0cHeaderNotice\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x0c\n\x04rule\x18\x03 \x01(\t*\x9a\x01\n\x06Status\x12\x16\n\x12STATUS_UNSPECIFIED\x10\x00\x12\r\n\tSTATUS_OK\x10\x01\x12\x12\n\x0eSTATUS_ILLEGAL\x10\x02\x12\x13\n\x0fSTATUS_MISMATCH\x10\x03\x12\x14\n\x10STATUS_MALFORMED\x10\x04\x12\x12\n\x0eSTATUS_DERIVED\x10\x05\x12\x16\n\x12STATUS_NOT_CHECKED\x10\x06*\xae\x01\n\x08Handling\x12\x18\n\x14HANDLING_UNSPECIFIED\x10\x00\x12\x14\n\x10HANDLING_APPLIED\x10\x01\x12\x15\n\x11HANDLING_REJECTED\x10\x02\x12\x14\n\x10HANDLING_ADOPTED\x10\x03\x12\x19\n\x15HANDLING_KEPT_DERIVED\x10\x04\x12\x14\n\x10HANDLING_IGNORED\x10\x05\x12\x14\n\x10HANDLING_DERIVED\x10\x06\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dsgsverify/v1/annotation.proto\x12\x0csgsverify.v1\x1a\x1bsgsverify/v1/game_log.proto\"\x9a\x01\n\tViolation\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x11\n\x04seat\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x11\n\x04\x63\x61rd\x18\x04 \x01(\rH\x01\x88\x01\x01\x12\x0c\n\x04rule\x18\x05 \x01(\t\x12(\n\x08handling\x18\x06 \x01(\x0e\x32\x16.sgsverify.v1.HandlingB\x07\n\x05_seatB\x07\n\x05_card\"\xf2\x01\n\nAnnotation\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0f\n\x07\x64\x65rived\x18\x02 \x01(\x08\x12\"\n\x05\x65vent\x18\x03 \x01(\x0b\x32\x13.sgsverify.v1.Event\x12$\n\x06status\x18\x04 \x01(\x0e\x32\x14.sgsverify.v1.Status\x12+\n\nviolations\x18\x05 \x03(\x0b\x32\x17.sgsverify.v1.Violation\x12\x0f\n\x07\x61pplied\x18\x06 \x01(\x08\x12\x0e\n\x06\x64igest\x18\x07 \x01(\x0c\x12,\n\x06source\x18\x08 \x01(\x0e\x32\x1c.sgsverify.v1.DecisionSource\"\x8a\x01\n\nGameResult\x12\x10\n\x08\x66inished\x18\x01 \x01(\x08\x12 \n\x04side\x18\x02 \x01(\x0e\x32\x12.sgsverify.v1.Side\x12\x0f\n\x07winners\x18\x03 \x03(\r\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\'\n\x06scores\x18\x05 \x03(\x0b\x32\x17.sgsverify.v1.SeatScore\"7\n\tSeatScore\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05score\x18\x02 \x01(\x05\x12\r\n\x05\x62\x61sis\x18\x03 \x01(\t\"\x84\x03\n\x0f\x41nnotatedReplay\x12\x16\n\x0e\x65ngine_version\x18\x01 \x01(\t\x12\x12\n\nlog_sha256\x18\x02 \x01(\t\x12-\n\x0b\x61nnotations\x18\x03 \x03(\x0b\x32\x18.sgsverify.v1.Annotation\x12(\n\x06result\x18\x04 \x01(\x0b\x32\x18.sgsverify.v1.GameResult\x12\x17\n\x0fviolation_count\x18\x05 \x01(\r\x12\x17\n\x0fviolation_codes\x18\x06 \x03(\t\x12\x10\n\x08\x66ollowed\x18\x07 \x01(\x08\x12\x12\n\nstopped_at\x18\x08 \x01(\r\x12\x16\n\x0estopped_reason\x18\t \x01(\t\x12\x32\n\x11header_violations\x18\n \x03(\x0b\x32\x17.sgsverify.v1.Violation\x12\x14\n\x0c\x66inal_digest\x18\x0b \x01(\x0c\x12\x32\n\x0eheader_notices\x18\x0c \x03(\x0b\x32\x1a.sgsverify.v1.HeaderNotice\";\n\x0cHeaderNotice\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x0c\n\x04rule\x18\x03 \x01(\t*\x9a\x01\n\x06Status\x12\x16\n\x12STATUS_UNSPECIFIED\x10\x00\x12\r\n\tSTATUS_OK\x10\x01\x12\x12\n\x0eSTATUS_ILLEGAL\x10\x02\x12\x13\n\x0fSTATUS_MISMATCH\x10\x03\x12\x14\n\x10STATUS_MALFORMED\x10\x04\x12\x12\n\x0eSTATUS_DERIVED\x10\x05\x12\x16\n\x12STATUS_NOT_CHECKED\x10\x06*\xae\x01\n\x08Handling\x12\x18\n\x14HANDLING_UNSPECIFIED\x10\x00\x12\x14\n\x10HANDLING_APPLIED\x10\x01\x12\x15\n\x11HANDLING_REJECTED\x10\x02\x12\x14\n\x10HANDLING_ADOPTED\x10\x03\x12\x19\n\x15HANDLING_KEPT_DERIVED\x10\x04\x12\x14\n\x10HANDLING_IGNORED\x10\x05\x12\x14\n\x10HANDLING_DERIVED\x10\x06\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sgsverify.v1.annotation_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_STATUS']._serialized_start=1083
-  _globals['_STATUS']._serialized_end=1237
-  _globals['_HANDLING']._serialized_start=1240
-  _globals['_HANDLING']._serialized_end=1414
+  _globals['_STATUS']._serialized_start=1129
+  _globals['_STATUS']._serialized_end=1283
+  _globals['_HANDLING']._serialized_start=1286
+  _globals['_HANDLING']._serialized_end=1460
   _globals['_VIOLATION']._serialized_start=77
   _globals['_VIOLATION']._serialized_end=231
   _globals['_ANNOTATION']._serialized_start=234
-  _globals['_ANNOTATION']._serialized_end=430
-  _globals['_GAMERESULT']._serialized_start=433
-  _globals['_GAMERESULT']._serialized_end=571
-  _globals['_SEATSCORE']._serialized_start=573
-  _globals['_SEATSCORE']._serialized_end=628
-  _globals['_ANNOTATEDREPLAY']._serialized_start=631
-  _globals['_ANNOTATEDREPLAY']._serialized_end=1019
-  _globals['_HEADERNOTICE']._serialized_start=1021
-  _globals['_HEADERNOTICE']._serialized_end=1080
+  _globals['_ANNOTATION']._serialized_end=476
+  _globals['_GAMERESULT']._serialized_start=479
+  _globals['_GAMERESULT']._serialized_end=617
+  _globals['_SEATSCORE']._serialized_start=619
+  _globals['_SEATSCORE']._serialized_end=674
+  _globals['_ANNOTATEDREPLAY']._serialized_start=677
+  _globals['_ANNOTATEDREPLAY']._serialized_end=1065
+  _globals['_HEADERNOTICE']._serialized_start=1067
+  _globals['_HEADERNOTICE']._serialized_end=1126
 # @@protoc_insertion_point(module_scope)

@@ -59,7 +59,7 @@ class Violation(_message.Message):
     def __init__(self, code: _Optional[str] = ..., message: _Optional[str] = ..., seat: _Optional[int] = ..., card: _Optional[int] = ..., rule: _Optional[str] = ..., handling: _Optional[_Union[Handling, str]] = ...) -> None: ...
 
 class Annotation(_message.Message):
-    __slots__ = ("index", "derived", "event", "status", "violations", "applied", "digest")
+    __slots__ = ("index", "derived", "event", "status", "violations", "applied", "digest", "source")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     DERIVED_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
@@ -67,6 +67,7 @@ class Annotation(_message.Message):
     VIOLATIONS_FIELD_NUMBER: _ClassVar[int]
     APPLIED_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
     index: int
     derived: bool
     event: _game_log_pb2.Event
@@ -74,7 +75,8 @@ class Annotation(_message.Message):
     violations: _containers.RepeatedCompositeFieldContainer[Violation]
     applied: bool
     digest: bytes
-    def __init__(self, index: _Optional[int] = ..., derived: _Optional[bool] = ..., event: _Optional[_Union[_game_log_pb2.Event, _Mapping]] = ..., status: _Optional[_Union[Status, str]] = ..., violations: _Optional[_Iterable[_Union[Violation, _Mapping]]] = ..., applied: _Optional[bool] = ..., digest: _Optional[bytes] = ...) -> None: ...
+    source: _game_log_pb2.DecisionSource
+    def __init__(self, index: _Optional[int] = ..., derived: _Optional[bool] = ..., event: _Optional[_Union[_game_log_pb2.Event, _Mapping]] = ..., status: _Optional[_Union[Status, str]] = ..., violations: _Optional[_Iterable[_Union[Violation, _Mapping]]] = ..., applied: _Optional[bool] = ..., digest: _Optional[bytes] = ..., source: _Optional[_Union[_game_log_pb2.DecisionSource, str]] = ...) -> None: ...
 
 class GameResult(_message.Message):
     __slots__ = ("finished", "side", "winners", "reason", "scores")

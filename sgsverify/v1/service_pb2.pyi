@@ -170,7 +170,7 @@ class GetReplayResponse(_message.Message):
     def __init__(self, info: _Optional[_Union[ReplayInfo, _Mapping]] = ..., replay: _Optional[_Union[_annotation_pb2.AnnotatedReplay, _Mapping]] = ..., log: _Optional[_Union[_game_log_pb2.GameLog, _Mapping]] = ..., original: _Optional[bytes] = ...) -> None: ...
 
 class ListReplaysRequest(_message.Message):
-    __slots__ = ("tournament", "round", "table", "submitter", "player", "has_violations", "violation_code", "submitted_after", "submitted_before", "page_size", "page_token", "tenant")
+    __slots__ = ("tournament", "round", "table", "submitter", "player", "has_violations", "violation_code", "submitted_after", "submitted_before", "page_size", "page_token", "tenant", "violation_source")
     TOURNAMENT_FIELD_NUMBER: _ClassVar[int]
     ROUND_FIELD_NUMBER: _ClassVar[int]
     TABLE_FIELD_NUMBER: _ClassVar[int]
@@ -183,6 +183,7 @@ class ListReplaysRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     TENANT_FIELD_NUMBER: _ClassVar[int]
+    VIOLATION_SOURCE_FIELD_NUMBER: _ClassVar[int]
     tournament: str
     round: str
     table: str
@@ -195,7 +196,8 @@ class ListReplaysRequest(_message.Message):
     page_size: int
     page_token: str
     tenant: str
-    def __init__(self, tournament: _Optional[str] = ..., round: _Optional[str] = ..., table: _Optional[str] = ..., submitter: _Optional[str] = ..., player: _Optional[str] = ..., has_violations: _Optional[bool] = ..., violation_code: _Optional[str] = ..., submitted_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., submitted_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., tenant: _Optional[str] = ...) -> None: ...
+    violation_source: _game_log_pb2.DecisionSource
+    def __init__(self, tournament: _Optional[str] = ..., round: _Optional[str] = ..., table: _Optional[str] = ..., submitter: _Optional[str] = ..., player: _Optional[str] = ..., has_violations: _Optional[bool] = ..., violation_code: _Optional[str] = ..., submitted_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., submitted_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., tenant: _Optional[str] = ..., violation_source: _Optional[_Union[_game_log_pb2.DecisionSource, str]] = ...) -> None: ...
 
 class ListReplaysResponse(_message.Message):
     __slots__ = ("replays", "next_page_token", "total_count")

@@ -367,3 +367,40 @@ def test_cards_on_a_general_and_a_reborn_seat(browser: Browser, tmp_path: Path) 
             assert errors == [], f"the page raised: {errors}"
         finally:
             context.close()
+
+
+def test_who_made_each_decision(page: Page, site: dict[str, Any]) -> None:
+    """A log that says who made each decision (the hand-made one of tests/test_decision_source.py: a rule broken
+    on seat 0's own client, two on an AI's decision): the list finds it by "Decided by", and the replay shows
+    the count by source and, beside each violation, who decided."""
+    from google.protobuf import json_format
+
+    from tests.test_decision_source import attributed_log
+
+    with httpx.Client(base_url=site["base"], timeout=120) as http:
+        response = http.post("/api/replays", content=json_format.MessageToJson(attributed_log()).encode(),
+                             params={"tournament": "attributed"})
+        assert response.status_code == 201, response.text
+        replay_id = response.json()["replay"]["id"]
+    open_list(page, site["base"])
+    rows = page.locator("#replays tbody tr")
+    page.select_option("#f-source", "client")
+    page.click("#f-apply")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_have_attribute("data-id", replay_id)
+    assert "source=client" in page.url
+    page.select_option("#f-source", "default")  # (no decision made by default broke a rule)
+    page.click("#f-apply")
+    expect(rows).to_have_count(0)
+    open_replay(page, site["base"], replay_id)
+    expect(page.locator("#by-source")).to_have_text("who decided: 3 violations: 1 on client replies, 2 on AI replies")
+    page.keyboard.press("n")
+    expect(page.locator("#event-title")).to_contain_text("Event 3 of")
+    expect(page.locator("#annotation .violation .source")).to_have_text("client")
+    expect(page.locator("#annotation .violation .source")).to_have_attribute("data-source", "client")
+    expect(page.locator("#timeline li.ev[data-pos='3'] .source")).to_have_text("client")
+    shot(page, "10-decided-by-client")
+    page.keyboard.press("n")
+    expect(page.locator("#event-title")).to_contain_text("Event 5 of")
+    expect(page.locator("#annotation .violation .source")).to_have_text(["AI", "AI"])
+    expect(page.locator("#timeline li.ev[data-pos='5'] .source")).to_have_text("AI")

@@ -352,8 +352,11 @@ def test_the_writer_stores_what_core_would(backend: str, database: str, games: l
     at = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
     store = Store.open(database, clock=lambda: at)
     try:
-        new = record(with_slash_violation(games[2]), tournament="cup", round="2", table="B", submitter="s")
+        log = with_slash_violation(games[2])
+        log.events[-1].source = pb.DECISION_SOURCE_AI  # (its violation is stored with the decision's source)
+        new = record(log, tournament="cup", round="2", table="B", submitter="s")
         assert new.verdict.violations and new.seats and new.verdict.stopped_at is None
+        assert {x.source for x in new.verdict.violations} == {pb.DECISION_SOURCE_AI}
         ours, _ = store.save(new, tenant="writer")
         core_id = replay_id_for("core", new.log_sha256)
         v, m = new.verdict, new.metadata
@@ -376,7 +379,8 @@ def test_the_writer_stores_what_core_would(backend: str, database: str, games: l
                 "scores": " ".join(map(str, v.scores)), "replay_blob": v.replay_blob}).scalar_one()
             conn.execute(insert(ViolationRow), [
                 {"verdict_id": verdict_id, "event_index": x.event_index, "derived": x.derived, "code": x.code,
-                 "seat": x.seat, "card": x.card, "message": x.message, "rule": x.rule} for x in v.violations])
+                 "seat": x.seat, "card": x.card, "message": x.message, "rule": x.rule, "source": x.source}
+                for x in v.violations])
 
         def raw_rows(sql: str, replay_id: str) -> list[tuple[Any, ...]]:
             with store.engine.connect() as conn:
@@ -392,7 +396,7 @@ def test_the_writer_stores_what_core_would(backend: str, database: str, games: l
             "verdicts": "SELECT run, created_at, engine_version, violation_count, violation_codes, followed, "
                         "stopped_at, stopped_reason, finished, side, winners, result_reason, annotation_count, "
                         "scores, replay_blob FROM verdicts WHERE replay_id = ?",
-            "violations": "SELECT x.event_index, x.derived, x.code, x.seat, x.card, x.message, x.rule "
+            "violations": "SELECT x.event_index, x.derived, x.code, x.seat, x.card, x.message, x.rule, x.source "
                           "FROM violations x JOIN verdicts v ON v.id = x.verdict_id WHERE v.replay_id = ? "
                           "ORDER BY x.id"}
         for table, sql in tables.items():

@@ -100,6 +100,21 @@ export function codeChip(code, href = "") {
   return href ? `<a class="code" href="${esc(href)}">${inner}</a>` : `<span class="code">${inner}</span>`;
 }
 
+// Who made a decision (the log's Event.source, in the annotation's "source"), for a reader.
+export const SOURCE_LABELS = { client: "client", ai: "AI", default: "default" };
+const SOURCE_TITLES = {
+  client: "made by the player's own client (a human, or a modified client)",
+  ai: "made by an AI standing in for the player",
+  default: "nobody replied in time: the engine took its default",
+};
+
+/** A tag saying who made a decision ("" when the log does not say). */
+export function sourceTag(source) {
+  if (!source) return "";
+  const label = SOURCE_LABELS[source] || source;
+  return `<span class="source source-${esc(source)}" data-source="${esc(source)}" title="${esc(SOURCE_TITLES[source] || "")}">${esc(label)}</span>`;
+}
+
 export function verdictText(info) {
   if (info.violation_count > 0) {
     return `${info.violation_count} violation${info.violation_count === 1 ? "" : "s"}`;

@@ -2,7 +2,7 @@
 import { api, codeChip, esc, resultText, verdictText } from "./common.js";
 
 const PAGE_SIZE = 25;
-const FILTERS = ["player", "code", "tournament", "violations"];
+const FILTERS = ["player", "code", "tournament", "source", "violations"];
 const $ = (id) => document.getElementById(id);
 
 // Page tokens of the pages before this one (keyset paging only goes forward).
@@ -21,6 +21,7 @@ function fillForm(f) {
   $("f-player").value = f.player;
   $("f-code").value = f.code;
   $("f-tournament").value = f.tournament;
+  $("f-source").value = ["client", "ai", "default"].includes(f.source) ? f.source : "";
   $("f-violations").checked = f.violations === "true";
 }
 
@@ -29,6 +30,7 @@ function formFilters() {
     player: $("f-player").value.trim(),
     code: $("f-code").value.trim().toUpperCase(),
     tournament: $("f-tournament").value.trim(),
+    source: $("f-source").value,
     violations: $("f-violations").checked ? "true" : "",
     page_token: "",
   };
@@ -144,7 +146,7 @@ function start() {
     load(formFilters(), { push: true });
   });
   $("f-clear").addEventListener("click", () => {
-    fillForm({ player: "", code: "", tournament: "", violations: "" });
+    fillForm({ player: "", code: "", tournament: "", source: "", violations: "" });
     previous = [];
     load(formFilters(), { push: true });
   });

@@ -1,7 +1,7 @@
 // The replay page: the table at any event (computed by the server's engine), the event timeline with
 // violations in place, and moving around by event, turn, violation and point of view. The address
 // holds the position and the view (#e=42&view=3), so a link opens exactly there.
-import { api, cardHtml, codeChip, esc, resultText, ruleLinks, typing, verdictText } from "./common.js";
+import { api, cardHtml, codeChip, esc, resultText, ruleLinks, sourceTag, typing, verdictText } from "./common.js";
 
 const $ = (id) => document.getElementById(id);
 const SLOTS = { weapon: "weapon", armor: "armor", defensive_horse: "+1 horse", offensive_horse: "−1 horse" };
@@ -65,6 +65,7 @@ function renderVerdict() {
       ${verdict.followed ? "" : ` · <b>not followed</b> from event ${verdict.stopped_at}: ${esc(verdict.stopped_reason)}`}
       ${origin ? ` · from ${esc(origin)}` : ""}</div>
     ${scores ? `<div id="scores" class="muted">scores: ${scores}</div>` : ""}
+    ${verdict.by_source_text ? `<div id="by-source" class="muted">who decided: ${esc(verdict.by_source_text)}</div>` : ""}
     ${header || notices ? `<ul class="header-violations">${header}${notices}</ul>` : ""}`;
   const select = $("view");
   select.innerHTML = `<option value="open">everyone (open)</option>` + info.seats.map((s) =>
@@ -105,8 +106,8 @@ function renderTimeline() {
     }
     const text = pos < page.events ? events[pos].text : "end of the log";
     const status = own ? own.status : (pos < page.events ? "" : "END");
-    const codes = own ? own.violations.map((v) => codeChip(v.code)).join(" ") : "";
     const bad = own && own.violations.length > 0;
+    const codes = own ? own.violations.map((v) => codeChip(v.code)).join(" ") + (bad ? " " + sourceTag(own.source) : "") : "";
     items.push(`<li class="ev${bad ? " bad" : ""}${hasViolation(pos) ? " has-violation" : ""}" data-pos="${pos}">` +
       `<button type="button" data-pos="${pos}" tabindex="-1"><span class="idx">${pos < page.events ? pos : "end"}</span>` +
       `<span class="mark" aria-hidden="true">${bad ? "✗" : ""}</span> <span class="txt">${esc(text)}</span> ${codes}` +
@@ -212,12 +213,13 @@ function renderState(state) {
 }
 
 function annotationHtml(a) {
-  const violations = a.violations.map((v) => `<li class="violation">${codeChip(v.code)} <span class="message">${esc(v.message)}</span>
+  // Beside each violation on a decision: who made it (client / AI / default), when the log says.
+  const violations = a.violations.map((v) => `<li class="violation">${sourceTag(a.source)} ${codeChip(v.code)} <span class="message">${esc(v.message)}</span>
       <div class="cite">rule: ${ruleLinks(v.rule)}</div></li>`).join("");
   return `<div class="ann ${a.violations.length ? "bad" : ""}">
     <div><span class="status s-${esc(a.status)}">${esc(a.status)}</span>${a.derived ? ' <span class="muted">derived before this event</span>' : ""}
       ${!a.applied && !a.derived ? ' <span class="muted">(not applied: the game went on without it)</span>' : ""}
-      <span class="txt">${esc(a.text)}</span></div>
+      <span class="txt">${esc(a.text)}</span>${a.source ? ` <span class="muted">· decided by</span> ${sourceTag(a.source)}` : ""}</div>
     ${violations ? `<ul class="violations">${violations}</ul>` : ""}</div>`;
 }
 
