@@ -5,6 +5,7 @@ with a header, garbage) with INVALID_ARGUMENT or RESOURCE_EXHAUSTED and nothing 
 
 from __future__ import annotations
 
+import gzip
 import json
 import lzma
 from collections.abc import Iterator
@@ -94,6 +95,10 @@ def test_the_command_line_submits_freekill_records(server: BackgroundServer, tmp
      grpc.StatusCode.INVALID_ARGUMENT, "cannot import the freekill record: not a FreeKill transcript: line 1"),
     (spb.VerifyLogRequest(foreign_log=spb.ForeignLog(engine="freekill", data=b"x" * (4 * 1024 * 1024 + 1))),
      grpc.StatusCode.RESOURCE_EXHAUSTED, "over 4194304 bytes"),
+    # 20 KB packed, 5 MB unpacked: the server's --max-record-bytes bounds the record unpacked too (issue 27.3)
+    (spb.VerifyLogRequest(foreign_log=spb.ForeignLog(engine="freekill", data=gzip.compress(
+        b'{"seq": 1, "kind": "meta", "players": 4}\n' + b'{"seq": 2, "kind": "log"}\n' * 200_000))),
+     grpc.StatusCode.INVALID_ARGUMENT, "cannot import the freekill record: the input is over 4194304 bytes unpacked"),
 ])
 def test_bad_foreign_records_are_refused(server: BackgroundServer, request_: spb.VerifyLogRequest,
                                          code: grpc.StatusCode, says: str) -> None:
