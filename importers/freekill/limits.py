@@ -14,9 +14,11 @@ So every input is bounded twice (docs/freekill.md, "Limits"):
 
 A parsed item costs Python at most about 72 bytes (an empty object; a list slot and a small
 integer cost 8), so the parsed record stays under ``72 / BYTES_PER_ITEM`` = 4.5 times the limit.
-Real records are far from these bounds: over the 139 FreeKill games we have, a transcript holds
-one counted item per 16.5 bytes or more (items the converter reads, plus one per message), its
-longest line is 4.9 KB and holds 452; see tests/test_fkrep_limits.py.
+Real records are inside these bounds: over the 139 FreeKill games we have, a transcript holds one
+counted item per 8 bytes or more (the items of what the converter reads, plus one per message), so
+any real transcript up to half the limit is read; its longest line is 4.9 KB and holds 848 items.
+A CBOR replay is denser (one item per 3.8 bytes: the longest game's, 5 MB unpacked, holds 1.35 M).
+See docs/freekill.md#limits and tests/test_fkrep_limits.py.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from verifier.logio import MAX_RECORD_BYTES
 DEFAULT_MAX_BYTES: Final = MAX_RECORD_BYTES
 # A record may hold one item per this many bytes of its limit.
 BYTES_PER_ITEM: Final = 16
-# One transcript line (one server message): the longest real one is 4.9 KB with 452 items.
+# One transcript line (one server message): the longest real one is 4.9 KB with 848 items.
 MAX_LINE_BYTES: Final = 1 << 20
 MAX_LINE_ITEMS: Final = 1 << 16
 
