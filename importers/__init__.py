@@ -20,7 +20,7 @@ class RecordError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class Imported:
+class Converted:
     """One record of an input: ``name`` the input's, or for one of the records an input holds
     (``part``: a FreeKill client database) its own; ``log`` its conversion, or ``error`` why not."""
 
@@ -47,20 +47,20 @@ def importer(engine: str, max_bytes: int = MAX_RECORD_BYTES) -> Callable[[bytes,
     raise RecordError(f"no importer for {engine!r} (known: {', '.join(ENGINES)})")
 
 
-def importer_of_all(engine: str, max_bytes: int = MAX_RECORD_BYTES) -> Callable[[bytes, str], list[Imported]]:
+def importer_of_all(engine: str, max_bytes: int = MAX_RECORD_BYTES) -> Callable[[bytes, str], list[Converted]]:
     """As ``importer``, for an input that may hold several records (a FreeKill client database): each
     with its log or its error, so one bad record loses none of the others. Raises RecordError when the
     input as a whole cannot be read."""
     if engine == "freekill":
         from importers.freekill import ImportFailure, import_records
 
-        def freekill(data: bytes, name: str) -> list[Imported]:
+        def freekill(data: bytes, name: str) -> list[Converted]:
             try:
                 records = import_records(data, name, max_bytes=max_bytes)
             except ImportFailure as err:
                 raise RecordError(str(err)) from None
-            return [Imported(r.name, None, RecordError(str(r.result)), r.part) if isinstance(r.result, ImportFailure)
-                    else Imported(r.name, r.result.log, None, r.part) for r in records]
+            return [Converted(r.name, None, RecordError(str(r.result)), r.part) if isinstance(r.result, ImportFailure)
+                    else Converted(r.name, r.result.log, None, r.part) for r in records]
 
         return freekill
     raise RecordError(f"no importer for {engine!r} (known: {', '.join(ENGINES)})")
