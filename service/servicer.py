@@ -341,7 +341,8 @@ class VerifierServicer:
         if not data:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: the record is empty")
         self._check_record_size(len(data))
-        return VerifyJob(data, meta, self.limits.max_events_per_game, foreign=foreign.engine, name=foreign.name)
+        return VerifyJob(data, meta, self.limits.max_events_per_game, foreign=foreign.engine, name=foreign.name,
+                         max_record_bytes=self.limits.max_record_bytes)
 
     def _check_stream_length(self, count: int) -> None:
         if count > self.limits.max_stream_messages:

@@ -32,7 +32,7 @@ from storage.store import (
 )
 from verifier import LogFormatError, Verifier
 from verifier.codes import CATALOGUE
-from verifier.logio import parse_log
+from verifier.logio import MAX_RECORD_BYTES, parse_log
 from verifier.replay import Finished, Record, annotation_message
 
 
@@ -59,6 +59,9 @@ class VerifyJob:
     # Another engine's record (ForeignLog): ``data`` is imported first, and the converted log is stored.
     foreign: str = ""
     name: str = ""
+    # The server's limit on a foreign record (--max-record-bytes): it bounds the record unpacked and what the
+    # importer may build from it, not only the bytes that came in (a small xz may hold gigabytes).
+    max_record_bytes: int = MAX_RECORD_BYTES
     # False: the record comes back without the log's bytes when they are ``data`` itself (the caller has
     # them; a copy back across the process boundary is memory the server would hold twice).
     return_log: bool = True
@@ -153,7 +156,7 @@ def verify_job(job: VerifyJob) -> Verified:
         from importers import RecordError, importer
 
         try:
-            log = importer(job.foreign)(job.data, job.name)
+            log = importer(job.foreign, job.max_record_bytes)(job.data, job.name)
         except RecordError as err:
             raise LogFormatError(f"cannot import the {job.foreign} record: {err}") from None
         job = VerifyJob(canonical_bytes(log), job.metadata, job.max_events, canonical=True, return_log=True)

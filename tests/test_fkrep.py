@@ -8,6 +8,7 @@ The transcript is the shortest of the real games (tests/data/freekill/fk_rand_p4
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import json
 import sys
@@ -25,9 +26,12 @@ from hypothesis import strategies as st
 
 from importers.freekill import cbor
 from importers.freekill.fkrep import (
+    CBOR,
+    CONTAINER_VERSIONS,
     DEFAULT_AVATAR,
     DEFAULT_VERSION,
     FIRST_ENTRY,
+    JSON,
     FreeKillFormatError,
     Recording,
     RecordingPlayer,
@@ -306,7 +310,10 @@ CONTAINERS: list[tuple[str, bytes, str]] = [
     ("empty recording", qcompress(b""), "not one CBOR item: truncated"),
     ("not CBOR", qcompress(b"\x1c"), "not one CBOR item: reserved"),
     ("trailing CBOR", qcompress(GOOD_RAW + b"\x00"), "not one CBOR item: 1 trailing byte"),
-    ("JSON, not CBOR", qcompress(json.dumps(["0.5", "2025"]).encode()), "not one CBOR item"),
+    # JSON text is the container up to v0.5.11 (read by content): it must be a whole recording too.
+    ("short JSON array", qcompress(json.dumps(["0.5", "2025"]).encode()), "2 item(s), fewer than the 10"),
+    ("broken JSON", qcompress(b' [1, "x",'), "starts as JSON but is not JSON text"),
+    ("JSON object", qcompress(b'{"version": 1}'), "not one CBOR item"),
     ("a map", qcompress(cbor.encode({"version": 1})), "a CBOR map, not an array"),
     ("short array", qcompress(cbor.encode(GOOD_ITEMS[:9])), "9 item(s), fewer than the 10"),
     ("deep", qcompress(b"\x81" * 10_000 + b"\x00"), "nesting deeper than"),
@@ -403,6 +410,61 @@ def test_tolerated_variants() -> None:
     assert rec.messages[1:] == read_fkrep(GOOD).messages[1:]
 
 
+# --- the JSON container (up to FreeKill v0.5.11) --------------------------------------------------
+
+
+@pytest.mark.parametrize("pid", SEATS)
+def test_the_json_container_reads_back_the_recording_written(pid: int) -> None:
+    rec = recording_from_transcript(LINES, pid, version=CONTAINER_VERSIONS[JSON])
+    data = write_fkrep(rec, container=JSON)
+    assert zlib.decompress(data[4:])[:1] == b"["  # JSON text, told from CBOR by content
+    assert read_fkrep(data) == rec
+    assert read_fkrep(fkrep_from_transcript(LINES, pid, container=JSON)) == rec
+    assert read_fkrep(write_fkrep(rec, container=CBOR)) == rec
+
+
+def json_items_of(data: bytes) -> list[Any]:
+    items = json.loads(quncompress(data))
+    assert isinstance(items, list)
+    return items
+
+
+def test_the_json_container_is_shaped_as_the_old_client_wrote_it() -> None:
+    items = json_items_of(fkrep_from_transcript(LINES, 1, container=JSON))
+    assert items[0] == "0.5.11" and items[4:10] == ["", "", "", "", "", ""]  # [5]: no normal / reconnect yet
+    assert json.loads(items[2]) == [4, 15, META["settings"]] and json.loads(items[3]) == [1, "p1", DEFAULT_AVATAR]
+    assert all(isinstance(e[3], str) for e in items[FIRST_ENTRY:])  # payloads: JSON text
+    assert items[-1][2:] == ["GameOver", '"rebel+rebel_chief+civilian"']
+    # A payload an old server sent as a bare string (not JSON text) is that string.
+    items[-1][3] = "rebel+rebel_chief+civilian"
+    rec = read_fkrep(qcompress(json.dumps(items).encode()))
+    assert rec.messages[-1].data == "rebel+rebel_chief+civilian"
+    assert rec.messages[:-1] == read_fkrep(fkrep_from_transcript(LINES, 1, container=JSON)).messages[:-1]
+    with pytest.raises(ValueError, match="no reconnect recordings"):
+        write_fkrep(dataclasses.replace(recording_from_transcript(LINES, 1), reconnect=True), container=JSON)
+    with pytest.raises(ValueError, match="neither 'cbor' nor 'json'"):
+        fkrep_from_transcript(LINES, 1, container="xml")
+
+
+JSON_ITEMS: list[tuple[str, Callable[[list[Any]], None], str]] = [
+    ("room not JSON text", _set(2, "[4, 15"), r"item \[2\] \(room\) is not JSON text"),
+    ("room an array", _set(2, [4, 15, {}]), r"item \[2\] \(room\) is a JSON array, not a string holding JSON"),
+    ("player an object", _set(3, '{"id": 1}'), r"item \[3\] \(recording player\) holds a JSON object"),
+    ("kind unknown", _set(5, "observe"), r"item \[5\] is 'observe', neither '' nor 'normal' nor 'reconnect' \(JSON"),
+    ("isRequest a number", _entry(1, 1), r"entry \[10\] isRequest is a JSON number, not a boolean"),
+    ("ms text", _entry(0, "1"), r"entry \[10\] ms is a JSON string, not an integer"),
+    ("payload a number", _entry(3, 3), r"entry \[10\] \(AddPlayer\) payload is a JSON number, not a string"),
+]
+
+
+@pytest.mark.parametrize(("what", "change", "pattern"), JSON_ITEMS, ids=[c[0] for c in JSON_ITEMS])
+def test_malformed_json_items_are_refused(what: str, change: Callable[[list[Any]], None], pattern: str) -> None:
+    items = json_items_of(fkrep_from_transcript(LINES, 1, container=JSON))
+    change(items)
+    with pytest.raises(FreeKillFormatError, match=pattern):
+        read_fkrep(qcompress(json.dumps(items).encode()))
+
+
 # --- zip bombs ----------------------------------------------------------------------------------
 
 
@@ -495,6 +557,9 @@ def test_tool_builds_one_file_per_seat(tmp_path: Path, capsys: pytest.CaptureFix
     assert sorted(p.name for p in (tmp_path / "fk").iterdir())[0] == (
         "20251115000000.p1.aaa_role_mode.caocao.lord.rebel+rebel_chief+civilian.fk.rep"
     )
+    assert fkrep_build.main([str(TRANSCRIPT), "--out", str(tmp_path / "old"), "--container", "json"]) == 0
+    old = (tmp_path / "old" / "fk_rand_p4_35.seat1.fk.rep").read_bytes()
+    assert old == fkrep_from_transcript(LINES, 1, container=JSON) and read_fkrep(old).version == "0.5.11"
 
 
 def test_tool_refuses_colliding_names_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,7 +16,9 @@ import importlib.util
 import io
 import json
 import lzma
+import sqlite3
 import sys
+import zlib
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -105,22 +107,49 @@ def test_a_game_the_report_cannot_import_is_exit_2(tmp_path: Path, capsys: pytes
     assert "broken.jsonl: cannot import: the record" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(("container", "version"), [("cbor", "0.5.22"), ("json", "0.5.11")])
 @pytest.mark.parametrize("game", ["fk_p5_r5.jsonl", "fk_rand_p10_23.jsonl", "fk_rand_p7_9.jsonl"])
-def test_client_replays_import_to_the_same_game(game: str) -> None:
-    """Each seat's .fk.rep (no replies, other players' requests missing) gives the transcript's events,
-    but for the suit named for 反间, which only a reply shows; and the same verdict."""
+def test_client_replays_import_to_the_same_game(game: str, container: str, version: str) -> None:
+    """Each seat's .fk.rep (no replies, other players' requests missing), as a real client of that
+    version writes it (CBOR from v0.5.12, JSON up to v0.5.11), gives the transcript's events, but for
+    the suit named for 反间, which only a reply shows; and the same verdict. The version is FreeKill's
+    release, which names no card set: the card table is the one the record's cards fit."""
     transcript = import_freekill(raw(game), game).log
     verdict = verify(transcript)
     players = next(d["data"] for d in lines(game) if d.get("cmd") == "ArrangeSeats")
     for player in players:
-        imported = import_freekill(fkrep_from_transcript(lines(game), player), f"{game}.seat.fk.rep")
+        data = fkrep_from_transcript(lines(game), player, version=version, container=container)
+        assert data[4:6] == b"\x78\x9c" and (zlib.decompress(data[4:])[:1] == b"[") == (container == "json")
+        imported = import_freekill(data, f"{game}.seat.fk.rep")
         assert imported.format == FKREP
         log = imported.log
+        origin = log.header.origin
+        assert (origin.engine_version, log.header.recorder) == (version, f"FreeKill {version}, imported by sgs-verify")
+        assert any(n.startswith("card table 88a912f1, which all ") for n in origin.notes)
         assert log.header.setup == transcript.header.setup and list(log.header.seats) == list(transcript.header.seats)
         assert [without_suit(e) for e in log.events] == [without_suit(e) for e in transcript.events], player
         again = verify(log)
         assert [(a.index, [v.code for v in a.violations]) for a in again.annotations] == \
             [(a.index, [v.code for v in a.violations]) for a in verdict.annotations]
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_every_game_from_a_real_version_replay_gets_the_transcripts_verdict(game: str) -> None:
+    """One seat of every test game (a different seat from game to game), in both containers with the
+    version that wrote it: the transcript's exact verdict (tests/data/freekill/expected.json)."""
+    players = next(d["data"] for d in lines(game) if d.get("cmd") == "ArrangeSeats")
+    player = players[GAMES.index(game) % len(players)]
+    for container, version in (("cbor", "0.5.22"), ("json", "0.5.11")):
+        replay_name = f"{game}.{container}.fk.rep"
+        log = import_freekill(fkrep_from_transcript(lines(game), player, version=version, container=container),
+                              replay_name).log
+        assert (log.header.origin.format, log.header.origin.engine_version) == (FKREP, version)
+        replay = verify(log)
+        got = {"events": len(log.events), "followed": replay.followed, "finished": replay.result.finished,
+               "side": pb.Side.Name(replay.result.side), "winners": list(replay.result.winners),
+               "header_notices": [n.code for n in replay.header_notices],
+               "violations": [[a.index, v.code] for a in replay.annotations for v in a.violations]}
+        assert got == EXPECTED[game], (container, player)
 
 
 def without_suit(ev: pb.Event) -> pb.Event:
@@ -268,3 +297,111 @@ def test_a_reconnect_recording_is_refused() -> None:
     data = write_fkrep(rec)
     assert read_fkrep(data).reconnect
     assert "'reconnect' recording starts in the middle of the game" in failure(data)
+
+
+def test_a_replay_whose_cards_match_no_table_is_refused_naming_the_card() -> None:
+    """A .fk.rep is judged by its cards, not its version string: one whose cards fit no table is refused,
+    naming the first card that does not fit; any version string with cards that fit imports."""
+    def swap(d: dict[str, Any]) -> dict[str, Any]:
+        if d.get("cmd") == "MoveCards":
+            for move in d["data"][0]:
+                for info in move["moveInfo"]:
+                    if info.get("cardId") == 9 and "beforeCard" in info:
+                        info["beforeCard"]["3"] = 4  # ♦ instead of ♣
+        return d
+    changed = [json.loads(t) for t in edited("fk_rand_p4_35.jsonl", swap).decode().splitlines()]
+    for container in ("cbor", "json"):
+        why = failure(fkrep_from_transcript(changed, 1, container=container))
+        assert why.startswith("the record's cards match no card table here: record position ")
+        assert "the record shows card 9 as slash diamond 3, but FreeKill 88a912f1's table has slash club 3" in why
+    odd = import_freekill(fkrep_from_transcript(lines("fk_rand_p4_35.jsonl"), 1, version="v0.9.9-nightly"), "x")
+    assert odd.log.header.origin.engine_version == "v0.9.9-nightly"
+    assert import_freekill(raw("fk_rand_p4_35.jsonl"), "x").log.header.origin.engine_version == "88a912f1"
+
+
+# ---------------------------------------------------------------------------------------- the client database
+
+def client_database(path: Path, recordings: list[Any], table: str = "myGameRecordings") -> bytes:
+    """An SQLite file shaped like FreeKill's client database: a row per recording, its .fk.rep as hex."""
+    con = sqlite3.connect(path)
+    try:
+        con.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY AUTOINCREMENT, pid INTEGER, recording TEXT)")
+        con.executemany(f"INSERT INTO {table} (pid, recording) VALUES (1, ?)", [(r,) for r in recordings])
+        con.commit()
+    finally:
+        con.close()
+    return path.read_bytes()
+
+
+def three_recordings() -> list[bytes]:
+    p5 = next(d["data"] for d in lines("fk_p5_r5.jsonl") if d.get("cmd") == "ArrangeSeats")
+    return [fkrep_from_transcript(lines("fk_rand_p4_35.jsonl"), 1),
+            fkrep_from_transcript(lines("fk_rand_p4_35.jsonl"), 4, container="json"),
+            fkrep_from_transcript(lines("fk_p5_r5.jsonl"), p5[0])]
+
+
+def test_a_client_database_imports_every_recording(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from importers.freekill import DATABASE, import_records
+    from importers.freekill.fkrep import read_fkrep
+
+    recordings = three_recordings()
+    names = [str(read_fkrep(r).name) for r in recordings]
+    db = tmp_path / "freekill-client.db"
+    records = import_records(client_database(db, [r.hex() for r in recordings]), db.name)
+    assert [r.name for r in records] == names and all(r.part for r in records)
+    for record, data in zip(records, recordings, strict=True):
+        assert not isinstance(record.result, ImportFailure)
+        alone = import_freekill(data, "x.fk.rep").log
+        assert list(record.result.log.events) == list(alone.events)
+        assert record.result.log.header.setup == alone.header.setup
+        assert record.result.log.header.origin.source == f"freekill-client.db: {record.name}"
+    assert "one log per recording" in failure(db.read_bytes())  # one record only, there
+    one = client_database(tmp_path / "one.db", [recordings[0].hex()])
+    assert import_freekill(one, "one.db").log.events == import_freekill(recordings[0], "x").log.events
+    assert DATABASE == "freekill-database"
+
+    out = tmp_path / "logs"
+    assert main(["import", "freekill", str(db), "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(f"{n}.pb" for n in names)
+    assert load_log((out / f"{names[2]}.pb").read_bytes()) == records[2].result.log  # type: ignore[union-attr]
+    assert f"{db} [{names[0]}] -> {out / names[0]}.pb: 85 events, 4 seats" in capsys.readouterr().out
+
+    assert main(["check", "--from", "freekill", str(db)]) == 1  # 制衡 with no card, 7 times, in fk_p5_r5
+    text = capsys.readouterr().out
+    assert text.count(": SKILL_COST:") == 7 and f"{db} [{names[2]}]: 394 events, 7 violation(s)" in text
+    assert "checked 1 file(s) (3 records): 3 readable, 0 unreadable, 7 violation(s)" in text
+
+
+def test_a_bad_recording_in_a_database_loses_none_of_the_others(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    recordings = three_recordings()
+    rows: list[Any] = [recordings[0].hex(), "not hex", recordings[1][:-10].hex(), recordings[2]]  # the last a BLOB
+    db = tmp_path / "client.db"
+    client_database(db, rows)
+    out = tmp_path / "logs"
+    assert main(["import", "freekill", str(db), "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert f"{db} [recording 2]: cannot import: recording 2 of the database: it is not a .fk.rep as hex" in captured.err
+    assert f"{db} [recording 3]: cannot import: recording 3 of the database: not a FreeKill client replay: " \
+           "truncated zlib stream" in captured.err
+    assert len(list(out.iterdir())) == 2
+    assert "imported 2 of 4 record(s) from 1 file(s)" in captured.out
+    assert main(["check", "--from", "freekill", "--json", str(db)]) == 2
+    body = json.loads(capsys.readouterr().out)
+    assert [r["readable"] for r in body] == [True, False, False, True]
+
+
+def test_an_sqlite_file_that_is_not_freekills_is_refused(tmp_path: Path) -> None:
+    other = client_database(tmp_path / "other.db", ["00"], table="games")
+    assert failure(other) == "an SQLite database, but not FreeKill's client database: it has no table " \
+        "myGameRecordings"
+    assert failure(client_database(tmp_path / "empty.db", [])) == \
+        "FreeKill's client database holds no recording (myGameRecordings is empty)"
+    broken = bytearray(other)
+    broken[100:] = b"\xff" * (len(broken) - 100)
+    assert failure(bytes(broken)).startswith("the SQLite database cannot be read: ")
+    con = sqlite3.connect(tmp_path / "nocolumn.db")
+    con.execute("CREATE TABLE myGameRecordings (id INTEGER, data TEXT)")
+    con.commit()
+    con.close()
+    assert failure((tmp_path / "nocolumn.db").read_bytes()).endswith("has no column recording")

@@ -1,6 +1,6 @@
 """Build FreeKill client replays (.fk.rep) from a server transcript: one per seat.
 
-Usage: python tools/fkrep_build.py TRANSCRIPT [--out DIR] [--naming seat|freekill]
+Usage: python tools/fkrep_build.py TRANSCRIPT [--out DIR] [--naming seat|freekill] [--container cbor|json]
 
 TRANSCRIPT is a FreeKill server transcript (JSON lines; ``.xz`` compressed is read too). For
 every seat — in ``ArrangeSeats`` order, seat 1 the lord — it writes what that player's FreeKill
@@ -11,6 +11,9 @@ client would have recorded (``importers.freekill.fkrep.fkrep_from_transcript``) 
 - ``--naming freekill``: FreeKill's own name, item [1] of the recording —
   ``<date>.<name>.<mode>.<general>.<role>.<winners>.fk.rep``. Every seat of one game shares
   the date, so only a finished game has a distinct name per seat; an unfinished one is refused.
+
+``--container``: ``cbor`` (default; FreeKill v0.5.12 on, version string ``0.5.22``) or ``json``
+(up to v0.5.11, version string ``0.5.11``).
 
 It prints one line per file: the seat, the FreeKill player id and the path. Exit 0, or 2 for a
 usage error or a transcript that cannot be read.
@@ -31,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from importers.freekill.fkrep import recording_from_transcript, write_fkrep  # noqa: E402
+from importers.freekill.fkrep import CBOR, CONTAINER_VERSIONS, recording_from_transcript, write_fkrep  # noqa: E402
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +66,7 @@ def seat_order(lines: Sequence[dict[str, Any]]) -> list[int]:
     raise ValueError("the transcript has no ArrangeSeats: no seats to build replays for")
 
 
-def build(transcript: Path, out: Path, naming: str = "seat") -> list[SeatFile]:
+def build(transcript: Path, out: Path, naming: str = "seat", container: str = CBOR) -> list[SeatFile]:
     """Write one .fk.rep per seat of ``transcript`` into ``out``; return what was written."""
     if naming not in ("seat", "freekill"):
         raise ValueError(f"naming {naming!r} is neither 'seat' nor 'freekill'")
@@ -71,11 +74,11 @@ def build(transcript: Path, out: Path, naming: str = "seat") -> list[SeatFile]:
     stem = transcript.name.removesuffix(".xz").removesuffix(".jsonl")
     built: list[tuple[int, int, str, bytes]] = []
     for seat, pid in enumerate(seat_order(lines), 1):
-        rec = recording_from_transcript(lines, pid)
+        rec = recording_from_transcript(lines, pid, version=CONTAINER_VERSIONS[container])
         if naming == "freekill" and not rec.name.finished:
             raise ValueError("the game is unfinished: its seats' FreeKill names (the date alone) would collide")
         name = f"{stem}.seat{seat}.fk.rep" if naming == "seat" else rec.file_name
-        built.append((seat, pid, name, write_fkrep(rec)))
+        built.append((seat, pid, name, write_fkrep(rec, container=container)))
     names = [name for _, _, name, _ in built]
     if len(set(names)) != len(names):
         raise ValueError(f"two seats would get the same file name: {sorted(names)}")
@@ -92,9 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("transcript", type=Path)
     parser.add_argument("--out", type=Path, default=Path("."))
     parser.add_argument("--naming", choices=("seat", "freekill"), default="seat")
+    parser.add_argument("--container", choices=sorted(CONTAINER_VERSIONS), default=CBOR)
     args = parser.parse_args(argv)
     try:
-        files = build(args.transcript, args.out, args.naming)
+        files = build(args.transcript, args.out, args.naming, args.container)
     except (OSError, ValueError, lzma.LZMAError) as e:  # JSON and UTF-8 errors are ValueErrors
         print(f"fkrep_build: {args.transcript}: {e}", file=sys.stderr)
         return 2

@@ -12,7 +12,7 @@ from typing import Any
 from google.protobuf import json_format
 
 from clients.commands.options import card_packages, positive_int
-from importers import ENGINES, RecordError, importer
+from importers import ENGINES, RecordError, importer_of_all
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import LogFormatError, load_log, text, verify
@@ -69,82 +69,100 @@ def violation_line(path: str, ann: apb.Annotation, v: apb.Violation) -> str:
     return f"{path}: {where} {ann.index}{seat}{crd}{who}: {v.code}: {v.message}"
 
 
-def read_log(path: Path, max_events: int, source: str = "sgs-verify") -> pb.GameLog:
-    """Load one log file (or import another engine's record); raises OSError, or LogFormatError when it
-    is unreadable or too long."""
+def read_logs(path: Path, max_events: int, source: str = "sgs-verify") -> list[tuple[str, pb.GameLog | LogFormatError]]:
+    """Load one log file, or import another engine's records from it (a FreeKill client database
+    holds several): each as (where, the log or why it is unreadable or too long). Raises OSError, or
+    LogFormatError when the file as a whole is unreadable."""
     data = read_file(path, MAX_LOG_BYTES if source == "sgs-verify" else MAX_RECORD_BYTES)
     if source == "sgs-verify":
-        log = load_log(data)
+        entries: list[tuple[str, pb.GameLog | LogFormatError]] = [(str(path), load_log(data))]
     else:
         try:
-            log = importer(source)(data, path.name)
+            records = importer_of_all(source)(data, path.name)
         except RecordError as err:
             raise LogFormatError(f"cannot import it from {source}: {err}") from None
-    if len(log.events) > max_events:
-        raise LogFormatError(f"the log has {len(log.events)} events; the limit is {max_events} per log "
-                             "(--max-events N raises it); not verified")
-    return log
+        entries = [(f"{path} [{r.name}]" if r.part else str(path),
+                    r.log if r.log is not None else LogFormatError(f"cannot import it from {source}: {r.error}"))
+                   for r in records]
+    out: list[tuple[str, pb.GameLog | LogFormatError]] = []
+    for where, log in entries:
+        if isinstance(log, pb.GameLog) and len(log.events) > max_events:
+            log = LogFormatError(f"the log has {len(log.events)} events; the limit is {max_events} per log "
+                                 "(--max-events N raises it); not verified")
+        out.append((where, log))
+    return out
+
+
+def report_one(args: argparse.Namespace, path: str, log: pb.GameLog,
+               reports: list[dict[str, Any]]) -> apb.AnnotatedReplay:
+    """Verify one log and report it (a line per finding, or a JSON object into ``reports``)."""
+    replay = verify(log)
+    if args.json:
+        body = json_format.MessageToDict(replay, preserving_proto_field_name=True)
+        body.pop("annotations", None)
+        if log.header.HasField("origin"):
+            body["origin"] = json_format.MessageToDict(log.header.origin, preserving_proto_field_name=True)
+        body["violations"] = [
+            {"index": a.index, "derived": a.derived,
+             **({"source": text.SOURCE_KEY.get(a.source, str(a.source))} if a.source else {}),
+             **json_format.MessageToDict(v, preserving_proto_field_name=True)}
+            for a in replay.annotations for v in a.violations]
+        reports.append({"file": path, "readable": True, **body})
+        return replay
+    if not args.quiet:
+        if log.header.HasField("origin"):
+            print(f"{path}: origin: {origin(log.header.origin)}")
+        for n in replay.header_notices:
+            print(f"{path}: header notice (not a violation): {n.code}: {n.message}")
+        for v in replay.header_violations:
+            print(f"{path}: header: {v.code}: {v.message}")
+        for ann in replay.annotations:
+            for v in ann.violations:
+                print(violation_line(path, ann, v))
+        if not replay.followed:
+            print(f"{path}: stopped following the log at event {replay.stopped_at}: {replay.stopped_reason}")
+        res = replay.result
+        outcome = (f"{SIDE.get(res.side, '?')} win, seats {list(res.winners)}" if res.finished
+                   else f"unfinished: {res.reason}")
+        if res.finished and res.side == pb.SIDE_KINGDOM:
+            outcome = f"seats {list(res.winners)} win ({res.reason})"
+        print(f"{path}: {len(log.events)} events, {replay.violation_count} violation(s); {outcome}")
+        by_source = violations_by_source(replay)
+        if by_source:
+            print(f"{path}: who decided: {by_source}")
+    return replay
 
 
 def run_check(args: argparse.Namespace) -> int:
-    unreadable = violations = events = stopped = 0
+    unreadable = violations = events = stopped = checked = 0
     started = time.perf_counter()
     reports = []
     for path in args.files:
         try:
-            log = read_log(path, args.max_events, args.source)
+            entries = read_logs(path, args.max_events, args.source)
         except (OSError, LogFormatError) as err:
-            unreadable += 1
-            msg = err.strerror if isinstance(err, OSError) else str(err)
-            if args.json:
-                reports.append({"file": str(path), "readable": False, "error": msg})
-            else:
-                print(f"{path}: unreadable: {msg}", file=sys.stderr)
-            continue
-        replay = verify(log)
-        events += len(log.events)
-        violations += replay.violation_count
-        stopped += not replay.followed
-        if args.json:
-            body = json_format.MessageToDict(replay, preserving_proto_field_name=True)
-            body.pop("annotations", None)
-            if log.header.HasField("origin"):
-                body["origin"] = json_format.MessageToDict(log.header.origin, preserving_proto_field_name=True)
-            body["violations"] = [
-                {"index": a.index, "derived": a.derived,
-                 **({"source": text.SOURCE_KEY.get(a.source, str(a.source))} if a.source else {}),
-                 **json_format.MessageToDict(v, preserving_proto_field_name=True)}
-                for a in replay.annotations for v in a.violations]
-            reports.append({"file": str(path), "readable": True, **body})
-            continue
-        if not args.quiet:
-            if log.header.HasField("origin"):
-                print(f"{path}: origin: {origin(log.header.origin)}")
-            for n in replay.header_notices:
-                print(f"{path}: header notice (not a violation): {n.code}: {n.message}")
-            for v in replay.header_violations:
-                print(f"{path}: header: {v.code}: {v.message}")
-            for ann in replay.annotations:
-                for v in ann.violations:
-                    print(violation_line(str(path), ann, v))
-            if not replay.followed:
-                print(f"{path}: stopped following the log at event {replay.stopped_at}: {replay.stopped_reason}")
-            res = replay.result
-            outcome = (f"{SIDE.get(res.side, '?')} win, seats {list(res.winners)}" if res.finished
-                       else f"unfinished: {res.reason}")
-            if res.finished and res.side == pb.SIDE_KINGDOM:
-                outcome = f"seats {list(res.winners)} win ({res.reason})"
-            print(f"{path}: {len(log.events)} events, {replay.violation_count} violation(s); {outcome}")
-            by_source = violations_by_source(replay)
-            if by_source:
-                print(f"{path}: who decided: {by_source}")
+            entries = [(str(path), LogFormatError(err.strerror or str(err)) if isinstance(err, OSError) else err)]
+        for where, got in entries:
+            checked += 1
+            if isinstance(got, LogFormatError):
+                unreadable += 1
+                if args.json:
+                    reports.append({"file": where, "readable": False, "error": str(got)})
+                else:
+                    print(f"{where}: unreadable: {got}", file=sys.stderr)
+                continue
+            replay = report_one(args, where, got, reports)
+            events += len(got.events)
+            violations += replay.violation_count
+            stopped += not replay.followed
     seconds = time.perf_counter() - started
     if args.json:
         print(json.dumps(reports, ensure_ascii=False, indent=1))
     else:
         rate = f", {events / seconds:,.0f} events/s" if seconds > 0 and events else ""
-        readable = len(args.files) - unreadable
-        print(f"checked {len(args.files)} file(s): {readable} readable, {unreadable} unreadable, "
+        readable = checked - unreadable
+        record_count = f" ({checked} records)" if checked != len(args.files) else ""
+        print(f"checked {len(args.files)} file(s){record_count}: {readable} readable, {unreadable} unreadable, "
               f"{violations} violation(s), {events} events{rate}; followed to the end: {readable - stopped}, "
               f"stopped: {stopped}")
     if unreadable:

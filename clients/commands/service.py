@@ -8,7 +8,7 @@ import asyncio
 import functools
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -406,20 +406,66 @@ def _submit_one(client: VerifierClient, path: Path, args: argparse.Namespace) ->
     return client.verify(read_file(path), meta, summary_only=True)
 
 
+def _refused(err: Exception) -> Submission:
+    raise err
+
+
+def _submissions(client: VerifierClient, args: argparse.Namespace) -> list[tuple[str, Callable[[], Submission]]]:
+    """What to submit, each named for the report: a file, or each recording of a FreeKill client
+    database (the server takes one record per submission; the database is split here)."""
+    from verifier import LogFormatError
+    from verifier.logio import MAX_RECORD_BYTES, read_file
+
+    jobs: list[tuple[str, Callable[[], Submission]]] = []
+    for path in args.files:
+        if args.source == "freekill" and _is_sqlite(path):
+            from importers.freekill import ImportFailure
+            from importers.freekill.api import database_recordings
+
+            try:
+                recordings = database_recordings(read_file(path, MAX_RECORD_BYTES))
+            except (OSError, LogFormatError, ImportFailure) as err:
+                failure = LogFormatError(str(err)) if isinstance(err, ImportFailure) else err
+                jobs.append((str(path), functools.partial(_refused, failure)))
+                continue
+            for number, recording in enumerate(recordings, 1):
+                label = f"recording {number}"
+                if isinstance(recording, ImportFailure):
+                    bad = LogFormatError(f"{label} of the database: {recording}")
+                    jobs.append((f"{path} [{label}]", functools.partial(_refused, bad)))
+                    continue
+                jobs.append((f"{path} [{label}]", functools.partial(
+                    client.submit_record, args.source, recording, f"{path.name}: {label}", _metadata(args),
+                    summary_only=True)))
+            continue
+        jobs.append((str(path), functools.partial(_submit_one, client, path, args)))
+    return jobs
+
+
+def _is_sqlite(path: Path) -> bool:
+    from importers.freekill.api import SQLITE_MAGIC
+
+    try:
+        with path.open("rb") as file:
+            return file.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False  # said when the file is submitted
+
+
 def run_submit(args: argparse.Namespace) -> int:
     from verifier import LogFormatError
 
     failed = with_violations = violations = events = 0
     started = time.perf_counter()
-    bar = ProgressBar(len(args.files), "submitting ") if len(args.files) > 1 else None
     try:
         client = connect(args)
     except ValueError as err:
         return _fail(err)
+    jobs = _submissions(client, args)
+    bar = ProgressBar(len(jobs), "submitting ") if len(jobs) > 1 else None
     with client, ThreadPoolExecutor(max(1, args.jobs)) as pool:
         # (A file the server refuses for a while, its rate limit say, is sent again when it says: `retrying`.)
-        futures = [(path, pool.submit(retrying, functools.partial(_submit_one, client, path, args)))
-                   for path in args.files]
+        futures = [(path, pool.submit(retrying, job)) for path, job in jobs]
         for path, future in futures:
             try:
                 sub = future.result()
@@ -446,7 +492,9 @@ def run_submit(args: argparse.Namespace) -> int:
     if bar:
         bar.close()
     seconds = time.perf_counter() - started
-    print(f"submitted {len(args.files) - failed} of {len(args.files)} file(s) to {client.address} in {seconds:.1f} s: "
+    count = f"{len(jobs)} file(s)" if len(jobs) == len(args.files) else \
+        f"{len(jobs)} record(s) of {len(args.files)} file(s)"
+    print(f"submitted {len(jobs) - failed} of {count} to {client.address} in {seconds:.1f} s: "
           f"{events} events, {violations} violation(s) in {with_violations} game(s)"
           + (f", {failed} failed" if failed else ""))
     if failed:

@@ -1,9 +1,12 @@
-"""FreeKill (Qsgs-Fans/freekill-core): server transcripts and client replays (``.fk.rep``) -> our logs.
+"""FreeKill (Qsgs-Fans/freekill-core): server transcripts, client replays (``.fk.rep``) and the
+client's database of replays -> our logs.
 
-``import_freekill(data, name)`` is the library call (api.py); ``sgs-verify import freekill`` the command.
+``import_freekill(data, name)`` is the library call for one record, ``import_records`` for any
+input (a database holds several) (api.py); ``sgs-verify import freekill`` the command.
 """
 
-from importers.freekill.api import FKREP, TRANSCRIPT, Imported, import_freekill
+from importers.freekill.api import DATABASE, FKREP, TRANSCRIPT, Imported, Record, import_freekill, import_records
 from importers.freekill.convert import ImportFailure
 
-__all__ = ["FKREP", "TRANSCRIPT", "ImportFailure", "Imported", "import_freekill"]
+__all__ = ["DATABASE", "FKREP", "TRANSCRIPT", "ImportFailure", "Imported", "Record", "import_freekill",
+           "import_records"]

@@ -1,11 +1,17 @@
-"""The importer's library call: FreeKill input (a transcript or a client replay) -> our GameLog.
+"""The importer's library call: FreeKill input (a transcript, a client replay, or the client's
+database of replays) -> our GameLog.
 
     from importers.freekill import import_freekill
     result = import_freekill(open("fk_p4_r1.jsonl", "rb").read(), name="fk_p4_r1.jsonl")
     result.log      # sgsverify.v1.GameLog, its header naming FreeKill, the version and the input
     result.sources  # for each event: the transcript seq (or replay entry) it came from
 
-Every failure is an ``ImportFailure`` whose message says what could not be read and where.
+    for record in import_records(open("freekill.db", "rb").read(), "freekill.db"):
+        record.name, record.result   # each recording: its FreeKill name, an Imported or an ImportFailure
+
+Every failure is an ``ImportFailure`` whose message says what could not be read and where. What an
+input may cost to read is bounded by ``max_bytes`` (the caller's limit on a record: the service's
+``--max-record-bytes``): see limits.py.
 """
 
 from __future__ import annotations
@@ -13,19 +19,37 @@ from __future__ import annotations
 import gzip
 import io
 import lzma
-from collections.abc import Callable
+import sqlite3
+import zlib
+from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
+from typing import Any
 
-from importers.freekill.cards import KNOWN_VERSIONS
-from importers.freekill.convert import DEFAULT_VERSION, ENGINE, Conversion, ImportFailure, convert
-from importers.freekill.messages import Message
+from importers.freekill.cards import KNOWN_VERSIONS, CardTableError, card_table
+from importers.freekill.convert import ENGINE, Conversion, Converter, ImportFailure, convert
+from importers.freekill.limits import DEFAULT_MAX_BYTES, BoundedReader, TooLarge, max_items
+from importers.freekill.messages import NOTIFY, REPLY, REQUEST, Message
 from importers.freekill.transcript import TranscriptError, read_transcript
 from sgsverify.v1 import game_log_pb2 as pb
 
 TRANSCRIPT = "freekill-transcript"
 FKREP = "freekill-fkrep"
-# The largest input taken (a transcript of a long 8-player game is ~15 MB).
-MAX_INPUT_BYTES = 256 * 1024 * 1024
+DATABASE = "freekill-database"  # FreeKill's client database: its recordings are each an FKREP
+SQLITE_MAGIC = b"SQLite format 3\x00"
+# FreeKill's client database keeps each replay as a row of this table, the .fk.rep's bytes as hex.
+RECORDINGS_TABLE = "myGameRecordings"
+RECORDING_COLUMN = "recording"
+
+# What the converter reads of a transcript (convert.py): every notification it has a handler for and
+# the set-up's (Converter.read_setup); the requests cross_check looks at and the replies fanjian_suit does.
+# The data of any other message is dropped as the line is read (tests/test_fkrep_limits.py holds the
+# conversion of every test game to the same log with and without it).
+SETUP_COMMANDS = frozenset({"ArrangeSeats", "PropertyUpdate", "SetBanner", "PrepareDrawPile", "SyncDrawPile",
+                            "MoveCards", "GameLog"})
+READ_NOTIFICATIONS = SETUP_COMMANDS | {name[3:] for name in dir(Converter) if name.startswith("on_")}
+READ_REQUESTS = frozenset({"AskForUseCard"})
+READ_REPLIES = frozenset({"AskForChoice"})
 
 
 @dataclass(slots=True)
@@ -36,87 +60,196 @@ class Imported:
     notes: list[str] = field(default_factory=list)
 
 
-def detect(data: bytes) -> str:
-    """A transcript is JSON lines starting with its meta object; a client replay is Qt's qCompress of
-    CBOR (a 4-byte length, then a zlib stream, which starts with 0x78)."""
-    head = data.lstrip()[:1]
-    if head == b"{":
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One record of an input: the input itself, or one recording of a client database (``part``),
+    named by FreeKill's own name for it (its date, and at game over player, mode, general, role and
+    winners); ``result`` is its import or why it failed (the others are not lost)."""
+
+    name: str
+    result: Imported | ImportFailure
+    part: bool = False
+
+
+@dataclass(slots=True)
+class _Read:
+    messages: list[Message]
+    version: str  # FreeKill's version as the record names it ("" when it names none)
+    notes: list[str]
+    label: str = ""  # FreeKill's name for a recording
+
+
+def needed(kind: str, cmd: str) -> bool:
+    """Whether the converter reads the data of this message (see READ_NOTIFICATIONS)."""
+    if kind == NOTIFY:
+        return cmd in READ_NOTIFICATIONS
+    if kind == REQUEST:
+        return cmd in READ_REQUESTS
+    return kind == REPLY and cmd in READ_REPLIES
+
+
+def detect(head: bytes) -> str:
+    """A transcript is JSON lines starting with its meta object; a client replay is Qt's qCompress
+    (a 4-byte length, then a zlib stream, which starts with 0x78) of CBOR or JSON; the client's
+    database is an SQLite file. ``head``: the input's first bytes (16 are enough)."""
+    if head.lstrip()[:1] == b"{":
         return TRANSCRIPT
-    if len(data) > 5 and data[4] == 0x78:
+    if head.startswith(SQLITE_MAGIC):
+        return DATABASE
+    if len(head) > 5 and head[4] == 0x78:
         return FKREP
-    raise ImportFailure("not FreeKill input: neither a server transcript (JSON lines) nor a client replay "
-                        "(.fk.rep, qCompress'd CBOR)")
+    raise ImportFailure("not FreeKill input: neither a server transcript (JSON lines), a client replay "
+                        "(.fk.rep, qCompress'd CBOR or JSON) nor FreeKill's client database (SQLite)")
 
 
-def messages_of(data: bytes, fmt: str) -> tuple[list[Message], str, list[str]]:
-    """The record's messages, the FreeKill version it names (or the default) and notes on the input."""
-    if fmt == TRANSCRIPT:
+def _opened(data: bytes) -> io.BufferedIOBase:
+    """``data`` as a stream, inflated as it is read when it is xz or gzip (nothing is copied)."""
+    raw = io.BytesIO(data)
+    if data[:6] == b"\xfd7zXZ\x00":
+        return lzma.LZMAFile(raw)
+    if data[:2] == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=raw)
+    return raw
+
+
+def import_records(data: bytes, name: str = "", fmt: str = "auto", *,
+                   max_bytes: int = DEFAULT_MAX_BYTES) -> list[Record]:
+    """Every record in one input (``fmt``: TRANSCRIPT, FKREP, DATABASE or "auto"): the input itself,
+    or each recording of a client database in its order, named as FreeKill names it. xz or gzip
+    compression is taken off first. ``max_bytes`` bounds the input, packed and unpacked, and the
+    items it may hold (limits.py). A database that is not FreeKill's raises ImportFailure; a
+    recording in it that cannot be imported is a Record holding its ImportFailure."""
+    if len(data) > max_bytes:
+        raise ImportFailure(f"the input is {len(data)} bytes; the limit is {max_bytes}")
+    try:
+        with _opened(data) as stream:
+            reader = BoundedReader(stream, max_bytes, "the input")
+            head = reader.head(16)
+            if fmt == "auto":
+                fmt = detect(head)
+            if fmt == TRANSCRIPT:
+                read = _transcript(reader.lines(head), max_bytes)
+                return [Record(name, _imported(read, TRANSCRIPT, name))]
+            whole = head + reader.read()
+    except TooLarge as err:
+        raise ImportFailure(str(err)) from None
+    except (lzma.LZMAError, zlib.error, OSError, EOFError) as err:
+        raise ImportFailure(f"the compressed input cannot be read: {err}") from None
+    if fmt == FKREP:
+        read = _fkrep(whole, max_bytes)
+        return [Record(name, _imported(read, FKREP, name))]
+    if fmt != DATABASE:
+        raise ImportFailure(f"unknown FreeKill input format {fmt!r}")
+    recordings = database_recordings(whole, max_bytes)
+    del whole
+    records: list[Record] = []
+    seen: dict[str, int] = {}
+    for number, recording in enumerate(recordings, 1):
+        label = f"recording {number}"
         try:
-            transcript = read_transcript(io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
-        except UnicodeDecodeError as err:
-            raise ImportFailure(f"the transcript is not UTF-8: {err}") from None
-        except TranscriptError as err:
-            raise ImportFailure(f"not a FreeKill transcript: {err}") from None
-        mode = (transcript.meta.get("settings") or {}).get("gameMode")
-        if mode not in (None, "aaa_role_mode"):
-            raise ImportFailure(f"the game mode is {mode!r}: only identity mode (aaa_role_mode) is imported")
-        notes = []
-        if transcript.meta.get("ai"):
-            notes.append(f"seats played by FreeKill's {transcript.meta['ai']}")
-        # A transcript does not name FreeKill's version: the one card table we have is assumed, and
-        # every card the record describes is checked against it (a mismatch is refused).
-        return transcript.messages, DEFAULT_VERSION, notes
+            if isinstance(recording, ImportFailure):
+                raise recording
+            read = _fkrep(recording, max_bytes)
+            label = _unique(read.label, seen)
+            result: Imported | ImportFailure = _imported(read, FKREP, f"{name}: {label}")
+        except ImportFailure as err:
+            result = ImportFailure(f"{label} of the database: {err}")
+        records.append(Record(label, result, part=True))
+    return records
+
+
+def import_freekill(data: bytes, name: str = "", fmt: str = "auto", *,
+                    max_bytes: int = DEFAULT_MAX_BYTES) -> Imported:
+    """Convert one FreeKill record (``fmt``: TRANSCRIPT, FKREP, DATABASE or "auto"); a client database
+    must hold exactly one recording (``import_records`` takes any number)."""
+    records = import_records(data, name, fmt, max_bytes=max_bytes)
+    if len(records) != 1:
+        raise ImportFailure(f"FreeKill's client database with {len(records)} recordings: one record is taken "
+                            "here (`sgs-verify import freekill` takes the database, one log per recording)")
+    result = records[0].result
+    if isinstance(result, ImportFailure):
+        raise result
+    return result
+
+
+def _unique(label: str, seen: dict[str, int]) -> str:
+    count = seen[label] = seen.get(label, 0) + 1
+    return label if count == 1 else f"{label}-{count}"
+
+
+def _transcript(lines: Iterator[bytes], max_bytes: int) -> _Read:
+    try:
+        transcript = read_transcript(lines, max_items=max_items(max_bytes), keep=needed)
+    except TranscriptError as err:
+        raise ImportFailure(f"not a FreeKill transcript: {err}") from None
+    mode = (transcript.meta.get("settings") or {}).get("gameMode")
+    if mode not in (None, "aaa_role_mode"):
+        raise ImportFailure(f"the game mode is {mode!r}: only identity mode (aaa_role_mode) is imported")
+    notes = []
+    if transcript.meta.get("ai"):
+        notes.append(f"seats played by FreeKill's {transcript.meta['ai']}")
+    # A transcript does not name FreeKill's version: the card table is the one the record's cards fit.
+    return _Read(transcript.messages, "", notes)
+
+
+def _fkrep(data: bytes, max_bytes: int) -> _Read:
     from importers.freekill.fkrep import FreeKillFormatError, read_fkrep
 
     try:
-        rec = read_fkrep(data)
+        rec = read_fkrep(data, max_size=max_bytes, max_items=max_items(max_bytes))
     except FreeKillFormatError as err:
         raise ImportFailure(f"not a FreeKill client replay: {err}") from None
     if rec.reconnect:
         raise ImportFailure("a 'reconnect' recording starts in the middle of the game (no set-up): it cannot "
                             "be verified")
-    version = version_of(rec.version)
-    return rec.messages, version, [f"one seat's view: recorded by FreeKill player {rec.player.id}"]
+    return _Read(rec.messages, rec.version, [f"one seat's view: recorded by FreeKill player {rec.player.id}"],
+                 str(rec.name))
 
 
-def version_of(fk_version: str) -> str:
-    """Our card table's name for a FreeKill version string (a snapshot hash, or a release name)."""
-    for known in KNOWN_VERSIONS:
-        if known in fk_version:
-            return known
-    raise ImportFailure(f"FreeKill version {fk_version!r} has no card table here (known: "
-                        f"{', '.join(KNOWN_VERSIONS)}): its card ids cannot be mapped")
+def card_facts(messages: list[Message]) -> Iterator[tuple[int, int, str, int, int]]:
+    """Every card the record describes, as it does: (record position, FreeKill id, name, suit, number)
+    of each moved card's ``beforeCard``, each description once."""
+    seen: set[tuple[int, str, Any, Any]] = set()
+    for msg in messages:
+        if msg.kind != NOTIFY or msg.cmd != "MoveCards":
+            continue
+        for move in Converter.moves(msg.data):
+            for info in move.get("moveInfo") or []:
+                before = info.get("beforeCard") if isinstance(info, dict) else None
+                if not isinstance(before, dict) or not isinstance(before.get("2"), str):
+                    continue
+                fk_id, card_name, suit, number = info.get("cardId"), before["2"], before.get("3", 0), before.get("4", 0)
+                if not isinstance(fk_id, int) or not isinstance(suit, int) or not isinstance(number, int):
+                    continue  # the converter names what is wrong with it
+                key = (fk_id, card_name, suit, number)
+                if key not in seen:
+                    seen.add(key)
+                    yield msg.seq, fk_id, card_name, suit, number
 
 
-def uncompressed(data: bytes) -> bytes:
-    """An xz- or gzip-compressed record, uncompressed (at most MAX_INPUT_BYTES of it); others as they are."""
-    if data[:6] == b"\xfd7zXZ\x00":
-        decompressor: Callable[[io.BytesIO], lzma.LZMAFile | gzip.GzipFile] = lzma.LZMAFile
-    elif data[:2] == b"\x1f\x8b":
-        decompressor = lambda raw: gzip.GzipFile(fileobj=raw)  # noqa: E731
-    else:
-        return data
+def choose_table(messages: list[Message]) -> tuple[str, int]:
+    """The card table (its FreeKill snapshot) that every card the record shows fits, and how many
+    descriptions were checked; FreeKill's version string is not asked (a release names no card set).
+    Refused when the cards contradict every table, naming for each the first card that does."""
+    facts = list(card_facts(messages))
+    why: list[str] = []
+    for version in KNOWN_VERSIONS:
+        table = card_table(version)
+        for seq, fk_id, card_name, suit, number in facts:
+            try:
+                table.check_fact(fk_id, card_name, suit, number)
+            except CardTableError as err:
+                why.append(f"record position {seq}: {err}")
+                break
+        else:
+            return version, len(facts)
+    raise ImportFailure("the record's cards match no card table here: " + "; ".join(why))
+
+
+def _imported(read: _Read, fmt: str, name: str) -> Imported:
     try:
-        with decompressor(io.BytesIO(data)) as stream:
-            out = stream.read(MAX_INPUT_BYTES + 1)
-    except (lzma.LZMAError, OSError, EOFError) as err:
-        raise ImportFailure(f"the compressed input cannot be read: {err}") from None
-    if len(out) > MAX_INPUT_BYTES:
-        raise ImportFailure(f"the input is over {MAX_INPUT_BYTES} bytes uncompressed; that is the limit")
-    return out
-
-
-def import_freekill(data: bytes, name: str = "", fmt: str = "auto") -> Imported:
-    """Convert one FreeKill record (``fmt``: TRANSCRIPT, FKREP or "auto"); xz or gzip compression is
-    taken off first."""
-    if len(data) > MAX_INPUT_BYTES:
-        raise ImportFailure(f"the input is {len(data)} bytes; the limit is {MAX_INPUT_BYTES}")
-    data = uncompressed(data)
-    if fmt == "auto":
-        fmt = detect(data)
-    messages, version, notes = messages_of(data, fmt)
-    try:
-        conv: Conversion = convert(messages, version=version)
+        table, checked = choose_table(read.messages)
+        conv: Conversion = convert(read.messages, version=table)
     except RecursionError:
         raise ImportFailure("the record nests too deeply to be read") from None
     except ImportFailure:
@@ -124,12 +257,64 @@ def import_freekill(data: bytes, name: str = "", fmt: str = "auto") -> Imported:
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
         # The record is not shaped as FreeKill writes it; say so rather than crash.
         raise ImportFailure(f"the record is not shaped as FreeKill's ({type(err).__name__}: {err})") from None
+    version = read.version or table
     header = conv.log.header
     origin = header.origin
     origin.engine = ENGINE
     origin.engine_version = version
     origin.format = fmt
     origin.source = name
-    origin.notes.extend([*notes, *conv.notes])
+    table_note = f"card table {table}, which all {checked} card descriptions of the record fit"
+    origin.notes.extend([*read.notes, table_note, *conv.notes])
     header.recorder = f"FreeKill {version}, imported by sgs-verify"
     return Imported(conv.log, fmt, conv.sources, origin.notes[:])
+
+
+def database_recordings(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> list[bytes | ImportFailure]:
+    """The recordings of FreeKill's client database (an SQLite file's bytes), in its order: table
+    myGameRecordings, column recording, each a .fk.rep's bytes as hex (a recording that is not
+    hex is its ImportFailure). Another SQLite file is refused. The file is read in memory, with its
+    schema untrusted and every value at most twice ``max_bytes`` long."""
+    if not data.startswith(SQLITE_MAGIC):
+        raise ImportFailure("not an SQLite database")
+    try:
+        with closing(sqlite3.connect(":memory:")) as con:
+            con.text_factory = bytes  # TEXT that is not UTF-8 (in the schema, or a recording) is read, not a crash
+            con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 2 * max_bytes + 2)
+            con.execute("PRAGMA trusted_schema = OFF")
+            con.deserialize(data)
+            con.execute("PRAGMA query_only = ON")
+            tables = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND lower(name) = lower(?)",
+                                 (RECORDINGS_TABLE,)).fetchall()
+            if not tables:
+                raise ImportFailure(f"an SQLite database, but not FreeKill's client database: it has no table "
+                                    f"{RECORDINGS_TABLE}")
+            columns = {bytes(row[1]).decode("utf-8", "replace").lower()
+                       for row in con.execute(f"PRAGMA table_info({RECORDINGS_TABLE})")}
+            if RECORDING_COLUMN not in columns:
+                raise ImportFailure(f"an SQLite database, but not FreeKill's client database: its table "
+                                    f"{RECORDINGS_TABLE} has no column {RECORDING_COLUMN}")
+            out: list[bytes | ImportFailure] = []
+            for (value,) in con.execute(f"SELECT {RECORDING_COLUMN} FROM {RECORDINGS_TABLE}"):
+                out.append(_recording_bytes(value))
+    except sqlite3.Error as err:
+        raise ImportFailure(f"the SQLite database cannot be read: {err}") from None
+    except UnicodeDecodeError:  # SQLite's message quotes a damaged schema, which Python cannot decode
+        raise ImportFailure("the SQLite database cannot be read: its schema is damaged") from None
+    if not out:
+        raise ImportFailure(f"FreeKill's client database holds no recording ({RECORDINGS_TABLE} is empty)")
+    return out
+
+
+def _recording_bytes(value: Any) -> bytes | ImportFailure:
+    if isinstance(value, bytes):  # a BLOB: the hex as bytes, or the file's own bytes
+        try:
+            value = value.decode("ascii")
+        except UnicodeDecodeError:
+            return bytes(value)
+    if not isinstance(value, str):
+        return ImportFailure(f"it is {type(value).__name__}, not a .fk.rep as hex")
+    try:
+        return bytes.fromhex(value)
+    except ValueError as err:
+        return ImportFailure(f"it is not a .fk.rep as hex ({err})")

@@ -8,8 +8,9 @@ single / double floats, and tags (kept as :class:`Tag`, or skipped). It is our o
 needs no dependency.
 
 Strict: every malformed input — truncated, a reserved or misplaced code, bad UTF-8, trailing
-bytes, a declared length beyond the bytes left, nesting deeper than ``max_depth``, a duplicate
-or unhashable map key — raises :class:`CborError` with the byte offset. A declared length is
+bytes, a declared length beyond the bytes left, nesting deeper than ``max_depth``, more items
+than ``max_items``, a duplicate or unhashable map key — raises :class:`CborError` with the byte
+offset. A declared length is
 checked against the bytes left before anything is allocated, so a hostile length costs nothing.
 Non-minimal length encodings are well-formed CBOR and are accepted.
 
@@ -32,6 +33,7 @@ __all__ = [
     "Tag",
     "Undefined",
     "decode",
+    "decode_counted",
     "decode_prefix",
     "encode",
 ]
@@ -103,6 +105,7 @@ def decode(
     max_depth: int = DEFAULT_MAX_DEPTH,
     str_keys: bool = False,
     skip_tags: bool = False,
+    max_items: int | None = None,
 ) -> Any:
     """The one CBOR item that is all of ``data``; trailing bytes are an error.
 
@@ -114,12 +117,30 @@ def decode(
     ``skip_tags``: a tagged item reads as the item itself. Otherwise as :class:`Tag`, except
     tags 2 and 3 (bignums), which read as ``int``, and 55799 (self-described CBOR), always
     dropped.
+
+    ``max_items``: the most items (every value, container or not, and every map key) the item may
+    hold, itself included. One byte can make an empty array that costs Python 64, so this, not
+    the size, is what bounds the memory a decoded item takes.
     """
+    return decode_counted(data, max_depth=max_depth, str_keys=str_keys, skip_tags=skip_tags,
+                          max_items=max_items)[0]
+
+
+def decode_counted(
+    data: bytes | bytearray | memoryview,
+    *,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    str_keys: bool = False,
+    skip_tags: bool = False,
+    max_items: int | None = None,
+) -> tuple[Any, int]:
+    """``decode``, and how many items the value holds (as ``max_items`` counts them)."""
     buf = bytes(data)
-    value, end = _Decoder(buf, max_depth, str_keys, skip_tags).run(0)
+    decoder = _Decoder(buf, max_depth, str_keys, skip_tags, max_items)
+    value, end = decoder.run(0)
     if end != len(buf):
         raise CborError(f"{len(buf) - end} trailing byte(s) after the CBOR item", end)
-    return value
+    return value, decoder.items
 
 
 def decode_prefix(
@@ -138,11 +159,14 @@ def decode_prefix(
 
 
 class _Decoder:
-    __slots__ = ("buf", "max_depth", "pos", "skip_tags", "str_keys")
+    __slots__ = ("buf", "items", "max_depth", "max_items", "pos", "skip_tags", "str_keys")
 
-    def __init__(self, buf: bytes, max_depth: int, str_keys: bool, skip_tags: bool) -> None:
+    def __init__(self, buf: bytes, max_depth: int, str_keys: bool, skip_tags: bool,
+                 max_items: int | None = None) -> None:
         self.buf = buf
         self.pos = 0
+        self.items = 0
+        self.max_items = len(buf) + 1 if max_items is None else max_items  # every item takes a byte at least
         self.max_depth = max_depth
         self.str_keys = str_keys
         self.skip_tags = skip_tags
@@ -183,6 +207,9 @@ class _Decoder:
 
     def item(self, depth: int) -> Any:
         start = self.pos
+        self.items += 1
+        if self.items > self.max_items:
+            raise CborError(f"more than {self.max_items} items", start)
         major, info, arg = self.head()
         if major == 0:
             if info == 31:

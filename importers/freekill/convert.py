@@ -160,7 +160,8 @@ class Converter:
         self.yiji: _Yiji | None = None
         self.guanxing: int | None = None  # the seat whose 观星 waits for the pile's new order
         self.suits_inferred = 0
-        self.fanjian_pending: tuple[Any, pb.ChooseSuit] | None = None  # an inferred suit damage may correct
+        # An inferred suit the damage right after may correct: (target, the choice, the events after it).
+        self.fanjian_pending: tuple[Any, pb.ChooseSuit, int] | None = None
         self.trick: _Trick | None = None
         self.nullifications: set[int] = set()  # 无懈可击 cards played against the resolving trick
         self.dying: list[int] = []  # FreeKill ids of the characters dying now (the last one is being saved)
@@ -734,7 +735,7 @@ class Converter:
             return
         ev.choose_suit.suit = SUIT_CHOICES[self.table.cards[fk_ids[0]].suit]
         self.suits_inferred += 1
-        self.fanjian_pending = (target, ev.choose_suit)
+        self.fanjian_pending = (target, ev.choose_suit, len(self.events))
 
     def fan(self, who: Any) -> None:
         """朱雀羽扇 turns the 杀 just used into a 火杀: ours names it as a virtual card made by "fan" — but the
@@ -811,7 +812,9 @@ class Converter:
         pending = self.fanjian_pending
         if pending is not None:
             self.fanjian_pending = None
-            if pending[0] == self.actor(data):
+            # 反间's damage comes right after the card is taken (the choice, then the card chosen): a later damage
+            # to the same character is not 反间's, which then did none.
+            if pending[0] == self.actor(data) and len(self.events) == pending[2] + 1:
                 # Damage followed: the suit named was another than the card's.
                 pending[1].suit = pb.SUIT_SPADE if pending[1].suit != pb.SUIT_SPADE else pb.SUIT_HEART
         if self.actor(data) in self.chained:

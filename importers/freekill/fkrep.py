@@ -1,19 +1,23 @@
 """FreeKill's client replays (``.fk.rep``): read them, and build them from server transcripts.
 
 The container (FreeKill's client, ``lua/client/clientbase.lua``, ``lua/client/client.lua``,
-``src/client/client.cpp``; facts only, no code of theirs is here):
+``src/client/client.cpp``, ``src/client/replayer.cpp``; facts only, no code of theirs is here):
 
-- the file is Qt's ``qCompress`` of one CBOR item: a 4-byte big-endian length of the
-  uncompressed data, then a zlib stream;
+- the file is Qt's ``qCompress`` of one item: a 4-byte big-endian length of the uncompressed
+  data, then a zlib stream. From FreeKill v0.5.12 (commit f1abb96f, 2025-08-03) the item is
+  **CBOR**; up to v0.5.11 it is **JSON text**. Both are in players' hands and are told apart by
+  content (JSON text starts with ``[``, which no CBOR array does), never by the version string;
 - the item is an array: ``[0]`` FreeKill's version; ``[1]`` the date ``%Y%m%d%H%M%S``, extended
   at game over with ``.name.mode.general.role.winners`` (the name with its dots written
-  ``%2e``; also the file name); ``[2]`` a byte string holding CBOR of ``[capacity, timeout,
-  settings]`` (the room as entered); ``[3]`` a byte string holding CBOR of ``[id, screenName,
-  avatar]`` of the recording player; ``[4]`` ``""``; ``[5]`` ``"normal"`` or ``"reconnect"``
-  (a reconnect or an observer's recording, starting mid-game with ``Reconnect`` / ``Observe``);
-  ``[6]``–``[9]`` ``""``;
-- from ``[10]`` on, entries ``[ms, isRequest, command, payload]``: the payload a byte string
-  holding the message's CBOR, or plain text for :data:`TEXT_COMMANDS`.
+  ``%2e``; also the file name); ``[2]`` the room as entered, ``[capacity, timeout, settings]``;
+  ``[3]`` the recording player, ``[id, screenName, avatar]``; ``[4]`` ``""``; ``[5]``
+  ``"normal"`` or ``"reconnect"`` (a reconnect or an observer's recording, starting mid-game
+  with ``Reconnect`` / ``Observe``); ``[6]``–``[9]`` ``""``;
+- from ``[10]`` on, entries ``[ms, isRequest, command, payload]``;
+- in CBOR, ``[2]``, ``[3]`` and each payload are byte strings holding CBOR (plain text for
+  :data:`TEXT_COMMANDS`); in JSON, they are strings holding JSON text, and ``[5]`` is ``""``
+  (the versions that wrote JSON had no reconnect recordings). A JSON payload that is not JSON
+  text is the bare string FreeKill sent (old servers sent a few strings unencoded).
 
 The client starts recording on ``StartGame`` (which is therefore not recorded: FreeKill's
 replayer plays one itself) with ``AddPlayer`` entries for the other players, records every
@@ -24,11 +28,14 @@ Reading is strict: anything that is not such a file raises :class:`FreeKillForma
 says what is wrong and where. Lua's strings have no type, so a string may come as a CBOR text or
 byte string; both read as ``str``. Map keys read as strings: a Lua table's integer keys (a
 virtual card ``{[2] = name, [3] = suit, ...}``) as their decimal strings, as the JSON
-transcripts have them.
+transcripts have them. Reading is bounded: the uncompressed size by ``max_size``, the nesting by
+``max_depth`` and the number of items (arrays, maps and their elements) by ``max_items``, so a
+small file cannot make a large Python object.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import zlib
 from collections import Counter
@@ -38,15 +45,19 @@ from datetime import datetime
 from typing import Any, Final
 
 from . import cbor
+from .limits import MAX_LINE_ITEMS, json_items
 from .messages import NOTIFY, REQUEST, Message
 
 __all__ = [
+    "CBOR",
+    "CONTAINER_VERSIONS",
     "DATE_FORMAT",
     "DEFAULT_AVATAR",
     "DEFAULT_DATE",
     "DEFAULT_MAX_SIZE",
     "DEFAULT_VERSION",
     "FIRST_ENTRY",
+    "JSON",
     "TEXT_COMMANDS",
     "FreeKillFormatError",
     "Recording",
@@ -54,6 +65,7 @@ __all__ = [
     "ReplayName",
     "Room",
     "fkrep_from_transcript",
+    "json_items",
     "qcompress",
     "quncompress",
     "read_fkrep",
@@ -75,8 +87,13 @@ DATE_FORMAT: Final = "%Y%m%d%H%M%S"
 NORMAL: Final = "normal"
 RECONNECT: Final = "reconnect"
 
+# The two containers (see the module's docstring), and a real version string that wrote each.
+CBOR: Final = "cbor"
+JSON: Final = "json"
+CONTAINER_VERSIONS: Final = {CBOR: "0.5.22", JSON: "0.5.11"}
+
 # What our writer puts where a transcript says nothing (see fkrep_from_transcript).
-DEFAULT_VERSION: Final = "freekill-88a912f1"  # the snapshot the transcripts come from
+DEFAULT_VERSION: Final = CONTAINER_VERSIONS[CBOR]
 DEFAULT_DATE: Final = datetime(2025, 11, 15)  # that snapshot's date: no wall clock, output is deterministic
 DEFAULT_AVATAR: Final = "liubei"  # avatars are general names
 MS_PER_SEQ: Final = 10
@@ -230,19 +247,129 @@ def quncompress(data: bytes, max_size: int = DEFAULT_MAX_SIZE) -> bytes:
 
 
 def read_fkrep(
-    data: bytes, *, max_size: int = DEFAULT_MAX_SIZE, max_depth: int = cbor.DEFAULT_MAX_DEPTH
+    data: bytes,
+    *,
+    max_size: int = DEFAULT_MAX_SIZE,
+    max_depth: int = cbor.DEFAULT_MAX_DEPTH,
+    max_items: int | None = None,
 ) -> Recording:
     """The recording in ``data`` (a ``.fk.rep`` file's bytes, or ``bytes.fromhex`` of the
-    client database's ``myGameRecordings.recording``). Raises :class:`FreeKillFormatError` for
-    anything else: not qCompress, bad zlib, not CBOR, wrong shapes or types. ``max_size`` caps
-    the uncompressed size, ``max_depth`` the nesting of every CBOR item."""
+    client database's ``myGameRecordings.recording``), in either container (CBOR or JSON, told
+    apart by content). Raises :class:`FreeKillFormatError` for anything else: not qCompress, bad
+    zlib, not CBOR or JSON, wrong shapes or types. ``max_size`` caps the uncompressed size,
+    ``max_depth`` the nesting of every CBOR item, ``max_items`` the items of the whole recording
+    (every array, map, key and value of the item and its payloads; JSON's are counted from the
+    text before it is parsed: :func:`json_items`)."""
     raw = quncompress(bytes(data), max_size)
-    try:
-        top = cbor.decode(raw, max_depth=max_depth, skip_tags=True)
-    except cbor.CborError as e:
-        raise FreeKillFormatError(f"the uncompressed recording is not one CBOR item: {e}") from None
+    start = len(raw) - len(raw.lstrip())
+    if raw[start : start + 1] == b"[":
+        try:
+            return _read(_JsonContainer(raw, max_items))
+        except FreeKillFormatError as e:  # the shape checks name CBOR's types: say JSON's
+            text = str(e)
+            for cbor_kind, json_kind in _JSON_KINDS:
+                text = text.replace(cbor_kind, json_kind)
+            raise FreeKillFormatError(text) from None
+    return _read(_CborContainer(raw, max_depth, max_items))
+
+
+_JSON_KINDS: Final = (("a CBOR text string", "a JSON string"), ("a CBOR map", "a JSON object"),
+                      ("a CBOR integer", "a JSON number"), ("a CBOR float", "a JSON number"), ("a CBOR ", "a JSON "))
+
+
+class _CborContainer:
+    """v0.5.12 on: the item and its payloads are CBOR."""
+
+    name = "CBOR"
+    modes = (NORMAL, RECONNECT)
+    limit: int
+
+    def __init__(self, raw: bytes, max_depth: int, max_items: int | None) -> None:
+        self.raw = raw
+        self.max_depth = max_depth
+        self.left = self.limit = 2 * len(raw) + 2 if max_items is None else max_items  # an item is a byte at least
+
+    def _take(self, count: int) -> None:
+        self.left -= count
+
+    def _limit_error(self, where: str) -> FreeKillFormatError:
+        return FreeKillFormatError(f"{where} holds more items than the whole recording may ({self.limit}): "
+                                   "refused before it is read whole")
+
+    def top(self) -> Any:
+        try:
+            top, count = cbor.decode_counted(self.raw, max_depth=self.max_depth, skip_tags=True, max_items=self.left)
+        except cbor.CborError as e:
+            if e.reason.startswith("more than"):
+                raise self._limit_error("the recording") from None
+            raise FreeKillFormatError(f"the uncompressed recording is not one CBOR item: {e}") from None
+        self._take(count)
+        return top
+
+    def payload(self, value: Any, where: str) -> Any:
+        """The CBOR a byte string holds (Lua may have written it as a text string: its UTF-8 bytes
+        are the same), decoded with string keys and normalised as the JSON transcripts have it."""
+        if isinstance(value, str):
+            value = value.encode("utf-8")
+        if not isinstance(value, bytes):
+            raise FreeKillFormatError(f"{where} is a CBOR {_kind(value)}, not a byte string holding CBOR")
+        try:
+            decoded, count = cbor.decode_counted(value, max_depth=self.max_depth, str_keys=True, skip_tags=True,
+                                                 max_items=max(min(self.left, MAX_LINE_ITEMS), 0))
+        except cbor.CborError as e:
+            if e.reason.startswith("more than") and self.left > MAX_LINE_ITEMS:
+                raise FreeKillFormatError(f"{where} holds more than {MAX_LINE_ITEMS} items, more than any FreeKill "
+                                          "message holds: refused before it is read whole") from None
+            if e.reason.startswith("more than"):
+                raise self._limit_error(where) from None
+            raise FreeKillFormatError(f"{where} is not CBOR: {e.reason} at byte {e.offset} of its {len(value)}") \
+                from None
+        self._take(count)
+        return _plain(decoded, where)
+
+
+class _JsonContainer:
+    """Up to v0.5.11: the item is JSON text, and ``[2]``, ``[3]`` and the payloads are strings
+    holding JSON text (or, for a payload, the bare string FreeKill sent)."""
+
+    name = "JSON"
+    modes = ("", NORMAL, RECONNECT)
+
+    def __init__(self, raw: bytes, max_items: int | None) -> None:
+        self.raw = raw
+        # The text's count covers the payloads too: their brackets and commas are not escaped.
+        items = json_items(raw)
+        if max_items is not None and items > max_items:
+            raise FreeKillFormatError(f"the recording (JSON) holds up to {items} items, more than the "
+                                      f"{max_items} it may: refused before it is parsed")
+
+    def top(self) -> Any:
+        try:
+            return json.loads(self.raw)
+        except (ValueError, RecursionError) as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+            raise FreeKillFormatError(f"the uncompressed recording starts as JSON but is not JSON text: {e}") \
+                from None
+
+    def payload(self, value: Any, where: str, *, bare: bool = False) -> Any:
+        if not isinstance(value, str):
+            raise FreeKillFormatError(f"{where} is a JSON {_json_kind(value)}, not a string holding JSON text")
+        items = json_items(value)
+        if items > MAX_LINE_ITEMS:
+            raise FreeKillFormatError(f"{where} holds up to {items} items, more than any FreeKill message holds "
+                                      f"({MAX_LINE_ITEMS}): refused before it is parsed")
+        try:
+            return json.loads(value)
+        except (ValueError, RecursionError) as e:
+            if bare:
+                return value
+            raise FreeKillFormatError(f"{where} is not JSON text: {e}") from None
+
+
+def _read(container: _CborContainer | _JsonContainer) -> Recording:
+    top = container.top()
+    kind = f"a JSON {_json_kind(top)}" if isinstance(container, _JsonContainer) else f"a CBOR {_kind(top)}"
     if not isinstance(top, list):
-        raise FreeKillFormatError(f"the recording is a CBOR {_kind(top)}, not an array")
+        raise FreeKillFormatError(f"the recording is {kind}, not an array")
     if len(top) < FIRST_ENTRY:
         raise FreeKillFormatError(
             f"the recording array has {len(top)} item(s), fewer than the {FIRST_ENTRY} of its header"
@@ -250,7 +377,7 @@ def read_fkrep(
 
     version = _text(top[0], "item [0] (version)")
     name = ReplayName.parse(_text(top[1], "item [1] (date and name)"))
-    room_item = _payload(top[2], "item [2] (room)", max_depth)
+    room_item = container.payload(top[2], "item [2] (room)")
     if not (isinstance(room_item, list) and len(room_item) >= 3):
         raise FreeKillFormatError(f"item [2] (room) holds {_shape(room_item)}, not [capacity, timeout, settings]")
     room = Room(
@@ -258,7 +385,7 @@ def read_fkrep(
         _int(room_item[1], "item [2] (room) timeout"),
         _map(room_item[2], "item [2] (room) settings"),
     )
-    player_item = _payload(top[3], "item [3] (recording player)", max_depth)
+    player_item = container.payload(top[3], "item [3] (recording player)")
     if not (isinstance(player_item, list) and len(player_item) >= 3):
         raise FreeKillFormatError(
             f"item [3] (recording player) holds {_shape(player_item)}, not [id, screenName, avatar]"
@@ -271,43 +398,46 @@ def read_fkrep(
     for i in (4, 6, 7, 8, 9):
         _text(top[i], f"item [{i}] (reserved)")
     mode = _text(top[5], "item [5] (normal or reconnect)")
-    if mode not in (NORMAL, RECONNECT):
-        raise FreeKillFormatError(f"item [5] is {mode!r}, neither {NORMAL!r} nor {RECONNECT!r}")
+    if mode not in container.modes:
+        allowed = " nor ".join(repr(m) for m in container.modes)
+        raise FreeKillFormatError(f"item [5] is {mode!r}, neither {allowed} ({container.name} container)")
 
     messages: list[Message] = []
     stamps: list[int] = []
     to = (player.id,)
     for i in range(FIRST_ENTRY, len(top)):
         entry = top[i]
+        top[i] = None  # the undecoded payload is not needed once decoded
         where = f"entry [{i}]"
         if not (isinstance(entry, list) and len(entry) >= 4):
             raise FreeKillFormatError(f"{where} is {_shape(entry)}, not [ms, isRequest, command, payload]")
         ms = _int(entry[0], f"{where} ms")
         if not isinstance(entry[1], bool):
-            raise FreeKillFormatError(f"{where} isRequest is a CBOR {_kind(entry[1])}, not a boolean")
+            raise FreeKillFormatError(f"{where} isRequest is {_kind_in(container, entry[1])}, not a boolean")
         cmd = _text(entry[2], f"{where} command")
         where = f"{where} ({cmd})"
         if cmd in TEXT_COMMANDS:
             payload: Any = _text(entry[3], f"{where} payload")
+        elif isinstance(container, _JsonContainer):
+            payload = container.payload(entry[3], f"{where} payload", bare=True)
         else:
-            payload = _payload(entry[3], f"{where} payload", max_depth)
+            payload = container.payload(entry[3], f"{where} payload")
         messages.append(Message(i, REQUEST if entry[1] else NOTIFY, cmd, payload, to))
         stamps.append(ms)
     return Recording(version, name, room, player, mode == RECONNECT, messages, stamps)
 
 
-def _payload(value: Any, where: str, max_depth: int) -> Any:
-    """The CBOR a byte string holds (Lua may have written it as a text string: its UTF-8 bytes
-    are the same), decoded with string keys and normalised as the JSON transcripts have it."""
-    if isinstance(value, str):
-        value = value.encode("utf-8")
-    if not isinstance(value, bytes):
-        raise FreeKillFormatError(f"{where} is a CBOR {_kind(value)}, not a byte string holding CBOR")
-    try:
-        decoded = cbor.decode(value, max_depth=max_depth, str_keys=True, skip_tags=True)
-    except cbor.CborError as e:
-        raise FreeKillFormatError(f"{where} is not CBOR: {e.reason} at byte {e.offset} of its {len(value)}") from None
-    return _plain(decoded, where)
+def _kind_in(container: _CborContainer | _JsonContainer, value: Any) -> str:
+    return f"a JSON {_json_kind(value)}" if isinstance(container, _JsonContainer) else f"a CBOR {_kind(value)}"
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    return {int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(
+        type(value), type(value).__name__)
 
 
 def _plain(value: Any, where: str) -> Any:
@@ -374,22 +504,38 @@ def _shape(value: Any) -> str:
 # writing
 
 
-def write_fkrep(recording: Recording, *, level: int = 6) -> bytes:
-    """``recording`` as a ``.fk.rep`` file's bytes (``read_fkrep`` gives it back). Payloads are
-    CBOR of ``data`` — text for :data:`TEXT_COMMANDS` — with every map whose keys are all
-    decimal integers (``"2"``, ``"10"``, not ``"02"``) written with integer keys, as FreeKill's
-    Lua tables are. ``seq`` and ``to`` of the messages are not written (the reader sets them)."""
+def write_fkrep(recording: Recording, *, level: int = 6, container: str = CBOR) -> bytes:
+    """``recording`` as a ``.fk.rep`` file's bytes (``read_fkrep`` gives it back), in
+    ``container`` :data:`CBOR` (FreeKill v0.5.12 on) or :data:`JSON` (up to v0.5.11).
+
+    CBOR: payloads are CBOR of ``data`` — text for :data:`TEXT_COMMANDS` — with every map whose
+    keys are all decimal integers (``"2"``, ``"10"``, not ``"02"``) written with integer keys, as
+    FreeKill's Lua tables are. JSON: the item is JSON text, ``[2]``, ``[3]`` and the payloads
+    strings holding JSON text (text for :data:`TEXT_COMMANDS`), ``[5]`` ``""`` (those versions
+    had no reconnect recordings). ``seq`` and ``to`` of the messages are not written (the reader
+    sets them)."""
+    if container not in (CBOR, JSON):
+        raise ValueError(f"container {container!r} is neither {CBOR!r} nor {JSON!r}")
     if len(recording.ms) != len(recording.messages):
         raise ValueError(f"{len(recording.ms)} timestamps for {len(recording.messages)} messages")
-    room = [recording.room.capacity, recording.room.timeout, _lua(recording.room.settings)]
+    as_json = container == JSON
+    if as_json and recording.reconnect:
+        raise ValueError("the JSON container (up to v0.5.11) has no reconnect recordings")
+
+    def packed(value: Any) -> Any:
+        if as_json:
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return cbor.encode(_lua(value))
+
+    room = [recording.room.capacity, recording.room.timeout, recording.room.settings]
     me = recording.player
     items: list[Any] = [
         recording.version,
         str(recording.name),
-        cbor.encode(room),
-        cbor.encode([me.id, me.screen_name, me.avatar]),
+        packed(room),
+        packed([me.id, me.screen_name, me.avatar]),
         "",
-        RECONNECT if recording.reconnect else NORMAL,
+        "" if as_json else RECONNECT if recording.reconnect else NORMAL,
         "",
         "",
         "",
@@ -401,10 +547,12 @@ def write_fkrep(recording: Recording, *, level: int = 6) -> bytes:
         if msg.cmd in TEXT_COMMANDS:
             if not isinstance(msg.data, str):
                 raise ValueError(f"message seq {msg.seq}: {msg.cmd} carries text, not a {type(msg.data).__name__}")
-            payload = msg.data.encode("utf-8")
+            payload: Any = msg.data if as_json else msg.data.encode("utf-8")
         else:
-            payload = cbor.encode(_lua(msg.data))
+            payload = packed(msg.data)
         items.append([ms, msg.kind == REQUEST, msg.cmd, payload])
+    if as_json:
+        return qcompress(json.dumps(items, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), level)
     return qcompress(cbor.encode(items), level)
 
 
@@ -509,15 +657,19 @@ def fkrep_from_transcript(
     lines: Iterable[Mapping[str, Any]],
     player_id: int,
     *,
-    version: str = DEFAULT_VERSION,
+    version: str | None = None,
     date: datetime = DEFAULT_DATE,
     avatar: str = DEFAULT_AVATAR,
     level: int = 6,
+    container: str = CBOR,
 ) -> bytes:
     """The ``.fk.rep`` that ``player_id``'s FreeKill client would have recorded of the game in a
     server transcript (its lines as JSON objects, in order). Deterministic: no wall clock.
 
-    - Header: ``version`` (transcripts do not say it), ``date`` extended at game over with the
+    - ``container``: :data:`CBOR` or :data:`JSON` (see :func:`write_fkrep`); ``version``
+      (transcripts do not say it) defaults to a real version that wrote that container
+      (:data:`CONTAINER_VERSIONS`: ``0.5.22``, ``0.5.11``).
+    - Header: ``version``, ``date`` extended at game over with the
       player's screen name, ``meta.settings.gameMode``, the player's general and role as the last
       ``PropertyUpdate`` they received said (``""`` / ``"unknown"`` if none, as FreeKill writes),
       and the ``GameOver`` winners; the room ``[meta.players, the most common request timeout,
@@ -536,8 +688,11 @@ def fkrep_from_transcript(
     - Payloads: CBOR of the line's ``data``, maps whose keys are all decimal integers written
       with integer keys, as FreeKill's Lua tables are (see :func:`write_fkrep`).
     """
-    rec = recording_from_transcript(lines, player_id, version=version, date=date, avatar=avatar)
-    return write_fkrep(rec, level=level)
+    if container not in CONTAINER_VERSIONS:
+        raise ValueError(f"container {container!r} is neither {CBOR!r} nor {JSON!r}")
+    rec = recording_from_transcript(lines, player_id, version=version or CONTAINER_VERSIONS[container], date=date,
+                                    avatar=avatar)
+    return write_fkrep(rec, level=level, container=container)
 
 
 def _player_ids(lines: list[Mapping[str, Any]]) -> set[int]:

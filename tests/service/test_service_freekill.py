@@ -5,6 +5,7 @@ with a header, garbage) with INVALID_ARGUMENT or RESOURCE_EXHAUSTED and nothing 
 
 from __future__ import annotations
 
+import gzip
 import json
 import lzma
 from collections.abc import Iterator
@@ -94,6 +95,10 @@ def test_the_command_line_submits_freekill_records(server: BackgroundServer, tmp
      grpc.StatusCode.INVALID_ARGUMENT, "cannot import the freekill record: not a FreeKill transcript: line 1"),
     (spb.VerifyLogRequest(foreign_log=spb.ForeignLog(engine="freekill", data=b"x" * (4 * 1024 * 1024 + 1))),
      grpc.StatusCode.RESOURCE_EXHAUSTED, "over 4194304 bytes"),
+    # 20 KB packed, 5 MB unpacked: the server's --max-record-bytes bounds the record unpacked too (issue 27.3)
+    (spb.VerifyLogRequest(foreign_log=spb.ForeignLog(engine="freekill", data=gzip.compress(
+        b'{"seq": 1, "kind": "meta", "players": 4}\n' + b'{"seq": 2, "kind": "log"}\n' * 200_000))),
+     grpc.StatusCode.INVALID_ARGUMENT, "cannot import the freekill record: the input is over 4194304 bytes unpacked"),
 ])
 def test_bad_foreign_records_are_refused(server: BackgroundServer, request_: spb.VerifyLogRequest,
                                          code: grpc.StatusCode, says: str) -> None:
@@ -115,3 +120,31 @@ def test_an_upload_is_a_record_or_a_log_never_both(server: BackgroundServer) -> 
         with pytest.raises(grpc.RpcError) as info:
             stub(server).UploadLog(iter(messages))
         assert info.value.code() == code, info.value.details()
+
+
+def test_a_client_database_is_submitted_recording_by_recording(server: BackgroundServer, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """The server takes one record per submission: `submit` splits FreeKill's client database into its
+    recordings (a bad row is reported, the others stored); the server itself refuses a database of more
+    than one recording, saying where to take it."""
+    import sqlite3
+
+    lines = [json.loads(line) for line in transcript("fk_rand_p4_35.jsonl").decode().splitlines() if line.strip()]
+    recordings = [fkrep_from_transcript(lines, 2).hex(), "zz", fkrep_from_transcript(lines, 3, container="json").hex()]
+    db = tmp_path / "client.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE myGameRecordings (id INTEGER PRIMARY KEY, recording TEXT)")
+    con.executemany("INSERT INTO myGameRecordings (recording) VALUES (?)", [(r,) for r in recordings])
+    con.commit()
+    con.close()
+    assert main(["submit", "--from", "freekill", "--server", server.address, str(db)]) == 2
+    captured = capsys.readouterr()
+    assert f"{db} [recording 1]: " in captured.out and f"{db} [recording 3]: " in captured.out
+    assert f"{db} [recording 2]: not submitted: recording 2 of the database: it is not a .fk.rep as hex" \
+        in captured.err
+    assert "submitted 2 of 3 record(s) of 1 file(s)" in captured.out
+    with pytest.raises(grpc.RpcError) as info:
+        stub(server).VerifyLog(spb.VerifyLogRequest(foreign_log=spb.ForeignLog(engine="freekill",
+                                                                               data=db.read_bytes())))
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "FreeKill's client database with 3 recordings: one record is taken here" in (info.value.details() or "")
