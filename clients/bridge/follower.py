@@ -10,7 +10,6 @@ again from its start.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,24 +38,37 @@ class Follower:
         self.path = path
         self.grace = grace
         self.files: list[_Open] = []  # the rotated-away ones first, the one the path names last
-        for pos in resume or []:
-            self._reopen(pos)
+        if resume:
+            self._resume(resume)
 
-    def _reopen(self, pos: Position) -> None:
-        """Resume a file by inode: the path, or a sibling it was rotated to (freekill.log.1, ...)."""
-        candidates = [self.path, *sorted(self.path.parent.glob(self.path.name + "*"))] \
-            if self.path.parent.is_dir() else []
-        for candidate in candidates:
+    def _rotated(self) -> list[Path]:
+        """The path and the files it was rotated to (freekill.log.1, .2, ...), oldest first."""
+        if not self.path.parent.is_dir():
+            return [self.path]
+        numbered = [(int(p.name[len(self.path.name) + 1:]), p) for p in self.path.parent.glob(self.path.name + ".*")
+                    if p.name[len(self.path.name) + 1:].isdigit()]
+        return [p for _, p in sorted(numbered, reverse=True)] + [self.path]
+
+    def _resume(self, resume: list[Position]) -> None:
+        """Resume by inode: the files being read may have been rotated since (found among the rotated files),
+        and the files rotated after them were not read yet (read from their start)."""
+        offsets = {pos.inode: pos.offset for pos in resume}
+        started = False
+        for candidate in self._rotated():
             try:
-                if candidate.stat().st_ino != pos.inode:
-                    continue
+                inode = candidate.stat().st_ino
+            except OSError:
+                continue
+            if inode not in offsets and not started:
+                continue  # older than what was being read: read already
+            started = True
+            try:
                 f = candidate.open("rb")
             except OSError:
                 continue
             size = os.fstat(f.fileno()).st_size
-            offset = pos.offset if pos.offset <= size else 0  # truncated while we were away
-            self.files.append(_Open(f, pos.inode, offset))
-            return
+            offset = offsets.get(inode, 0)
+            self.files.append(_Open(f, inode, offset if offset <= size else 0))  # (shorter: truncated meanwhile)
 
     def positions(self) -> list[Position]:
         return [Position(o.inode, o.offset) for o in self.files]
@@ -126,12 +138,6 @@ class Follower:
             start = nl + 1
         o.offset += end + 1
         return out
-
-
-def still_exists(inode: int, path: Path) -> bool:
-    with contextlib.suppress(OSError):
-        return path.stat().st_ino == inode
-    return False
 
 
 __all__ = ["Follower", "Position"]
