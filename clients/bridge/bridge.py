@@ -352,9 +352,11 @@ class Bridge:
                        f"{meta.get('core') or '(core version not given)'}")
         header.recorder = f"FreeKill {DEFAULT_VERSION}, tap via sgs-verify bridge"
         try:
-            Verifier(header)  # a general or package the verifier does not know: say so now, not after the game
+            probe = Verifier(header)  # a general or package the verifier does not know: say so now
         except (LogFormatError, ValueError, KeyError) as err:
             raise Uncheckable(f"the verifier cannot take its set-up: {err}") from None
+        if probe.stopped_at is not None:
+            raise Uncheckable(probe.stopped_reason)
         return header
 
     def skip(self, room: Room, why: str) -> None:

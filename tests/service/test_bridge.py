@@ -7,6 +7,7 @@ once and not stored."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -24,7 +25,7 @@ from clients.bridge.bridge import Bridge, Output, Settings
 from clients.bridge.follower import Follower, Position
 from clients.bridge.replaylog import RotatingLog, interleave, room_records
 from clients.client import ListFilter, VerifierClient
-from importers.freekill import import_freekill
+from importers.freekill import cbor, import_freekill
 from importers.freekill.api import uncompressed
 from service.server import BackgroundServer
 from sgsverify.v1 import annotation_pb2 as apb
@@ -313,24 +314,39 @@ def test_a_silent_room_is_ended_and_stored_unfinished(server: BackgroundServer, 
         assert len(infos) == 1 and not c.get(infos[0].id).replay.result.finished
 
 
+def renamed(value: Any) -> Any:
+    if value == "zhouyu":
+        return "nobody_xyz"
+    if isinstance(value, list):
+        return [renamed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: renamed(v) for k, v in value.items()}
+    return value
+
+
 def test_uncheckable_rooms_are_reported_once_and_not_stored(server: BackgroundServer, tmp_path: Path) -> None:
     other_mode = room_records(DATA / GAMES[1], 6)
     other_mode[0]["mode"] = "m_1v1_mode"
+    unknown_general = room_records(DATA / GAMES[3], 9)
+    for rec in unknown_general:  # the lord's general (周瑜) is one the verifier does not know
+        if rec["kind"] == "notify" and b"zhouyu" in base64.b64decode(rec["cbor"]):
+            rec["cbor"] = base64.b64encode(cbor.encode(renamed(cbor.decode(base64.b64decode(rec["cbor"]))))).decode()
     gap = room_records(DATA / GAMES[3], 7)
     del gap[40]
     good = room_records(DATA / GAMES[1], 8)
     log = RotatingLog(tmp_path / "freekill.log")
     run = Running(tmp_path, server.address, "t-uncheckable", gap_wait=0.5)
     try:
-        write_rooms(log, {6: other_mode, 7: gap, 8: good})
-        wait_for(lambda: len(run.lines.of("stored")) == 1 and len(run.lines.of("uncheckable")) == 2)
+        write_rooms(log, {6: other_mode, 7: gap, 8: good, 9: unknown_general})
+        wait_for(lambda: len(run.lines.of("stored")) == 1 and len(run.lines.of("uncheckable")) == 3)
         time.sleep(1.0)
     finally:
         run.stop()
         log.close()
     reported = {u["room"]: u["reason"] for u in run.lines.of("uncheckable")}
-    assert len(run.lines.of("uncheckable")) == 2
+    assert len(run.lines.of("uncheckable")) == 3
     assert "m_1v1_mode" in reported[6] and "record 41 is missing" in reported[7]
+    assert "'nobody_xyz', which is not a standard general" in reported[9]
     with VerifierClient(server.address, timeout=60) as c:
         assert sorted(stored(c, "t-uncheckable")) == ["room 8"]
 
