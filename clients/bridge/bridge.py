@@ -404,10 +404,15 @@ class Bridge:
                       game=room.n, reason=why)
 
     def tick(self, now: float) -> None:
+        self.senders = [t for t in self.senders if t.is_alive()]
         for room in list(self.rooms.values()):
             if room.over:
                 if room.key in self.spools:
                     self._close_spool(room)
+                if room.events or room.tap.messages:
+                    # Ended: keep what tells its lines from the next game's (the room id is reused), not the game.
+                    self.rooms[room.room] = Room(room.room, room.n, first_line=self._first(room) or room.first_line,
+                                                 over=True, closed=True)
                 continue
             if room.waiting_since is not None and now - room.waiting_since >= self.s.gap_wait:
                 self.skip(room, f"record {room.tap.next_seq} is missing (lines were lost)")
