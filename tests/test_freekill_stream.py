@@ -156,3 +156,18 @@ def test_tap_lines_convert_to_the_transcripts_events() -> None:
         out += stream.feed(msg)
     out += stream.finish()
     assert list(out) == list(batch.events)
+
+
+def test_an_event_changed_after_it_was_handed_out_is_listed() -> None:
+    game = "fk_rand_p4_35.jsonl"
+    stream = Stream()
+    messages = read_transcript(json.dumps(line) for line in lines(game)).messages
+    handed: list[pb.Event] = []
+    for msg in messages[:len(messages) // 2]:
+        handed += stream.feed(msg)
+    assert handed
+    handed[3].source = pb.DECISION_SOURCE_CLIENT  # (the conversion's own event: as if it had changed it)
+    for msg in messages[len(messages) // 2:]:
+        stream.feed(msg)
+    stream.finish()
+    assert stream.changed == [3]

@@ -326,6 +326,7 @@ class Bridge:
                 room.header = self._header(room)
             if room.tap.ended:
                 new += room.stream.finish()
+                self._check_changed(room)
         except _UNREADABLE as err:
             raise Uncheckable(f"its record cannot be converted: {err}") from None
         with room.cond:
@@ -358,6 +359,14 @@ class Bridge:
         if probe.stopped_at is not None:
             raise Uncheckable(probe.stopped_reason)
         return header
+
+    def _check_changed(self, room: Room) -> None:
+        """Events the conversion changed after they were streamed (none in any game we have): the live verdict
+        on them may differ from the offline one — say so."""
+        if room.stream.changed:
+            self.out.emit("changed", f"room {room.room}: events {room.stream.changed[:10]} changed after they were "
+                          "streamed: check the room offline (sgs-verify check --from freekill)", room=room.room,
+                          game=room.n, events=room.stream.changed)
 
     def skip(self, room: Room, why: str) -> None:
         """A room that cannot be checked: reported once, its stream cancelled (nothing stored)."""
@@ -394,6 +403,7 @@ class Bridge:
         except _UNREADABLE as err:
             self.skip(room, f"its record cannot be converted: {err}")
             return
+        self._check_changed(room)
         with room.cond:
             room.events += tail
             room.written += [time.time()] * len(tail)

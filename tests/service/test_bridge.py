@@ -210,7 +210,15 @@ def test_rooms_in_a_rotating_log_are_verified_live_as_offline_and_stored_once(se
         assert game_log.header.seats[p["seat"]].player == f"freekill:{p['player']}"
         assert names[p["source"]] == game_log.events[p["event"]].source
     assert {p["source"] for p in printed} == {"unspecified", "ai"}
-    assert run.lines.of("uncheckable") == []
+    assert run.lines.of("uncheckable") == [] and run.lines.of("changed") == []
+    # the metrics count what was printed
+    sample = run.bridge.metrics.registry.get_sample_value
+    assert sample("sgs_verify_bridge_violations_total", {"code": "SKILL_COST", "source": "unspecified"}) == \
+        sum(p["code"] == "SKILL_COST" for p in printed)
+    assert sample("sgs_verify_bridge_rooms_total", {"outcome": "finished"}) == 3
+    assert sample("sgs_verify_bridge_rooms_open") == 0
+    assert sample("sgs_verify_bridge_events_total") == sum(len(import_freekill(uncompressed(
+        (DATA / game).read_bytes())).log.events) for game in GAMES.values())
 
 
 def bridge_process(tmp: Path, address: str, tournament: str) -> subprocess.Popen[str]:
