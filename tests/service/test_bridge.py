@@ -375,3 +375,30 @@ def test_a_follower_resumed_after_several_rotations_reads_the_files_it_missed(tm
             log.write(line)
     again = Follower(path, [saved])
     assert [t for t, _ in again.poll(0.0)] == ["a2", "b1", "c1", "c2"]
+
+
+def test_a_bridge_stopped_mid_room_stores_nothing_of_it_and_its_restart_stores_it_once(server: BackgroundServer,
+                                                                                      tmp_path: Path) -> None:
+    recs = room_records(DATA / GAMES[2], 31)
+    half = len(recs) // 2
+    log = RotatingLog(tmp_path / "freekill.log", max_bytes=100_000)
+    run = Running(tmp_path, server.address, "t-stop")
+    try:
+        write_rooms(log, {31: recs[:half]})
+        wait_for(lambda: len(run.lines.of("violation")) >= 2)
+    finally:
+        run.stop()  # (SIGTERM): the room's stream is cancelled, not closed
+    with VerifierClient(server.address, timeout=60) as c:
+        time.sleep(0.5)
+        assert stored(c, "t-stop") == {}
+    write_rooms(log, {31: recs[half:]})
+    again = Running(tmp_path, server.address, "t-stop")
+    try:
+        wait_for(lambda: len(again.lines.of("stored")) == 1)
+    finally:
+        again.stop()
+        log.close()
+    with VerifierClient(server.address, timeout=60) as c:
+        infos = stored(c, "t-stop")["room 31"]
+        assert len(infos) == 1
+        assert verdict(c.get(infos[0].id).replay) == offline(GAMES[2])
