@@ -112,8 +112,9 @@ def test_a_game_the_report_cannot_import_is_exit_2(tmp_path: Path, capsys: pytes
 def test_client_replays_import_to_the_same_game(game: str, container: str, version: str) -> None:
     """Each seat's .fk.rep (no replies, other players' requests missing), as a real client of that
     version writes it (CBOR from v0.5.12, JSON up to v0.5.11), gives the transcript's events, but for
-    the suit named for 反间, which only a reply shows; and the same verdict. The version is FreeKill's
-    release, which names no card set: the card table is the one the record's cards fit."""
+    the suit named for 反间 and who made each decision, which only replies show; and the same verdict.
+    The version is FreeKill's release, which names no card set: the card table is the one the record's
+    cards fit."""
     transcript = import_freekill(raw(game), game).log
     verdict = verify(transcript)
     players = next(d["data"] for d in lines(game) if d.get("cmd") == "ArrangeSeats")
@@ -157,6 +158,7 @@ def without_suit(ev: pb.Event) -> pb.Event:
     out.CopyFrom(ev)
     if out.HasField("choose_suit"):
         out.choose_suit.ClearField("suit")
+    out.ClearField("source")  # who made a decision is in the replies, which a client replay does not hold
     return out
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from importers.freekill.limits import MAX_LINE_ITEMS, json_items
-from importers.freekill.messages import NOTIFY, REPLY, REQUEST, Message
+from importers.freekill.messages import BY_AI, NOTIFY, REPLY, REQUEST, Message
 
 
 class TranscriptError(ValueError):
@@ -99,7 +99,8 @@ def read_transcript(
         if not isinstance(seq, int) or not isinstance(cmd, str):
             raise TranscriptError(f"line {line_no}: a {kind} line needs an integer 'seq' and a 'cmd'")
         data = obj.get("data") if kept else None
-        transcript.messages.append(Message(seq, mine, cmd, data, _ids(obj.get("to", []), line_no)))
+        transcript.messages.append(Message(seq, mine, cmd, data, _ids(obj.get("to", []), line_no),
+                                           BY_AI if kind == "ai_reply" else ""))
     if transcript is None:
         raise TranscriptError("the input is empty: no meta line")
     return transcript
