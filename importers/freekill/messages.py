@@ -13,6 +13,9 @@ from typing import Any
 NOTIFY = "notify"  # a server -> client message
 REQUEST = "request"  # the server asks one player for a decision
 REPLY = "reply"  # that player's answer (transcripts only)
+# Who made a reply (the tap's ``by``): the player's client, FreeKill's AI standing in, or nobody (the default
+# taken on a timeout). A transcript's ``ai_reply`` line is BY_AI.
+BY_CLIENT, BY_AI, BY_NONE = "client", "ai", "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,3 +29,4 @@ class Message:
     cmd: str
     data: Any
     to: tuple[int, ...] = ()
+    by: str = ""  # a reply's maker (BY_CLIENT, BY_AI, BY_NONE); "" when the record does not say

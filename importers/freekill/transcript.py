@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from importers.freekill.messages import NOTIFY, REPLY, REQUEST, Message
+from importers.freekill.messages import BY_AI, NOTIFY, REPLY, REQUEST, Message
 
 
 class TranscriptError(ValueError):
@@ -69,7 +69,8 @@ def read_transcript(lines: Iterable[str | bytes]) -> Transcript:
         seq, cmd = obj.get("seq"), obj.get("cmd")
         if not isinstance(seq, int) or not isinstance(cmd, str):
             raise TranscriptError(f"line {line_no}: a {kind} line needs an integer 'seq' and a 'cmd'")
-        transcript.messages.append(Message(seq, mine, cmd, obj.get("data"), _ids(obj.get("to", []), line_no)))
+        transcript.messages.append(Message(seq, mine, cmd, obj.get("data"), _ids(obj.get("to", []), line_no),
+                                           BY_AI if kind == "ai_reply" else ""))
     if transcript is None:
         raise TranscriptError("the input is empty: no meta line")
     return transcript

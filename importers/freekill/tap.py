@@ -1,0 +1,314 @@
+"""The FreeKill tap's log lines (docs/freekill-bridge.md) -> each room's messages, as the converter reads them.
+
+The tap (integrations/freekill/tap/, a FreeKill server package) writes one record per line into the server's
+log: ``SGSV1 `` and a JSON object (``v``, ``room``, ``seq``, ``kind`` and the kind's fields; payloads as base64
+of the CBOR the server sends). Lines of every room are interleaved in one log; this module finds the records
+(``parse_line``), keeps each room's apart and in order (``RoomTap``: a lost line is a gap, and a room with a
+gap cannot be verified), and turns them into ``Message`` s — the same shape a server transcript is read into,
+each reply carrying who made it (``by``: client, ai or none).
+
+``tap_lines`` goes the other way, from a shared-format transcript to the lines a tap would have written for
+that game (tests and the benchmark replay recorded games through it).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from importers.freekill import cbor
+from importers.freekill.messages import BY_AI, BY_CLIENT, BY_NONE, NOTIFY, REPLY, REQUEST, Message
+
+MARKER: Final = "SGSV1 "
+VERSION: Final = 1
+KINDS: Final = frozenset({"meta", "notify", "request", "reply", "end"})
+# A record is one log line: bounded, so a garbled line (a missing newline joining many) is refused, not parsed.
+MAX_RECORD_CHARS: Final = 64 * 1024 * 1024
+# What a reply's status says when nobody answered (the default was taken).
+_NO_ANSWER: Final = frozenset({"timeout"})
+# spdlog's time stamp at the start of a freekill.log line: "YY-MM-DD HH:MM:SS.mmm" (maybe in brackets).
+_STAMP: Final = re.compile(r"\[?(\d{2,4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?")
+
+
+class TapError(ValueError):
+    """A tap record that cannot be read (what is wrong with it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TapRecord:
+    room: int
+    seq: int
+    kind: str
+    body: Mapping[str, Any]  # the record's JSON object
+    written: float | None = None  # the log line's time stamp (epoch seconds, local time), when it has one
+
+
+def line_time(line: str) -> float | None:
+    """The time stamp spdlog wrote at the start of a log line (local time), as epoch seconds."""
+    m = _STAMP.match(line)
+    if m is None:
+        return None
+    year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
+    if year < 100:
+        year += 2000
+    frac = m.group(7) or "0"
+    try:
+        base = time.mktime((year, month, day, hour, minute, second, 0, 0, -1))
+    except (OverflowError, ValueError):
+        return None
+    fraction: float = int(frac) / 10 ** len(frac)
+    return float(base) + fraction
+
+
+def parse_line(line: str) -> TapRecord | None:
+    """The tap record a log line holds (None: the line is not the tap's); TapError if it is malformed."""
+    at = line.find(MARKER)
+    if at < 0:
+        return None
+    text = line[at + len(MARKER):].rstrip("\r\n")
+    if len(text) > MAX_RECORD_CHARS:
+        raise TapError(f"a tap record of {len(text)} characters (over {MAX_RECORD_CHARS})")
+    try:
+        obj = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as err:
+        raise TapError(f"a tap record that is not JSON ({err})") from None
+    if not isinstance(obj, dict):
+        raise TapError("a tap record is a JSON object")
+    if obj.get("v") != VERSION:
+        raise TapError(f"tap record format {obj.get('v')!r}; this reader knows format {VERSION}")
+    room, seq, kind = obj.get("room"), obj.get("seq"), obj.get("kind")
+    if not isinstance(room, int) or not isinstance(seq, int) or isinstance(room, bool) or isinstance(seq, bool) \
+            or seq < 1:
+        raise TapError(f"a tap record needs an integer 'room' and a 'seq' from 1: {room!r}, {seq!r}")
+    if kind not in KINDS:
+        raise TapError(f"room {room} seq {seq}: unknown record kind {kind!r}")
+    return TapRecord(room, seq, kind, obj, line_time(line))
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def decode_payload(b64: Any, where: str) -> Any:
+    """A base64 CBOR payload as the transcripts have it: maps keyed by strings, tags (FreeKill's 33001-33005
+    class markers) unwrapped, byte strings as text, undefined as null."""
+    if not isinstance(b64, str):
+        raise TapError(f"{where}: the payload must be base64 text, not {type(b64).__name__}")
+    try:
+        raw = base64.b64decode(b64, validate=True)
+    except (binascii.Error, ValueError) as err:
+        raise TapError(f"{where}: the payload is not base64 ({err})") from None
+    try:
+        value = cbor.decode(raw, str_keys=True, skip_tags=True)
+    except cbor.CborError as err:
+        raise TapError(f"{where}: the payload is not CBOR ({err})") from None
+    return _plain(value, where)
+
+
+def _plain(value: Any, where: str) -> Any:
+    if isinstance(value, list):
+        return [_plain(v, where) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v, where) for k, v in value.items()}
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise TapError(f"{where}: a string in the payload is not UTF-8") from None
+    if value is cbor.UNDEFINED:
+        return None
+    if isinstance(value, cbor.Simple):
+        raise TapError(f"{where}: CBOR simple value {value.value}, which no FreeKill message has")
+    return value
+
+
+def _to(value: Any, where: str) -> tuple[int, ...]:
+    if _is_int(value):
+        return (value,)
+    if isinstance(value, list) and all(_is_int(v) for v in value):
+        return tuple(value)
+    raise TapError(f"{where}: 'to' must be player ids")
+
+
+class TapGap(TapError):
+    """A room's records are not contiguous: lines were lost, the room cannot be verified."""
+
+
+@dataclass(slots=True)
+class RoomTap:
+    """One room's records, in order: its meta, and the messages made from the others so far."""
+
+    room: int
+    meta: dict[str, Any] | None = None  # players, settings (decoded), ids, mode, core, tap
+    messages: list[Message] = field(default_factory=list)
+    next_seq: int = 1
+    result: str | None = None  # set by the 'end' record: the winners ("" for a draw)
+
+    @property
+    def ended(self) -> bool:
+        return self.result is not None
+
+    def add(self, rec: TapRecord) -> Message | None:
+        """Take the room's next record; returns the message it is (None for meta and end). TapGap when
+        it is not the next one in sequence (a duplicate of one already taken is ignored: None)."""
+        if rec.room != self.room:
+            raise ValueError(f"record of room {rec.room} given to room {self.room}")
+        if rec.seq < self.next_seq:
+            return None  # a line read twice (the follower re-read it after a restart): already taken
+        if rec.seq > self.next_seq:
+            raise TapGap(f"room {self.room}: record {self.next_seq} is missing (the next one is {rec.seq}): "
+                         "lines were lost")
+        where = f"room {self.room} seq {rec.seq}"
+        if self.meta is None and rec.kind != "meta":
+            raise TapError(f"{where}: the room's first record is {rec.kind!r}, not its meta")
+        if self.ended:
+            raise TapError(f"{where}: a {rec.kind!r} record after the room's end")
+        self.next_seq += 1
+        msg = self._message(rec, where)
+        if msg is not None:
+            self.messages.append(msg)
+        return msg
+
+    def _message(self, rec: TapRecord, where: str) -> Message | None:
+        body = rec.body
+        if rec.kind == "meta":
+            if self.meta is not None:
+                raise TapError(f"{where}: a second meta record")
+            players = body.get("players")
+            if not isinstance(players, int) or isinstance(players, bool) or not 2 <= players <= 16:
+                raise TapError(f"{where}: the meta record needs the number of 'players'")
+            settings = decode_payload(body["settings_cbor"], where) if "settings_cbor" in body else {}
+            if not isinstance(settings, dict):
+                raise TapError(f"{where}: the room settings are not a map")
+            mode = body.get("mode", settings.get("gameMode"))
+            if isinstance(mode, str):
+                settings.setdefault("gameMode", mode)
+            self.meta = {"players": players, "settings": settings, "mode": mode, "ids": body.get("ids"),
+                         "core": body.get("core"), "tap": body.get("tap")}
+            return None
+        if rec.kind == "end":
+            result = body.get("result", "")
+            self.result = result if isinstance(result, str) else ""
+            return None
+        cmd = body.get("cmd")
+        if not isinstance(cmd, str):
+            raise TapError(f"{where}: a {rec.kind} record needs a 'cmd'")
+        to = _to(body.get("to"), where)
+        if rec.kind == "notify":
+            return Message(rec.seq, NOTIFY, cmd, decode_payload(body.get("cbor", ""), where), to)
+        if len(to) != 1:
+            raise TapError(f"{where}: a {rec.kind} goes to one player, not {list(to)}")
+        if rec.kind == "request":
+            return Message(rec.seq, REQUEST, cmd, decode_payload(body.get("cbor", ""), where), to)
+        # A reply: its final result, "__cancel" (as the transcripts write it) when declined or defaulted.
+        data = "__cancel" if body.get("cancel") or "cbor" not in body else decode_payload(body["cbor"], where)
+        by = body.get("by")
+        if by not in (BY_CLIENT, BY_AI, BY_NONE):
+            raise TapError(f"{where}: a reply's 'by' is client, ai or none, not {by!r}")
+        if body.get("status") in _NO_ANSWER:
+            by = BY_NONE  # the default taken on a timeout, whoever controlled the seat
+        return Message(rec.seq, REPLY, cmd, data, to, by)
+
+
+def read_tap(lines: Iterable[str]) -> dict[int, RoomTap]:
+    """Every room of a whole tap log (lines in the order written), each room's records checked for gaps."""
+    rooms: dict[int, RoomTap] = {}
+    for line in lines:
+        rec = parse_line(line)
+        if rec is not None:
+            rooms.setdefault(rec.room, RoomTap(rec.room)).add(rec)
+    return rooms
+
+
+# ------------------------------------------------------------------ transcript -> tap lines (tests, benchmark)
+
+_DECIMAL: Final = re.compile(r"0|[1-9][0-9]{0,17}")
+
+
+def _lua(value: Any) -> Any:
+    """A transcript payload as the server's Lua tables were: maps keyed by integers where JSON wrote them as
+    decimal strings (so CBOR-encoding it gives what the server sent)."""
+    if isinstance(value, Mapping):
+        items = {k: _lua(v) for k, v in value.items()}
+        if items and all(isinstance(k, str) and _DECIMAL.fullmatch(k) for k in items):
+            return {int(k): v for k, v in items.items()}
+        return items
+    if isinstance(value, list):
+        return [_lua(v) for v in value]
+    return value
+
+
+def _b64(value: Any) -> str:
+    return base64.b64encode(cbor.encode(_lua(value))).decode("ascii")
+
+
+def stamp(at: float) -> str:
+    """A freekill.log line's prefix for the time ``at`` (epoch seconds, local time), as spdlog writes it."""
+    whole = int(at)
+    return time.strftime("%y-%m-%d %H:%M:%S", time.localtime(whole)) + f".{int((at - whole) * 1000):03d}"
+
+
+def tap_records(transcript: Iterable[Mapping[str, Any]], room: int, *, core: str = "",
+                tap: str = "test") -> Iterator[dict[str, Any]]:
+    """The records the tap would have written for a shared-format transcript (JSON objects): ``ai_reply``
+    lines become replies made by the AI; ``log`` and ``gameover`` lines are not records."""
+    seq = 0
+    meta: Mapping[str, Any] | None = None
+    result: str | None = None
+    ids: set[int] = set()
+    body: list[dict[str, Any]] = []
+    for line in transcript:
+        kind = line.get("kind")
+        if kind == "meta":
+            if meta is None:
+                meta = line
+            continue
+        if kind == "notify":
+            body.append({"kind": "notify", "to": list(_to(line.get("to", []), "transcript")), "cmd": line["cmd"],
+                         "cbor": _b64(line.get("data"))})
+            ids.update(_to(line.get("to", []), "transcript"))
+            if line["cmd"] == "GameOver":
+                result = str(line.get("data") or "")
+        elif kind == "request":
+            body.append({"kind": "request", "to": line["to"], "cmd": line["cmd"], "cbor": _b64(line.get("data")),
+                         "timeout": line.get("timeout", 15)})
+        elif kind == "ai_reply":
+            data = line.get("data")
+            rec: dict[str, Any] = {"kind": "reply", "to": line["to"], "cmd": line["cmd"], "by": BY_AI}
+            if data == "__cancel" or data in ("", None):
+                rec.update(cancel=True, status="cancel")
+            else:
+                rec.update(cbor=_b64(data), status="reply")
+            body.append(rec)
+    if meta is None:
+        raise ValueError("the transcript has no meta line")
+    settings = dict(meta.get("settings") or {})
+    seq += 1
+    yield {"v": VERSION, "room": room, "seq": seq, "kind": "meta", "players": meta["players"],
+           "mode": settings.get("gameMode", ""), "settings_cbor": _b64(settings), "ids": sorted(ids),
+           "core": core, "tap": tap}
+    for rec in body:
+        seq += 1
+        yield {"v": VERSION, "room": room, "seq": seq, **rec}
+    if result is not None:
+        yield {"v": VERSION, "room": room, "seq": seq + 1, "kind": "end", "result": result}
+
+
+def tap_line(record: Mapping[str, Any], at: float, thread: int = 1) -> str:
+    """A freekill.log line holding a record (with its newline)."""
+    return f"{stamp(at)} {thread}[I] {MARKER}{json.dumps(record, ensure_ascii=False, separators=(',', ':'))}\n"
+
+
+def tap_lines(transcript: Iterable[Mapping[str, Any]], room: int, at: float = 0.0) -> list[str]:
+    """The log lines a tap would have written for a transcript (all stamped ``at``)."""
+    return [tap_line(rec, at) for rec in tap_records(transcript, room)]
+
+
+__all__ = ["MARKER", "RoomTap", "TapError", "TapGap", "TapRecord", "decode_payload", "line_time", "parse_line",
+           "read_tap", "stamp", "tap_line", "tap_lines", "tap_records"]
