@@ -191,6 +191,7 @@ class GameRecord:
     log_path: Path
     seconds: float
     lua_errors: list[str] = field(default_factory=list)  # qCritical lines (SmartAI's own bugs and the like)
+    timeouts: list[tuple[int, int]] = field(default_factory=list)  # (player, request index) left unanswered
     anomalies: list[str] = field(default_factory=list)  # things the host did not expect (should stay empty)
 
 
@@ -422,7 +423,8 @@ class Planner:
 
 class Host:
     def __init__(self, core_dir: Path, room_id: int, players: int, log: RotatingLog,
-                 cheats: Iterable[str], seed: int, lua: str = "lua5.4", timeout_s: float = 300.0) -> None:
+                 cheats: Iterable[str], seed: int, lua: str = "lua5.4", timeout_s: float = 300.0,
+                 timeouts: int = 0) -> None:
         self.core_dir = core_dir
         self.room_id = room_id
         self.player_ids = list(range(1, players + 1))
@@ -437,6 +439,10 @@ class Host:
         self.thinking: dict[int, bool] = {}
         self.pending: dict[int, tuple[str, dict[str, Any], bool]] = {}  # conn -> planned reply
         self.cheats: list[Cheat] = []
+        self.timeouts_left = timeouts  # PlayCard requests an online client leaves unanswered
+        self.timeouts: list[tuple[int, int]] = []
+        self.silent: set[int] = set()  # connections that will not answer
+        self.timer_due: int | None = None  # the connection whose request timer is to fire
         self.lua_errors: list[str] = []
         self.anomalies: list[str] = []
         self.winner: str | None = None
@@ -543,8 +549,14 @@ class Host:
 
     def play(self) -> None:
         self.call("HandleRequest", [f"-1,{self.room_id},newroom"])
-        reason = "delay_done"
         while not self.over:
+            reason = "delay_done"
+            if self.timer_due is not None:
+                # The request timer fires (a real server waits timeout + 0.5 s): the default is taken.
+                pid = self.pid_of[self.timer_due]
+                self.timer_due = None
+                self.call("SetPlayerState", [self.room_id, pid, TRUST])
+                reason = "request_timer"
             done = self.call("ResumeRoom", [self.room_id, reason])
             if done is True:
                 break
@@ -589,6 +601,11 @@ class Host:
         pid = value[0][0]
         plan = self.planner.choose(pid)
         if plan is None:
+            t = self.table
+            if self.timeouts_left > 0 and t.phase.get(pid) == 5 and t.play_requests.get(pid) == 1:
+                self.timeouts_left -= 1  # an online client that does not answer this time
+                self.call("SetPlayerState", [self.room_id, pid, ONLINE])
+                self.silent.add(self.conn_of[pid])
             return
         # A modified client: the seat is Online when the request is sent, so its reply is awaited.
         self.call("SetPlayerState", [self.room_id, pid, ONLINE])
@@ -604,6 +621,11 @@ class Host:
 
     def m_ServerPlayer_waitForReply(self, conn: int, _timeout: int = 0) -> Any:
         pid = self.pid_of[conn]
+        if conn in self.silent:
+            self.silent.discard(conn)
+            self.timer_due = conn
+            self.timeouts.append((pid, len(self.view.requests) - 1))
+            return "__notready"
         plan = self.pending.pop(conn, None)
         # Back to Trust before answering: the tap must still call this a client's reply.
         self.call("SetPlayerState", [self.room_id, pid, TRUST])
@@ -664,16 +686,18 @@ class Host:
 
 def play_game(core: str | Path | None, root: Path, log_path: Path, players: int = 5, *, room_id: int = 1,
               seed: int = 0, cheats: Iterable[str] = (), log: RotatingLog | None = None,
-              max_log_bytes: int = 1 << 20, timeout_s: float = 300.0) -> GameRecord:
+              max_log_bytes: int = 1 << 20, timeout_s: float = 300.0, timeouts: int = 0) -> GameRecord:
     """Play one all-AI room with the tap installed; the tap's lines go to ``log_path`` (or to
     ``log``, a RotatingLog shared by several games). ``cheats``: kinds from CHEATS to substitute,
     each placed at the first play phase where it applies (at most one a play phase); the ones
-    placed are in the record with the tap's seq of their reply."""
+    placed are in the record with the tap's seq of their reply. ``timeouts``: that many times, a seat
+    is switched Online for a PlayCard request that it then leaves unanswered until the request timer
+    fires (the default reply is taken)."""
     started = time.monotonic()
     core_dir = install(core, root)
     own_log = log is None
     sink = log if log is not None else RotatingLog(log_path, max_bytes=max_log_bytes)
-    host = Host(core_dir, room_id, players, sink, cheats, seed, timeout_s=timeout_s)
+    host = Host(core_dir, room_id, players, sink, cheats, seed, timeout_s=timeout_s, timeouts=timeouts)
     stderr = ""
     try:
         host.start()
@@ -685,4 +709,5 @@ def play_game(core: str | Path | None, root: Path, log_path: Path, players: int 
     if stderr.strip():
         host.lua_errors.append("stderr: " + stderr.strip()[-2000:])
     return GameRecord(room_id, host.player_ids, list(host.table.order), host.view, host.cheats, host.winner, host.over,
-                      log_path, time.monotonic() - started, host.lua_errors, host.anomalies)
+                      log_path, time.monotonic() - started, lua_errors=host.lua_errors,
+                      timeouts=host.timeouts, anomalies=host.anomalies)

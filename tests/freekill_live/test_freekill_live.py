@@ -98,7 +98,8 @@ def cheat_games(fk_root: Path, tmp_path_factory: pytest.TempPathFactory) -> list
         if not todo:
             break
         log_path = tmp_path_factory.mktemp(f"fkcheat{n}") / "freekill.log"
-        game = play_game(None, fk_root, log_path, 5, room_id=100 + n, seed=n, cheats=todo)
+        game = play_game(None, fk_root, log_path, 5, room_id=100 + n, seed=n, cheats=todo,
+                         timeouts=2 if n == 0 else 0)
         out.append((game, log_path))
         todo = [k for k in todo if k not in {c.kind for c in game.cheats}]
     return out
@@ -124,3 +125,19 @@ def test_each_cheat_is_the_clients_and_flagged_at_its_event(cheat_games: list[tu
                 assert cheat.source == pb.DECISION_SOURCE_CLIENT
         # the client's other replies (the legal first 杀 before a second one) are not flagged
         assert result.other_client_violations == []
+
+
+def test_an_unanswered_request_is_a_timeout_by_nobody(cheat_games: list[tuple[GameRecord, Path]]) -> None:
+    game, log_path = cheat_games[0]
+    assert len(game.timeouts) == 2
+    records = J.raw_records(log_path)[game.room_id]
+    request_seqs = [r["seq"] for r in records if r["kind"] == "request"]
+    for player, index in game.timeouts:
+        req = request_seqs[index]
+        reply = next(r for r in records if r["kind"] == "reply" and r["seq"] > req and r["to"] == player)
+        assert (reply["cmd"], reply["by"], reply["status"], reply.get("cancel")) == ("PlayCard", "none", "timeout", True)
+    # nothing else in these games is a timeout; the AI's and the client's replies are told apart
+    statuses = {(r["by"], r["status"]) for g, p in cheat_games for r in J.raw_records(p)[g.room_id]
+                if r["kind"] == "reply"}
+    assert ("none", "timeout") in statuses and ("client", "reply") in statuses and ("ai", "reply") in statuses
+    assert sum(1 for r in records if r["kind"] == "reply" and r["status"] == "timeout") == 2
