@@ -135,7 +135,8 @@ def test_an_unanswered_request_is_a_timeout_by_nobody(cheat_games: list[tuple[Ga
     for player, index in game.timeouts:
         req = request_seqs[index]
         reply = next(r for r in records if r["kind"] == "reply" and r["seq"] > req and r["to"] == player)
-        assert (reply["cmd"], reply["by"], reply["status"], reply.get("cancel")) == ("PlayCard", "none", "timeout", True)
+        got = (reply["cmd"], reply["by"], reply["status"], reply.get("cancel"))
+        assert got == ("PlayCard", "none", "timeout", True)
     # nothing else in these games is a timeout; the AI's and the client's replies are told apart
     statuses = {(r["by"], r["status"]) for g, p in cheat_games for r in J.raw_records(p)[g.room_id]
                 if r["kind"] == "reply"}
