@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.freekill_live.host import CHEATS, RotatingLog, install, play_game  # noqa: E402
+from tests.freekill_live.host import CHEATS, HostError, RotatingLog, install, play_game  # noqa: E402
 from tests.freekill_live.judge import evaluate  # noqa: E402
 
 
@@ -47,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-bytes", type=int, default=30 << 20, help="rotate the log at this size (spdlog: 30 MiB)")
     ap.add_argument("--backups", type=int, default=1000)
     ap.add_argument("--first-room", type=int, default=1)
+    ap.add_argument("--game-timeout", type=float, default=240.0,
+                    help="give a game up after this many seconds (an all-AI stalemate can go on for long)")
     ap.add_argument("--no-judge", action="store_true", help="only play (for the benchmark's input)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -63,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         install(args.core, root)
         log = RotatingLog(args.log, max_bytes=args.max_bytes, backups=args.backups)
         rows: list[dict[str, Any]] = []
+        aborted: list[dict[str, Any]] = []
         try:
             for n in range(args.games):
                 # rotated from game to game: only one cheat the verifier refuses is placed a game (the
@@ -71,7 +74,13 @@ def main(argv: list[str] | None = None) -> int:
                 if not (args.cheat_every and n % args.cheat_every == 0):
                     cheats = []
                 room = args.first_room + n
-                game = play_game(None, root, args.log, args.players, room_id=room, seed=n, cheats=cheats, log=log)
+                try:
+                    game = play_game(None, root, args.log, args.players, room_id=room, seed=n, cheats=cheats,
+                                     log=log, timeout_s=args.game_timeout)
+                except HostError as err:
+                    print(f"room {room}: given up ({err})", file=sys.stderr)
+                    aborted.append({"room": room, "why": str(err)[:300]})
+                    continue
                 rows.append({"room": room, "game": game, "seconds": round(game.seconds, 1),
                              "winner": game.winner, "requests": len(game.view.requests)})
                 print(f"room {room}: {game.winner!r} in {game.seconds:.1f} s, {len(game.cheats)} cheat(s)",
@@ -80,10 +89,10 @@ def main(argv: list[str] | None = None) -> int:
             log.close()
     if args.no_judge:
         return 0
-    return report(rows, args.log, args.json)
+    return report(rows, aborted, args.log, args.json)
 
 
-def report(rows: list[dict[str, Any]], log_path: Path, as_json: bool) -> int:
+def report(rows: list[dict[str, Any]], aborted: list[dict[str, Any]], log_path: Path, as_json: bool) -> int:
     placed: Counter[str] = Counter()
     caught: Counter[str] = Counter()
     right_event: Counter[str] = Counter()
@@ -113,7 +122,8 @@ def report(rows: list[dict[str, Any]], log_path: Path, as_json: bool) -> int:
                                  for c in result.cheats],
                       "other_client_violations": result.other_client_violations,
                       "other_codes": result.other_codes, "other_after_cheat": result.after_cheat})
-    summary = {"games": len(rows), "followed": len(rows) - len(not_followed), "not_followed": not_followed,
+    summary = {"games": len(rows), "given_up": aborted, "followed": len(rows) - len(not_followed),
+               "not_followed": not_followed,
                "cheats": sum(placed.values()), "caught": sum(caught.values()),
                "by_kind": {k: {"placed": placed[k], "caught": caught[k], "flagged_event": right_event[k],
                                "right_player": right_player[k]} for k in CHEATS},
@@ -122,6 +132,8 @@ def report(rows: list[dict[str, Any]], log_path: Path, as_json: bool) -> int:
     if as_json:
         print(json.dumps({"summary": summary, "games": games}, ensure_ascii=False, indent=1))
     else:
+        if aborted:
+            print(f"games given up (time limit): {[a['room'] for a in aborted]}")
         print(f"games: {summary['games']}, verifier followed {summary['followed']} to the end"
               + (f" (not: rooms {not_followed})" if not_followed else ""))
         print(f"{'cheat':<18}{'placed':>7}{'caught':>7}{'event flagged':>14}{'client, right code':>20}")

@@ -21,6 +21,7 @@ running FreeKill headless; no FreeKill code is in this file.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -37,6 +38,7 @@ from importers.freekill import cbor
 ROOT = Path(__file__).resolve().parents[2]
 TAP_SOURCE = ROOT / "integrations" / "freekill" / "tap"
 TAP_DIR = "sgsv_tap"
+TAP_MARKER = "SGSV1 "
 CARDS_TSV = ROOT / "importers" / "freekill" / "data" / "cards-88a912f1.tsv"
 
 # JSON-RPC keys as the core's CBOR framing has them (integers instead of names)
@@ -192,6 +194,8 @@ class GameRecord:
     seconds: float
     lua_errors: list[str] = field(default_factory=list)  # qCritical lines (SmartAI's own bugs and the like)
     timeouts: list[tuple[int, int]] = field(default_factory=list)  # (player, request index) left unanswered
+    # the tap's records of this room as they passed through the host on their way to the log
+    tap_records: list[dict[str, Any]] = field(default_factory=list)
     anomalies: list[str] = field(default_factory=list)  # things the host did not expect (should stay empty)
 
 
@@ -439,6 +443,7 @@ class Host:
         self.thinking: dict[int, bool] = {}
         self.pending: dict[int, tuple[str, dict[str, Any], bool]] = {}  # conn -> planned reply
         self.cheats: list[Cheat] = []
+        self.tap_records: list[dict[str, Any]] = []
         self.timeouts_left = timeouts  # PlayCard requests an online client leaves unanswered
         self.timeouts: list[tuple[int, int]] = []
         self.silent: set[int] = set()  # connections that will not answer
@@ -649,6 +654,11 @@ class Host:
     def _log(self, method: str, text: Any) -> None:
         line = plain(text)
         self.log.write(method, line)
+        at = line.find(TAP_MARKER)
+        if at >= 0:
+            record = json.loads(line[at + len(TAP_MARKER):])
+            if record.get("room") == self.room_id:
+                self.tap_records.append(record)
         if method == "qCritical":
             self.lua_errors.append(line)
 
@@ -706,8 +716,21 @@ def play_game(core: str | Path | None, root: Path, log_path: Path, players: int 
         stderr = host.stop()
         if own_log:
             sink.close()
+    place_cheats(host.cheats, host.tap_records)
     if stderr.strip():
         host.lua_errors.append("stderr: " + stderr.strip()[-2000:])
     return GameRecord(room_id, host.player_ids, list(host.table.order), host.view, host.cheats, host.winner, host.over,
                       log_path, time.monotonic() - started, lua_errors=host.lua_errors,
-                      timeouts=host.timeouts, anomalies=host.anomalies)
+                      timeouts=host.timeouts, anomalies=host.anomalies, tap_records=host.tap_records)
+
+
+def place_cheats(cheats: list[Cheat], records: list[dict[str, Any]]) -> None:
+    """Fill each cheat's ``seq``: the tap's reply record answering the request it was sent for (the
+    tap's requests are the host's, one for one: the coverage tests hold that)."""
+    request_seqs = [r["seq"] for r in records if r["kind"] == "request"]
+    for cheat in cheats:
+        if cheat.request_index >= len(request_seqs):
+            continue
+        req_seq = request_seqs[cheat.request_index]
+        cheat.seq = next((r["seq"] for r in records
+                          if r["kind"] == "reply" and r["seq"] > req_seq and r["to"] == cheat.player), None)

@@ -16,6 +16,7 @@ from importers.freekill.messages import NOTIFY, REPLY, REQUEST
 from importers.freekill.tap import MARKER, RoomTap, read_tap
 from sgsverify.v1 import game_log_pb2 as pb
 from tests.freekill_live.host import GameRecord, HostView
+from tests.freekill_live.host import place_cheats as host_place_cheats
 from verifier import verify
 
 # What FreeKill's own SmartAI does that the rules forbid (tests/data/freekill/expected.json holds the same
@@ -130,12 +131,8 @@ def host_view_without_change_self(record: GameRecord) -> dict[int, list[tuple[st
 
 
 def place_cheats(record: GameRecord, records: list[dict[str, Any]]) -> None:
-    """Fill each cheat's ``seq``: the tap's reply record answering the request it was sent for."""
-    request_seqs = [r["seq"] for r in records if r["kind"] == "request"]
-    for cheat in record.cheats:
-        req_seq = request_seqs[cheat.request_index]
-        cheat.seq = next((r["seq"] for r in records
-                          if r["kind"] == "reply" and r["seq"] > req_seq and r["to"] == cheat.player), None)
+    """Each cheat's ``seq`` from the tap's records as read back from the log."""
+    host_place_cheats(record.cheats, records)
 
 
 @dataclass(slots=True)

@@ -51,6 +51,7 @@ def test_tap_records_are_complete_and_contiguous(ai_games: tuple[Path, list[Game
     for game in games:
         records = raw[game.room_id]
         assert [r["seq"] for r in records] == list(range(1, len(records) + 1))
+        assert records == game.tap_records  # what the log holds is what the tap wrote, across rotations
         assert records[0]["kind"] == "meta" and records[0]["ids"] == game.players
         assert records[0]["mode"] == "aaa_role_mode" and records[0]["players"] == 5
         assert records[-1] == {"v": 1, "room": game.room_id, "seq": len(records), "kind": "end",
