@@ -10,7 +10,9 @@ placed where it applies). The log rotates like freekill.log (--max-bytes). It is
 bridge's latency benchmark and the 30-game measurement: the table says, per game and in all, the
 cheats placed by kind, those caught with the right code at the right event by the right player, the
 violations on other client replies (the target: none) and the others (FreeKill's AI's own deviations,
-and what a cheat the verifier refuses leads to). Needs lua5.4 with lua-socket and lua-filesystem.
+and what a cheat the verifier refuses leads to). What was played (rooms, seats, each cheat's player, the
+tap seq of its reply, the code it must get) is written beside the log as <log>.games.json, for checking
+the same log through the live bridge. Needs lua5.4 with lua-socket and lua-filesystem.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tests.freekill_live.host import CHEATS, HostError, RotatingLog, install, play_game  # noqa: E402
-from tests.freekill_live.judge import evaluate  # noqa: E402
+from tests.freekill_live.judge import evaluate, raw_records, read_rooms  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--game-timeout", type=float, default=240.0,
                     help="give a game up after this many seconds (an all-AI stalemate can go on for long)")
     ap.add_argument("--no-judge", action="store_true", help="only play (for the benchmark's input)")
+    ap.add_argument("--games-file", type=Path,
+                    help="where to write what was played (rooms, seats, winners, each cheat with its player, "
+                         "the tap seq of its reply and the code it must get); default: <log>.games.json")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if not args.core:
@@ -87,9 +92,22 @@ def main(argv: list[str] | None = None) -> int:
                       file=sys.stderr)
         finally:
             log.close()
+    games_file = args.games_file or args.log.with_name(args.log.name + ".games.json")
+    games_file.write_text(json.dumps({"rooms": [played(row) for row in rows], "given_up": aborted},
+                                     ensure_ascii=False, indent=1), encoding="utf-8")
     if args.no_judge:
         return 0
     return report(rows, aborted, args.log, args.json)
+
+
+def played(row: dict[str, Any]) -> dict[str, Any]:
+    """What a game was, for a later check of the same log (e.g. through the live bridge)."""
+    game = row["game"]
+    return {"room": game.room_id, "seats": game.seats, "winner": game.winner, "seconds": row["seconds"],
+            "records": len(game.tap_records),
+            "cheats": [{"kind": c.kind, "player": c.player, "seat": game.seats.index(c.player), "seq": c.seq,
+                        "reply": c.reply, "expected_code": c.expected_code} for c in game.cheats],
+            "timeouts": game.timeouts}
 
 
 def report(rows: list[dict[str, Any]], aborted: list[dict[str, Any]], log_path: Path, as_json: bool) -> int:
@@ -102,8 +120,9 @@ def report(rows: list[dict[str, Any]], aborted: list[dict[str, Any]], log_path: 
     after_cheat: Counter[str] = Counter()
     not_followed = []
     games = []
+    rooms, raw = read_rooms(log_path), raw_records(log_path)  # the whole log once
     for row in rows:
-        result = evaluate(row["game"], log_path)
+        result = evaluate(row["game"], log_path, rooms, raw)
         if not result.followed:
             not_followed.append(result.room)
         other_codes.update(result.other_codes)

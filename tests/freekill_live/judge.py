@@ -168,11 +168,13 @@ class GameResult:
     after_cheat: dict[str, int] = field(default_factory=dict)
 
 
-def evaluate(record: GameRecord, log_path: Path) -> GameResult:
-    """One room of the log, judged, with each of the host's cheats looked up at the event it led to."""
-    records = raw_records(log_path)[record.room_id]
+def evaluate(record: GameRecord, log_path: Path, rooms: dict[int, RoomTap] | None = None,
+             raw: dict[int, list[dict[str, Any]]] | None = None) -> GameResult:
+    """One room of the log, judged, with each of the host's cheats looked up at the event it led to
+    (``rooms`` and ``raw``: the log already read, for many rooms of one log)."""
+    records = (raw if raw is not None else raw_records(log_path))[record.room_id]
     place_cheats(record, records)
-    verdict = judge(read_rooms(log_path)[record.room_id], via_transcript=False)
+    verdict = judge((rooms if rooms is not None else read_rooms(log_path))[record.room_id], via_transcript=False)
     by_seq = {r["seq"]: r for r in records}
     results = []
     claimed: set[int] = set()
