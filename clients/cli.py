@@ -11,7 +11,7 @@ from collections.abc import Sequence
 # Command modules, in the order their commands are listed in --help.
 COMMAND_MODULES = ["clients.commands.offline", "clients.commands.imports", "clients.commands.cheats",
                    "clients.commands.service", "clients.commands.standings", "clients.commands.regress",
-                   "clients.commands.access"]
+                   "clients.commands.access", "clients.commands.bridge"]
 
 
 def build_parser() -> argparse.ArgumentParser:

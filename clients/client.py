@@ -25,7 +25,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -185,6 +185,25 @@ class LiveUpdate:
     @property
     def violations(self) -> list[tuple[apb.Annotation, apb.Violation]]:
         return [(a, v) for a in self.annotations for v in a.violations]
+
+
+class LiveCall:
+    """A live stream in progress (VerifierClient.live_call): iterate it for the updates; ``cancel`` from any
+    thread ends it (the iteration then raises ServiceError CANCELLED)."""
+
+    def __init__(self, call: Any) -> None:
+        self._call = call
+
+    def __iter__(self) -> Iterator[LiveUpdate]:
+        try:
+            for res in self._call:
+                yield LiveUpdate(list(res.annotations), res.events_received, res.game_over,
+                                 res.finished if res.HasField("finished") else None)
+        except grpc.RpcError as err:
+            raise service_error(err) from None
+
+    def cancel(self) -> None:
+        self._call.cancel()
 
 
 @dataclass(frozen=True, slots=True)
@@ -530,6 +549,22 @@ class VerifierClient:
             raise service_error(err) from None
         finally:
             call.cancel()
+
+    def live_call(self, header: pb.GameHeader, batches: Iterable[Sequence[pb.Event]],
+                  metadata: Metadata | None = None, *, discard: bool = False) -> LiveCall:
+        """A live stream another thread can cancel (``LiveCall.cancel``: the server stores nothing): ``batches``
+        are sent as they come (an empty one sends nothing); iterate the call for the updates, as ``live``'s."""
+
+        def requests() -> Iterator[bytes]:
+            first = spb.VerifyLiveRequest(header=header, discard=discard)
+            if metadata is not None:
+                first.metadata.CopyFrom(metadata)
+            yield first.SerializeToString()
+            for batch in batches:
+                if batch:
+                    yield _events_request(batch)
+
+        return LiveCall(self._live_bytes(requests(), metadata=self.metadata))
 
     # ------------------------------------------------------------------ reading
 

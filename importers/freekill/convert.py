@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from importers.freekill.cards import NAMES, CardTable, CardTableError, card_table
-from importers.freekill.messages import NOTIFY, REPLY, REQUEST, Message
+from importers.freekill.messages import BY_AI, BY_CLIENT, BY_NONE, NOTIFY, REPLY, REQUEST, Message
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import all_cards
 
@@ -75,6 +75,15 @@ CHOICES_BY_OWNER = frozenset({"#double_swords_skill", "ganglie"})
 # Skills whose invocation names the cards they move (costs paid, cards taken or given).
 SKILL_CARDS = frozenset({"zhiheng", "jieyin", "qingnang", "liuli", "lijian", "axe", "kylin_bow", "tuxi", "fankui",
                          "rende", "guicai"})
+
+
+# The events that are decisions (each has a seat: its maker).
+DECISIONS = frozenset({"use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase",
+                       "pick_general", "choose_suit", "reveal_general", "choose_option"})
+# A reply's maker (Message.by) -> the decision's source. A reply whose maker the record does not say
+# (a client replay holds none) gives none.
+DECISION_SOURCES = {BY_CLIENT: pb.DECISION_SOURCE_CLIENT, BY_AI: pb.DECISION_SOURCE_AI,
+                    BY_NONE: pb.DECISION_SOURCE_DEFAULT}
 
 
 class ImportFailure(ValueError):
@@ -170,6 +179,8 @@ class Converter:
         self.max_hp: dict[int, int] = {}
         # (seq, inferred, prompted): 无懈可击 targets, inferred and as the request named them (transcripts).
         self.prompted: list[tuple[int, int | None, int]] = []
+        # Each player's answers (record position, who made it) that no decision has taken yet.
+        self.answers: dict[int, list[tuple[int, pb.DecisionSource]]] = {}
 
     # ---------------------------------------------------------------- helpers
 
@@ -197,6 +208,15 @@ class Converter:
         return who
 
     def emit(self, ev: pb.Event) -> pb.Event:
+        kind = ev.WhichOneof("kind")
+        if kind in DECISIONS and self.answers:
+            # A decision is its maker's answer to a request: the oldest answer they gave since the game last
+            # moved on (反间's target answers the suit, then the card: the two decisions, in that order).
+            # One decision per answer; a decision the record shows with no answer (FreeKill gave the last
+            # card of 五谷丰登 without asking; a client replay holds no replies) keeps no source.
+            answers = self.answers.get(self.fk_player[getattr(ev, kind).seat])
+            if answers:
+                ev.source = answers.pop(0)[1]
         self.events.append(ev)
         self.sources.append(self.seq)
         return ev
@@ -305,18 +325,34 @@ class Converter:
 
     def run(self, start: int) -> None:
         for msg in self.messages[start:]:
-            self.seq = msg.seq
-            if msg.kind == REQUEST:
-                if msg.to:
-                    self.requests[msg.to[0]] = msg
-                continue
-            if msg.kind == REPLY:
-                if msg.to:
-                    self.replies[(msg.to[0], msg.cmd)] = msg
-                continue
-            handler = getattr(self, "on_" + msg.cmd, None)
-            if handler is not None:
-                handler(msg.data)
+            self.step(msg)
+        self.close()
+
+    def step(self, msg: Message) -> None:
+        """Read the game's next message (after the set-up)."""
+        self.seq = msg.seq
+        if msg.kind == REQUEST:
+            if msg.to:
+                self.requests[msg.to[0]] = msg
+            return
+        if msg.kind == REPLY:
+            if msg.to:
+                self.replies[(msg.to[0], msg.cmd)] = msg
+                source = DECISION_SOURCES.get(msg.by)
+                if source is not None:
+                    self.answers.setdefault(msg.to[0], []).append((msg.seq, source))
+            return
+        handler = getattr(self, "on_" + msg.cmd, None)
+        if handler is not None:
+            made = len(self.events)
+            handler(msg.data)
+            if len(self.events) > made and self.answers:
+                # The game has moved on: an answer no decision took here led to none (a decline).
+                for answers in self.answers.values():
+                    answers[:] = [a for a in answers if a[0] > msg.seq]
+
+    def close(self) -> None:
+        """The record has ended."""
         if self.suits_inferred:
             self.notes.append(f"the suit named for 反间 was inferred from its outcome {self.suits_inferred} time(s) "
                               "(the record holds no reply)")
@@ -891,17 +927,152 @@ def players_of(messages: Iterable[Message]) -> int:
 def convert(messages: list[Message], *, version: str = DEFAULT_VERSION,
             packages: tuple[str, ...] = ("standard", "maneuvering")) -> Conversion:
     """Turn FreeKill's messages into our log (header with an explicit set-up, decisions, outcomes)."""
-    try:
-        table = card_table(version, packages)
-    except CardTableError as err:
-        raise ImportFailure(str(err)) from None
-    conv = Converter(messages, players_of(messages), table)
-    start = conv.read_setup()
-    header = conv.header()
-    conv.run(start)
-    log = pb.GameLog(header=header)
-    log.events.extend(conv.events)
-    return Conversion(log, conv.sources, conv.notes)
+    stream = Stream(version=version, packages=packages)
+    for msg in messages:
+        stream.feed(msg)
+    stream.finish()
+    if stream.header is None:
+        players_of(messages)  # (the record with no seating says so first)
+        raise ImportFailure("the record ends before the game's first round: nothing to verify")
+    log = pb.GameLog(header=stream.header)
+    log.events.extend(stream.events)
+    return Conversion(log, stream.sources, stream.notes)
 
 
-__all__ = ["Conversion", "ImportFailure", "convert"]
+class Stream:
+    """The conversion made incremental: messages go in as the game is played (``feed``), and each event
+    comes out as soon as no later message can change it — the header once the set-up is complete (the
+    game's first round starts), then the events while the game is played; ``finish`` at the record's end.
+
+    An event is held while the conversion may still complete it: the last card used or played until a
+    request goes to another player (朱雀羽扇 turns that 杀 into a 火杀 after asking its user), a damage
+    until its victim's HP is shown, the suit 反间's target named until damage shows it, a skill's
+    invocation until its owner is asked to play again or the next turn starts (its cards move after
+    it). Everything before a turn's start or a request to play a card is settled. ``changed`` lists the
+    events that changed after they had been handed out (none in any game we have; the bridge reports
+    them: the live log would then differ from the batch conversion)."""
+
+    def __init__(self, *, version: str = DEFAULT_VERSION,
+                 packages: tuple[str, ...] = ("standard", "maneuvering")) -> None:
+        try:
+            self.table = card_table(version, packages)
+        except CardTableError as err:
+            raise ImportFailure(str(err)) from None
+        self.pending: list[Message] = []  # the set-up's messages, until the first round
+        self.conv: Converter | None = None
+        self.header: pb.GameHeader | None = None
+        self.released = 0  # events handed out
+        self.handed: list[bytes] = []  # their encodings when handed out (to check none changed after)
+        self.changed: list[int] = []
+        self.finished = False
+
+    @property
+    def events(self) -> list[pb.Event]:
+        return self.conv.events if self.conv is not None else []
+
+    @property
+    def sources(self) -> list[int]:
+        return self.conv.sources if self.conv is not None else []
+
+    @property
+    def notes(self) -> list[str]:
+        return self.conv.notes if self.conv is not None else []
+
+    @property
+    def over(self) -> bool:
+        return self.conv is not None and self.conv.over
+
+    def feed(self, msg: Message) -> list[pb.Event]:
+        """Take the next message; returns the events it settled (in order)."""
+        conv = self.conv
+        if conv is None:
+            self.pending.append(msg)
+            if not (msg.kind == NOTIFY and msg.cmd == "GameLog" and isinstance(msg.data, dict)
+                    and msg.data.get("type") in ("$RoundStart", "$TurnStart")):
+                return []
+            conv = Converter(self.pending, players_of(self.pending), self.table)
+            start = conv.read_setup()
+            self.header = conv.header()
+            self.conv = conv
+            for early in self.pending[start:]:
+                conv.step(early)
+            self.pending = []
+            return self.settle(len(conv.events) if self.settles(msg) else self.held())
+        settled = len(conv.events) if self.settles(msg) else None
+        conv.step(msg)
+        if conv.over:
+            return self.settle(len(conv.events))  # the game is over: nothing after can change it
+        return self.settle(self.held() if settled is None else max(settled, self.held()))
+
+    @staticmethod
+    def settles(msg: Message) -> bool:
+        """Whether everything converted before ``msg`` is settled: a turn starts, or the player is asked to
+        play a card (what they were doing has been carried out)."""
+        if msg.kind == REQUEST:
+            return msg.cmd == "PlayCard"
+        return msg.kind == NOTIFY and msg.cmd == "GameLog" and isinstance(msg.data, dict) \
+            and msg.data.get("type") in ("$TurnStart", "$RoundStart")
+
+    def held(self) -> int:
+        """The first event the conversion may still change (len(events) when none)."""
+        conv = self.conv
+        assert conv is not None
+        events = conv.events
+        open_parts: list[Any] = [*conv.damage.values(), *conv.open_invokes.values()]
+        if conv.invoke is not None:
+            open_parts.append(conv.invoke[0])
+        if conv.fanjian_pending is not None:
+            open_parts.append(conv.fanjian_pending[1])
+        asked_other = conv.last_card is not None and self.asked_another(conv)
+        if not asked_other:
+            open_parts += [p for p in (conv.last_card, conv.last_use) if p is not None]
+        if not open_parts:
+            return len(events)
+        wanted = {id(p) for p in open_parts}
+        for i in range(self.released, len(events)):
+            ev = events[i]
+            kind = ev.WhichOneof("kind")
+            if kind is None:
+                continue
+            part = getattr(ev, kind)
+            if id(part) in wanted or (part.DESCRIPTOR.fields_by_name.get("card") is not None
+                                      and id(part.card) in wanted):
+                return i
+        return len(events)
+
+    def asked_another(self, conv: Converter) -> bool:
+        """Whether a request has gone to another player than the last card's user since it was used."""
+        i = len(conv.events) - 1
+        card = conv.last_card
+        while i >= self.released:
+            ev = conv.events[i]
+            kind = ev.WhichOneof("kind")
+            if kind in ("use_card", "respond") and getattr(ev, kind).card is card:
+                user = conv.fk_player[getattr(ev, kind).seat]
+                return any(m.seq > conv.sources[i] and m.to and m.to[0] != user for m in conv.requests.values())
+            i -= 1
+        return True  # handed out already
+
+    def settle(self, upto: int) -> list[pb.Event]:
+        if upto <= self.released:
+            return []
+        out = self.events[self.released:upto]
+        self.handed.extend(ev.SerializeToString(deterministic=True) for ev in out)
+        self.released = upto
+        return out
+
+    def finish(self) -> list[pb.Event]:
+        """The record has ended: the events still held, and the check that none handed out changed."""
+        if self.finished:
+            return []
+        self.finished = True
+        if self.conv is None:
+            return []
+        self.conv.close()
+        out = self.settle(len(self.events))
+        self.changed = [i for i, (ev, was) in enumerate(zip(self.events, self.handed, strict=True))
+                        if ev.SerializeToString(deterministic=True) != was]
+        return out
+
+
+__all__ = ["Conversion", "ImportFailure", "Stream", "convert"]

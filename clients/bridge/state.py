@@ -1,0 +1,96 @@
+"""The bridge's state directory: where it resumes after a restart.
+
+    position.json          the follow position: the files being read, by inode, and the offset of the
+                           whole lines taken from each (written atomically after the lines are spooled)
+    rooms/<room>.<n>.tap   a room's tap lines as read (its spool): an unfinished room is streamed again
+                           from it after a restart; <n> counts the games a FreeKill room id has held
+    rooms/<room>.<n>.done  the room was stored (the service's answer: replay id): never sent again
+    rooms/<room>.<n>.skip  the room could not be checked (why): reported once
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clients.bridge.follower import Position
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+@dataclass(slots=True)
+class Saved:
+    key: str  # "<room>.<n>"
+    room: int
+    n: int
+    lines: list[str]  # the spool (empty for a done or skipped room)
+    outcome: dict[str, Any] | None  # the .done or .skip marker's content
+    skipped: bool
+    mtime: float  # when the room's spool was last written (its last line)
+
+
+class StateDir:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.rooms = root / "rooms"
+        self.rooms.mkdir(parents=True, exist_ok=True)
+        self.position_file = root / "position.json"
+
+    def load_position(self) -> list[Position]:
+        try:
+            data = json.loads(self.position_file.read_text(encoding="utf-8"))
+            return [Position(int(f["inode"]), int(f["offset"])) for f in data["files"]]
+        except FileNotFoundError:
+            return []
+        except (ValueError, KeyError, TypeError) as err:
+            raise ValueError(f"{self.position_file} is not the bridge's position file: {err}") from None
+
+    def save_position(self, positions: list[Position], log: Path) -> None:
+        data = {"log": str(log), "files": [{"inode": p.inode, "offset": p.offset} for p in positions]}
+        write_atomically(self.position_file, json.dumps(data).encode("utf-8"))
+
+    def spool(self, key: str) -> Path:
+        return self.rooms / f"{key}.tap"
+
+    def mark(self, key: str, kind: str, outcome: dict[str, Any]) -> None:
+        """Record a room's end (kind "done" or "skip"), then drop its spool."""
+        write_atomically(self.rooms / f"{key}.{kind}", json.dumps(outcome, ensure_ascii=False).encode("utf-8"))
+        self.spool(key).unlink(missing_ok=True)
+
+    def saved(self) -> list[Saved]:
+        """Every room the state knows, oldest game first per room id."""
+        found: dict[str, Saved] = {}
+        for path in self.rooms.iterdir():
+            parts = path.name.split(".")
+            if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit() \
+                    or parts[2] not in ("tap", "done", "skip"):
+                continue
+            key = f"{parts[0]}.{parts[1]}"
+            entry = found.setdefault(key, Saved(key, int(parts[0]), int(parts[1]), [], None, False, 0.0))
+            if parts[2] == "tap":
+                entry.lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+                entry.mtime = path.stat().st_mtime
+            else:
+                try:
+                    entry.outcome = json.loads(path.read_text(encoding="utf-8"))
+                except ValueError:
+                    entry.outcome = {}
+                entry.skipped = parts[2] == "skip"
+        for entry in found.values():
+            if entry.outcome is not None:
+                entry.lines = []  # ended: (a spool left by a crash between the marker and its removal)
+                self.spool(entry.key).unlink(missing_ok=True)
+        return sorted(found.values(), key=lambda s: (s.room, s.n))
+
+
+__all__ = ["Saved", "StateDir", "write_atomically"]

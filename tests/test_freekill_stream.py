@@ -1,0 +1,158 @@
+"""The FreeKill conversion made incremental (importers.freekill.convert.Stream) and decision attribution.
+
+Every shared transcript fed message by message gives the batch import's events exactly, handed out while
+the game is played (not all at the end), none changed after it was handed out; the batch import gives the
+same logs as before attribution was added (tests/data/freekill/log_digests.json: the sha256 of each log with
+Event.source cleared, transcripts and one client replay each, recorded before the change); and each decision
+says who made it, from the reply it answered."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import lzma
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from importers.freekill import import_freekill
+from importers.freekill.convert import DECISIONS, Stream
+from importers.freekill.fkrep import fkrep_from_transcript
+from importers.freekill.messages import BY_CLIENT, BY_NONE, REPLY
+from importers.freekill.tap import read_tap, tap_lines, tap_records
+from importers.freekill.transcript import read_transcript
+from sgsverify.v1 import game_log_pb2 as pb
+
+DATA = Path(__file__).resolve().parent / "data" / "freekill"
+GAMES = sorted(p.name.removesuffix(".xz") for p in (DATA / "transcripts").glob("*.jsonl.xz"))
+DIGESTS: dict[str, str] = json.loads((DATA / "log_digests.json").read_text(encoding="utf-8"))
+
+
+@cache
+def raw(game: str) -> bytes:
+    return lzma.decompress((DATA / "transcripts" / f"{game}.xz").read_bytes())
+
+
+@cache
+def lines(game: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in raw(game).decode("utf-8").splitlines() if line.strip()]
+
+
+def digest_without_sources(log: pb.GameLog) -> str:
+    copy = pb.GameLog()
+    copy.CopyFrom(log)
+    for ev in copy.events:
+        ev.ClearField("source")
+    return hashlib.sha256(copy.SerializeToString(deterministic=True)).hexdigest()
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_batch_import_is_unchanged_but_for_who_decided(game: str) -> None:
+    assert digest_without_sources(import_freekill(raw(game), name=game).log) == DIGESTS[game]
+    seat0 = next(line for line in lines(game) if line.get("cmd") == "ArrangeSeats")["data"][0]
+    rep = import_freekill(fkrep_from_transcript(lines(game), seat0), name=game + ".fk.rep").log
+    assert digest_without_sources(rep) == DIGESTS[game + "@fkrep"]
+    assert not any(ev.source for ev in rep.events)  # a client replay holds no replies
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_fed_message_by_message_the_events_are_the_batch_ones_and_come_while_the_game_plays(game: str) -> None:
+    batch = import_freekill(raw(game), name=game).log
+    messages = read_transcript(json.dumps(line) for line in lines(game)).messages
+    stream = Stream()
+    out: list[pb.Event] = []
+    header_at = None
+    handed_at: list[int] = []  # for each event, the message after which it was handed out
+    for i, msg in enumerate(messages):
+        got = stream.feed(msg)
+        if header_at is None and stream.header is not None:
+            header_at = i
+        out += got
+        handed_at += [i] * len(got)
+    tail = stream.finish()
+    out += tail
+    handed_at += [len(messages)] * len(tail)
+    assert stream.changed == []
+    assert [e.SerializeToString(deterministic=True) for e in out] == \
+        [e.SerializeToString(deterministic=True) for e in batch.events]
+    # The header as soon as the first round starts; events while the game is played: the median event is
+    # handed out within a few messages of the one that made it, and none waits for the record's end.
+    assert header_at is not None and header_at < len(messages) // 4
+    assert stream.over and tail == []
+    sources = import_freekill(raw(game), name=game).sources
+    index = {m.seq: i for i, m in enumerate(messages)}
+    delays = sorted(handed_at[k] - index[sources[k]] for k in range(len(out) - len(tail)))
+    assert delays[len(delays) // 2] <= 20
+
+
+def test_the_stream_header_is_the_batch_header() -> None:
+    game = "fk_rand_p4_35.jsonl"
+    batch = import_freekill(raw(game), name=game).log
+    stream = Stream()
+    for msg in read_transcript(json.dumps(line) for line in lines(game)).messages:
+        stream.feed(msg)
+    assert stream.header is not None
+    # (import_freekill adds the origin: what the converter makes is the rest)
+    header = pb.GameHeader()
+    header.CopyFrom(batch.header)
+    header.ClearField("origin")
+    header.ClearField("recorder")
+    assert stream.header == header
+
+
+def test_decisions_of_an_ai_game_are_the_ais() -> None:
+    log = import_freekill(raw("fk_rand_p4_35.jsonl")).log
+    decisions = [ev for ev in log.events if ev.WhichOneof("kind") in DECISIONS]
+    assert decisions and {ev.source for ev in decisions} <= {pb.DECISION_SOURCE_AI, pb.DECISION_SOURCE_UNSPECIFIED}
+    # (the only ones without a reply: FreeKill gives the last card of 五谷丰登 without asking)
+    assert sum(ev.source == pb.DECISION_SOURCE_AI for ev in decisions) == len(decisions) - 1
+    assert all(ev.source == pb.DECISION_SOURCE_UNSPECIFIED for ev in log.events
+               if ev.WhichOneof("kind") not in DECISIONS)
+
+
+def stream_of(records: list[dict[str, Any]]) -> list[pb.Event]:
+    room = read_tap(tap_line_texts(records))[records[0]["room"]]
+    stream = Stream()
+    out: list[pb.Event] = []
+    for msg in room.messages:
+        out += stream.feed(msg)
+    return out + stream.finish()
+
+
+def tap_line_texts(records: list[dict[str, Any]]) -> list[str]:
+    return ["SGSV1 " + json.dumps(r) for r in records]
+
+
+def test_a_reply_from_the_client_and_a_timeout_are_said_on_the_decisions_they_made() -> None:
+    game = "fk_rand_p4_35.jsonl"
+    records = list(tap_records(lines(game), room=1))
+    ai = stream_of(records)
+    # The first card used in a play phase: its reply made by the client; the first play phase ended by a
+    # timeout (the reply to PlayCard that declined, defaulted).
+    use = next(i for i, ev in enumerate(ai) if ev.HasField("use_card"))
+    end = next(i for i, ev in enumerate(ai) if ev.HasField("end_play_phase"))
+    play_replies = [r for r in records if r["kind"] == "reply" and r["cmd"] == "PlayCard"]
+    use_reply = next(r for r in play_replies if "cbor" in r)
+    end_reply = next(r for r in play_replies if r.get("cancel"))
+    use_reply["by"] = BY_CLIENT
+    end_reply.update(by=BY_CLIENT, status="timeout")
+    mixed = stream_of(records)
+    assert ai[use].source == pb.DECISION_SOURCE_AI and mixed[use].source == pb.DECISION_SOURCE_CLIENT
+    assert ai[end].source == pb.DECISION_SOURCE_AI and mixed[end].source == pb.DECISION_SOURCE_DEFAULT
+    changed = [i for i, (a, b) in enumerate(zip(ai, mixed, strict=True)) if a != b]
+    assert changed == sorted({use, end})
+    assert BY_NONE == "none" and REPLY == "reply"
+
+
+def test_tap_lines_convert_to_the_transcripts_events() -> None:
+    game = "fk_rand_p7_9.jsonl"
+    batch = import_freekill(raw(game), name=game).log
+    room = read_tap(tap_lines(lines(game), room=4))[4]
+    stream = Stream()
+    out: list[pb.Event] = []
+    for msg in room.messages:
+        out += stream.feed(msg)
+    out += stream.finish()
+    assert list(out) == list(batch.events)
