@@ -128,6 +128,8 @@ def report(rows: list[dict[str, Any]], aborted: list[dict[str, Any]], log_path: 
         other_codes.update(result.other_codes)
         after_cheat.update(result.after_cheat)
         other_client.extend((result.room, *v) for v in result.other_client_violations)
+        other_client.extend((result.room, *v) for v in result.client_source_violations
+                            if v not in result.other_client_violations)
         for c in result.cheats:
             placed[c.kind] += 1
             code_here = c.expected in c.codes

@@ -166,6 +166,8 @@ class GameResult:
     other_codes: dict[str, int]
     # the same, by the last cheat before them (a cheat the verifier refuses leaves it out of step)
     after_cheat: dict[str, int] = field(default_factory=dict)
+    # violations on decisions the importer says a client made (Event.source), other than the cheats'
+    client_source_violations: list[tuple[int, int, int, str, str]] = field(default_factory=list)
 
 
 def evaluate(record: GameRecord, log_path: Path, rooms: dict[int, RoomTap] | None = None,
@@ -209,5 +211,8 @@ def evaluate(record: GameRecord, log_path: Path, rooms: dict[int, RoomTap] | Non
             last = [kind for event, kind in cheat_events if event < v[0]]
             key = last[-1] if last else "(before any cheat)"
             after_cheat[key] = after_cheat.get(key, 0) + 1
+    cheats_at = {c.event for c in results}
+    by_client = [v for v in verdict.violations if v[0] not in cheats_at
+                 and verdict.log.events[v[0]].source == pb.DECISION_SOURCE_CLIENT]
     return GameResult(record.room_id, verdict.followed, verdict.finished, len(verdict.log.events), results,
-                      client_replies, others, other_codes, after_cheat)
+                      client_replies, others, other_codes, after_cheat, by_client)

@@ -133,16 +133,15 @@ def test_each_cheat_is_the_clients_and_flagged_at_its_event(cheat_games: list[tu
     for game, log_path in cheat_games:
         result = J.evaluate(game, log_path)
         assert result.cheats, f"room {game.room_id}: no cheat"
-        attributed = result.events and any(c.source for c in result.cheats)
         for cheat in result.cheats:
             assert cheat.seq is not None, f"{cheat.kind}: no reply record"
             assert cheat.by == "client", f"{cheat.kind}: the tap says the reply was made by {cheat.by}"
             assert cheat.event is not None, f"{cheat.kind}: no decision of seat {cheat.seat} after seq {cheat.seq}"
             assert cheat.expected in cheat.codes, f"{cheat.kind} (seq {cheat.seq}, event {cheat.event}): {cheat.codes}"
-            if attributed:  # once the importer carries the reply's maker onto the event
-                assert cheat.source == pb.DECISION_SOURCE_CLIENT
+            assert cheat.source == pb.DECISION_SOURCE_CLIENT, f"{cheat.kind}: the event's source is {cheat.source}"
         # the client's other replies (the legal first 杀 before a second one) are not flagged
         assert result.other_client_violations == []
+        assert result.client_source_violations == []  # the same, by the importer's Event.source
 
 
 def test_an_unanswered_request_is_a_timeout_by_nobody(cheat_games: list[tuple[GameRecord, Path]]) -> None:
