@@ -627,6 +627,11 @@ class Converter:
         else:
             self.respond(who, card)  # e.g. 借刀杀人's 杀
 
+    def log_UseCard(self, data: dict[str, Any]) -> None:
+        # A use with no target at all: FreeKill fills none when the card has no valid one (a 桃 at full
+        # HP, which only a modified client sends: its server carries it out all the same).
+        self.log_UseCardToTargets(data)
+
     def was_supplied(self, who: Any, card: Any) -> bool:
         supplied, self.supplied = self.supplied, None
         return supplied is not None and supplied == (self.seat(who), physical(card))

@@ -1,0 +1,736 @@
+"""A headless FreeKill host for tests (test code, not product).
+
+It runs FreeKill's Lua core (the peer named by ``$SGS_FREEKILL_CORE``: the ``.tar.xz`` archive or
+an extracted directory) the way FreeKill's server (asio) does: ``lua5.4 lua/server/rpc/entry.lua``
+in ``<root>/packages/freekill-core`` with ``FK_RPC_MODE=cbor``, speaking CBOR JSON-RPC over the
+child's stdin/stdout. The sgs-verify tap (``integrations/freekill/tap``) is installed beside the
+core as ``<root>/packages/sgsv_tap``; its ``qInfo`` lines go to a log file in asio's line pattern
+(``YY-MM-DD HH:MM:SS.mmm <thread>[I] <text>``) that rotates at a small size as spdlog's rotating
+sink does. One room is driven with every seat on Trust (FreeKill's AI plays them all) and every
+delay resumed at once.
+
+The host keeps its own record of what crossed the pipe (notifications per seat, requests, in
+order), so that a test can hold the tap's output against it. It can also play a **modified
+client**: before a chosen ``PlayCard`` request it switches that seat Online and answers its
+``waitForReply`` with a crafted reply (a cheat), then switches the seat back to Trust. The core
+carries such a reply out without checking it.
+
+Facts used here (methods, parameters, framing, game flow) are the ones in the project's notes on
+running FreeKill headless; no FreeKill code is in this file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import tarfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from importers.freekill import cbor
+
+ROOT = Path(__file__).resolve().parents[2]
+TAP_SOURCE = ROOT / "integrations" / "freekill" / "tap"
+TAP_DIR = "sgsv_tap"
+TAP_MARKER = "SGSV1 "
+CARDS_TSV = ROOT / "importers" / "freekill" / "data" / "cards-88a912f1.tsv"
+
+# JSON-RPC keys as the core's CBOR framing has them (integers instead of names)
+K_JSONRPC, K_METHOD, K_PARAMS, K_ERROR, K_ID, K_RESULT = 100, 101, 102, 103, 104, 105
+ONLINE, TRUST = 1, 2
+
+SETTINGS: dict[str, Any] = {
+    "gameMode": "aaa_role_mode",
+    "enableFreeAssign": False,
+    "enableDeputy": False,
+    "generalNum": 3,
+    "generalTimeout": 15,
+    "luckTime": 0,
+    "password": "",
+    "disabledPack": ["test_p_0"],
+    "disabledGenerals": [],
+}
+
+# The cheats a modified client can send, and the code the verifier must give each.
+CHEATS: dict[str, str] = {
+    "second_slash": "SLASH_LIMIT",      # a second 杀 in one play phase (no 诸葛连弩, no 咆哮)
+    "not_held": "CARD_NOT_OWNED",       # a 杀 that lies in another player's hand
+    "draw_pile": "CARD_NOT_OWNED",      # a 无中生有 taken from the draw pile
+    "peach_full_hp": "PEACH_FULL_HP",   # 桃 when not wounded
+    "out_of_range": "OUT_OF_RANGE",     # a 杀 at a target beyond the attack range
+    "skill_not_owned": "SKILL_NOT_OWNED",  # 制衡 by a general without it
+}
+
+# Cheats the verifier refuses to carry out (a card from a place the player does not hold it, a skill the
+# general lacks) while FreeKill's server carries them out: from there the verifier's game parts from
+# FreeKill's and later events are misjudged. The planner places one of these last in a game, no cheat after.
+PARTING = frozenset({"not_held", "draw_pile", "skill_not_owned"})
+# Play phases after which a parting cheat is placed even if other kinds found no moment yet.
+PARTING_AFTER_PHASES = 15
+
+SLASHES = frozenset({"slash", "fire__slash", "thunder__slash"})
+WEAPON_RANGE = {"crossbow": 1, "double_swords": 2, "qinggang_sword": 2, "ice_sword": 2, "guding_blade": 2,
+                "blade": 3, "spear": 3, "axe": 3, "fan": 4, "halberd": 4, "kylin_bow": 5}
+HAND, EQUIP, DRAW_PILE = 1, 2, 6
+
+
+class HostError(RuntimeError):
+    """The core or the pipe did something the host cannot go on from."""
+
+
+# ---------------------------------------------------------------------------------------------
+# the log file, as asio's spdlog writes it
+
+
+class RotatingLog:
+    """Lines in asio's file pattern, rotated by size like spdlog's rotating sink: when a line
+    would take the file past ``max_bytes``, ``name.N`` becomes ``name.N+1`` (the oldest beyond
+    ``backups`` is dropped), the file becomes ``name.1`` and a new file is started."""
+
+    LEVELS: ClassVar[dict[str, str]] = {"qDebug": "D", "qInfo": "I", "qWarning": "W", "qCritical": "C"}
+
+    def __init__(self, path: Path, max_bytes: int = 1 << 20, backups: int = 5, thread: int = 4242) -> None:
+        self.path = path
+        self.max_bytes = max_bytes
+        self.backups = backups
+        self.thread = thread
+        self.rotations = 0
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(path, "ab")  # noqa: SIM115 - kept open across calls, closed by close()
+
+    def rotated(self, n: int) -> Path:
+        return self.path.with_name(f"{self.path.name}.{n}")
+
+    def write(self, method: str, text: str) -> None:
+        now = time.time()
+        stamp = time.strftime("%y-%m-%d %H:%M:%S", time.localtime(now)) + f".{int(now * 1000) % 1000:03d}"
+        line = f"{stamp} {self.thread}[{self.LEVELS.get(method, 'I')}] {text}\n".encode()
+        if self._file.tell() + len(line) > self.max_bytes and self._file.tell() > 0:
+            self._rotate()
+        self._file.write(line)
+        self._file.flush()
+
+    def _rotate(self) -> None:
+        self._file.close()
+        for n in range(self.backups, 0, -1):
+            src = self.path if n == 1 else self.rotated(n - 1)
+            if src.exists():
+                os.replace(src, self.rotated(n))
+        self._file = open(self.path, "ab")  # noqa: SIM115
+        self.rotations += 1
+
+    def close(self) -> None:
+        self._file.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# installing the core and the tap
+
+
+def install(core: str | Path | None, root: Path, tap: Path | None = TAP_SOURCE) -> Path:
+    """``<root>/packages/freekill-core`` from the archive or directory ``core`` (kept if already
+    there; ``core`` None: it must be) and a fresh copy of the tap as ``<root>/packages/sgsv_tap``
+    (``tap`` None: no tap); returns the core's dir."""
+    target = root / "packages" / "freekill-core"
+    if not (target / "lua" / "server" / "rpc" / "entry.lua").exists():
+        if core is None:
+            raise HostError(f"no FreeKill core in {target}, and none given")
+        core = Path(core)
+        target.mkdir(parents=True, exist_ok=True)
+        if core.is_dir():
+            shutil.copytree(core, target, dirs_exist_ok=True)
+        else:
+            with tarfile.open(core) as archive:
+                archive.extractall(target, filter="data")
+    if not (target / "lua" / "server" / "rpc" / "entry.lua").exists():
+        raise HostError(f"{target} is not a FreeKill core (no lua/server/rpc/entry.lua)")
+    tap_target = root / "packages" / TAP_DIR
+    if tap_target.exists():
+        shutil.rmtree(tap_target)
+    if tap is not None:
+        shutil.copytree(tap, tap_target)
+    return target
+
+
+# ---------------------------------------------------------------------------------------------
+# what the host saw, and what it did
+
+
+@dataclass(slots=True)
+class Cheat:
+    kind: str
+    player: int  # the FreeKill player id that "sent" it
+    reply: dict[str, Any]  # the substituted PlayCard reply
+    request_index: int  # index into HostView.requests of the request it answered
+    expected_code: str
+    seq: int | None = None  # the tap's reply record for it (filled from the log after the game)
+
+
+@dataclass(slots=True)
+class HostView:
+    """Everything that crossed the pipe towards the players, in order."""
+
+    notifications: dict[int, list[tuple[str, bytes]]] = field(default_factory=dict)  # player id -> (cmd, cbor)
+    requests: list[tuple[int, str, bytes, int]] = field(default_factory=list)  # (player id, cmd, cbor, timeout)
+    online_replies: list[tuple[int, bytes]] = field(default_factory=list)  # (player id, reply bytes sent)
+
+
+@dataclass(slots=True)
+class GameRecord:
+    room_id: int
+    players: list[int]
+    seats: list[int]  # player ids in seat order (ArrangeSeats: the lord first)
+    view: HostView
+    cheats: list[Cheat]
+    winner: str | None
+    over: bool
+    log_path: Path
+    seconds: float
+    lua_errors: list[str] = field(default_factory=list)  # qCritical lines (SmartAI's own bugs and the like)
+    timeouts: list[tuple[int, int]] = field(default_factory=list)  # (player, request index) left unanswered
+    # the tap's records of this room as they passed through the host on their way to the log
+    tap_records: list[dict[str, Any]] = field(default_factory=list)
+    anomalies: list[str] = field(default_factory=list)  # things the host did not expect (should stay empty)
+
+
+# ---------------------------------------------------------------------------------------------
+# game state as the notifications show it (enough to place cheats)
+
+
+def load_card_names(path: Path = CARDS_TSV) -> dict[int, tuple[str, int]]:
+    """FreeKill card id -> (name, sub_type)."""
+    names = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#") or line.startswith("id\t"):
+            continue
+        cols = line.split("\t")
+        names[int(cols[0])] = (cols[1], int(cols[5]))
+    return names
+
+
+def plain(value: Any) -> Any:
+    """A decoded payload with the core's byte strings as text and tags unwrapped."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {plain(k): plain(v) for k, v in value.items()}
+    if isinstance(value, cbor.Tag):
+        return plain(value.value)
+    return value
+
+
+class Table:
+    """Seats, HP, generals, phases, card places and use counts, from the notifications."""
+
+    def __init__(self, cards: dict[int, tuple[str, int]]) -> None:
+        self.cards = cards
+        self.order: list[int] = []
+        self.dead: set[int] = set()
+        self.hp: dict[int, int] = {}
+        self.max_hp: dict[int, int] = {}
+        self.general: dict[int, str] = {}
+        self.phase: dict[int, int] = {}
+        self.place: dict[int, tuple[int, int | None]] = {}  # card -> (area, owner)
+        self.slashes_used: dict[int, int] = {}
+        self.play_requests: dict[int, int] = {}  # PlayCard requests in the current play phase
+
+    def on(self, cmd: str, data: Any) -> None:
+        if cmd == "ArrangeSeats" and isinstance(data, list):
+            self.order = [int(x) for x in data]
+        elif cmd == "PropertyUpdate" and isinstance(data, list) and len(data) >= 3:
+            pid, prop, value = data[0], data[1], data[2]
+            if prop == "hp":
+                self.hp[pid] = value
+            elif prop == "maxHp":
+                self.max_hp[pid] = value
+            elif prop == "general":
+                self.general[pid] = value
+            elif prop == "dead" and value:
+                self.dead.add(pid)
+            elif prop == "phase":
+                self.phase[pid] = value
+                self.slashes_used[pid] = 0
+                self.play_requests[pid] = 0
+        elif cmd in ("PrepareDrawPile", "SyncDrawPile", "ShuffleDrawPile") and isinstance(data, list):
+            for cid in data:
+                if isinstance(cid, int):
+                    self.place[cid] = (DRAW_PILE, None)
+        elif cmd == "MoveCards" and isinstance(data, list) and data and isinstance(data[0], list):
+            for move in data[0]:
+                if not isinstance(move, dict):
+                    continue
+                area, to = move.get("toArea"), move.get("to")
+                if not isinstance(area, int):
+                    continue
+                owner = to if area in (HAND, EQUIP, 3) and isinstance(to, int) else None
+                for info in move.get("moveInfo") or []:
+                    if isinstance(info, dict) and isinstance(info.get("cardId"), int):
+                        self.place[info["cardId"]] = (area, owner)
+        elif cmd == "AddCardUseHistory" and isinstance(data, list) and len(data) >= 3 and data[1] == "slash":
+            self.slashes_used[data[0]] = self.slashes_used.get(data[0], 0) + int(data[2])
+
+    # --- queries
+
+    def name(self, cid: int) -> str:
+        return self.cards.get(cid, ("?", 0))[0]
+
+    def hand(self, pid: int) -> list[int]:
+        return sorted(c for c, (a, o) in self.place.items() if a == HAND and o == pid)
+
+    def equips(self, pid: int) -> list[int]:
+        return sorted(c for c, (a, o) in self.place.items() if a == EQUIP and o == pid)
+
+    def draw_pile(self) -> list[int]:
+        return sorted(c for c, (a, _) in self.place.items() if a == DRAW_PILE)
+
+    def alive(self) -> list[int]:
+        return [p for p in self.order if p not in self.dead]
+
+    def attack_range(self, pid: int) -> int:
+        return max([WEAPON_RANGE.get(self.name(c), 1) for c in self.equips(pid)] + [1])
+
+    def has_sub_type(self, pid: int, sub_type: int) -> bool:
+        return any(self.cards.get(c, ("", 0))[1] == sub_type for c in self.equips(pid))
+
+    def distance_bounds(self, a: int, b: int) -> tuple[int, int]:
+        """The lowest and highest the distance from a to b can be, given what the host tracks
+        (horses and 马术 counted; skills it does not model widen the bounds)."""
+        alive = self.alive()
+        i, j = alive.index(a), alive.index(b)
+        seat = min((i - j) % len(alive), (j - i) % len(alive))
+        d = seat + (1 if self.has_sub_type(b, 5) else 0) - (1 if self.has_sub_type(a, 6) else 0)
+        if self.general.get(a) == "machao":
+            d -= 1
+        return max(1, d), max(1, d)
+
+    def in_range_targets(self, pid: int) -> list[int]:
+        rng = self.attack_range(pid)
+        return [t for t in self.alive() if t != pid and self.safe_target(t)
+                and self.distance_bounds(pid, t)[1] <= rng]
+
+    def out_of_range_targets(self, pid: int) -> list[int]:
+        rng = self.attack_range(pid)
+        return [t for t in self.alive() if t != pid and self.safe_target(t)
+                and self.distance_bounds(pid, t)[0] > rng]
+
+    def safe_target(self, t: int) -> bool:
+        # 空城 forbids a 杀 on 诸葛亮 with no hand card: keep him out of every cheat's targets,
+        # so that each cheat breaks exactly one rule.
+        return self.general.get(t) != "zhugeliang"
+
+
+class Planner:
+    """Chooses, at a PlayCard request, whether and how to cheat (one cheat a play phase)."""
+
+    def __init__(self, kinds: Iterable[str], table: Table, rng: random.Random) -> None:
+        self.todo = list(kinds)
+        for kind in self.todo:
+            if kind not in CHEATS:
+                raise ValueError(f"unknown cheat {kind!r} (known: {', '.join(CHEATS)})")
+        self.table = table
+        self.rng = rng
+        self.second_slash_step: tuple[int, int] | None = None  # (player, target) after the first 杀
+        self.phases = 0  # play phases seen
+
+    def slashes_in_hand(self, pid: int) -> list[int]:
+        return [c for c in self.table.hand(pid) if self.table.name(c) in SLASHES]
+
+    def may_slash_twice(self, pid: int) -> bool:
+        t = self.table
+        return (t.general.get(pid) == "zhangfei"
+                or any(t.name(c) == "crossbow" for c in t.equips(pid)))
+
+    def choose(self, pid: int) -> tuple[str, dict[str, Any], bool] | None:
+        """(kind, reply, is_the_cheat) for this PlayCard request of ``pid``, or None (AI plays)."""
+        t = self.table
+        t.play_requests[pid] = t.play_requests.get(pid, 0) + 1
+        if pid in t.dead or t.phase.get(pid) != 5:
+            return None
+        if self.second_slash_step is not None:
+            who, target = self.second_slash_step
+            self.second_slash_step = None
+            if who == pid and t.slashes_used.get(pid, 0) == 1 and not self.may_slash_twice(pid):
+                slashes = self.slashes_in_hand(pid)
+                targets = [x for x in t.in_range_targets(pid) if x == target] or t.in_range_targets(pid)
+                if slashes and targets:
+                    return "second_slash", {"card": slashes[0], "targets": [targets[0]]}, True
+            return None
+        first = t.play_requests[pid] == 1 and t.slashes_used.get(pid, 0) == 0
+        if not first or not self.todo:
+            return None
+        self.phases += 1
+        others = [k for k in self.todo if k not in PARTING]
+        kinds = others if others and self.phases < PARTING_AFTER_PHASES else self.todo
+        for kind in sorted(kinds, key=lambda k: k in PARTING):
+            made = self.make(kind, pid)
+            if made is not None:
+                self.todo.remove(kind)
+                if kind in PARTING:
+                    self.todo = []
+                return made
+        return None
+
+    def make(self, kind: str, pid: int) -> tuple[str, dict[str, Any], bool] | None:
+        t = self.table
+        hand = t.hand(pid)
+        if kind == "second_slash":
+            if self.may_slash_twice(pid) or len(self.slashes_in_hand(pid)) < 2:
+                return None
+            targets = t.in_range_targets(pid)
+            if not targets:
+                return None
+            target = self.rng.choice(targets)
+            self.second_slash_step = (pid, target)
+            # The first 杀 is legal: the client's reply must not be flagged.
+            return "second_slash_first", {"card": self.slashes_in_hand(pid)[0], "targets": [target]}, False
+        if kind == "not_held":
+            others = [c for c, (a, o) in sorted(t.place.items())
+                      if a == HAND and o not in (pid, None) and t.name(c) in SLASHES]
+            targets = t.in_range_targets(pid)
+            if not others or not targets:
+                return None
+            return kind, {"card": self.rng.choice(others), "targets": [self.rng.choice(targets)]}, True
+        if kind == "draw_pile":
+            pile = [c for c in t.draw_pile() if t.name(c) == "ex_nihilo"]
+            if not pile:
+                return None
+            return kind, {"card": self.rng.choice(pile), "targets": []}, True
+        if kind == "peach_full_hp":
+            peaches = [c for c in hand if t.name(c) == "peach"]
+            if not peaches or t.hp.get(pid) is None or t.hp.get(pid) != t.max_hp.get(pid):
+                return None
+            return kind, {"card": peaches[0], "targets": []}, True
+        if kind == "out_of_range":
+            slashes = self.slashes_in_hand(pid)
+            targets = t.out_of_range_targets(pid)
+            if not slashes or not targets:
+                return None
+            return kind, {"card": slashes[0], "targets": [self.rng.choice(targets)]}, True
+        if kind == "skill_not_owned":
+            if t.general.get(pid) == "sunquan" or not hand:
+                return None
+            return kind, {"card": {"skill": "zhiheng", "subcards": [hand[0]]}, "targets": []}, True
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# the host
+
+
+class Host:
+    def __init__(self, core_dir: Path, room_id: int, players: int, log: RotatingLog,
+                 cheats: Iterable[str], seed: int, lua: str = "lua5.4", timeout_s: float = 300.0,
+                 timeouts: int = 0) -> None:
+        self.core_dir = core_dir
+        self.room_id = room_id
+        self.player_ids = list(range(1, players + 1))
+        self.conn_of = {pid: 1000 + pid for pid in self.player_ids}
+        self.pid_of = {conn: pid for pid, conn in self.conn_of.items()}
+        self.log = log
+        self.lua = lua
+        self.deadline = time.monotonic() + timeout_s
+        self.view = HostView({pid: [] for pid in self.player_ids})
+        self.table = Table(load_card_names())
+        self.planner = Planner(cheats, self.table, random.Random(seed))
+        self.thinking: dict[int, bool] = {}
+        self.pending: dict[int, tuple[str, dict[str, Any], bool]] = {}  # conn -> planned reply
+        self.cheats: list[Cheat] = []
+        self.tap_records: list[dict[str, Any]] = []
+        self.timeouts_left = timeouts  # PlayCard requests an online client leaves unanswered
+        self.timeouts: list[tuple[int, int]] = []
+        self.silent: set[int] = set()  # connections that will not answer
+        self.timer_due: int | None = None  # the connection whose request timer is to fire
+        self.lua_errors: list[str] = []
+        self.anomalies: list[str] = []
+        self.winner: str | None = None
+        self.over = False
+        self._last: tuple[str, bytes] | None = None
+        self._last_seen: set[int] = set()
+        self._next_id = 1
+        self._buf = b""
+        self._off = 0
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    # --- the pipe
+
+    def start(self) -> None:
+        env = dict(os.environ, FK_RPC_MODE="cbor", FK_DISABLED_PACKS="[]")
+        # stderr to a file: a pipe nobody reads could fill and stall the core.
+        self._stderr = open(self.core_dir.parent.parent / f"lua-stderr-{self.room_id}.txt", "w+b")  # noqa: SIM115
+        self.proc = subprocess.Popen([self.lua, "lua/server/rpc/entry.lua"], cwd=self.core_dir, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
+        while True:  # serve calls until the core says hello
+            packet = self._read()
+            if packet.get(K_METHOD) in (b"hello", "hello"):
+                return
+            self._serve(packet)
+
+    def stop(self) -> str:
+        """Close the pipe and return what the core wrote to stderr."""
+        if self.proc is None:
+            return ""
+        try:
+            if self.over and self.proc.poll() is None:
+                self.call("bye", [])  # ends the core's loop cleanly (EOF alone makes it raise)
+        except (HostError, OSError, ValueError):
+            pass
+        try:
+            if self.proc.stdin:
+                self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        self._stderr.seek(0)
+        err = self._stderr.read()
+        self._stderr.close()
+        self.proc = None
+        return err.decode("utf-8", errors="replace")
+
+    def _send(self, packet: dict[int, Any]) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write(cbor.encode(packet))
+        self.proc.stdin.flush()
+
+    def _read(self) -> dict[int, Any]:
+        assert self.proc is not None and self.proc.stdout is not None
+        while True:
+            if self._off < len(self._buf):
+                try:
+                    value, end = cbor.decode_prefix(self._buf, self._off)
+                except cbor.CborError:
+                    pass  # most likely a packet cut by the pipe: read on
+                else:
+                    self._off = end
+                    if not isinstance(value, dict):
+                        raise HostError(f"the core sent a packet that is not a map: {value!r}")
+                    return value
+            if time.monotonic() > self.deadline:
+                raise HostError("the game took longer than the host's time limit")
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+            if not chunk:
+                raise HostError("the core closed its output (crashed?): " + self.stop()[-2000:])
+            self._buf = self._buf[self._off:] + chunk
+            self._off = 0
+
+    def call(self, method: str, params: list[Any]) -> Any:
+        """Call the core and serve its calls until the answer comes (they may nest)."""
+        call_id = self._next_id
+        self._next_id += 1
+        self._send({K_JSONRPC: "2.0", K_METHOD: method, K_PARAMS: params, K_ID: call_id})
+        while True:
+            packet = self._read()
+            if K_METHOD in packet:
+                self._serve(packet)
+                continue
+            if packet.get(K_ID) != call_id:
+                raise HostError(f"an answer to a call the host did not make: {packet!r}")
+            if packet.get(K_ERROR) is not None:
+                raise HostError(f"{method} failed in the core: {plain(packet[K_ERROR])!r}")
+            return packet.get(K_RESULT)
+
+    def _serve(self, packet: dict[int, Any]) -> None:
+        method = plain(packet[K_METHOD])
+        params = packet.get(K_PARAMS) or []
+        handler: Callable[..., Any] | None = getattr(self, "m_" + str(method), None)
+        result = handler(*params) if handler is not None else None
+        if K_ID in packet:
+            self._send({K_JSONRPC: "2.0", K_ID: packet[K_ID], K_RESULT: result})
+
+    # --- the game
+
+    def play(self) -> None:
+        self.call("HandleRequest", [f"-1,{self.room_id},newroom"])
+        while not self.over:
+            reason = "delay_done"
+            if self.timer_due is not None:
+                # The request timer fires (a real server waits timeout + 0.5 s): the default is taken.
+                pid = self.pid_of[self.timer_due]
+                self.timer_due = None
+                self.call("SetPlayerState", [self.room_id, pid, TRUST])
+                reason = "request_timer"
+            done = self.call("ResumeRoom", [self.room_id, reason])
+            if done is True:
+                break
+        self.over = True
+
+    # --- parent methods the core calls
+
+    def m_RoomThread_getRoom(self, room_id: int) -> bytes:
+        players = [{"connId": self.conn_of[pid], "id": pid, "screenName": f"p{pid}", "avatar": "liubei",
+                    "totalGameTime": 0, "state": TRUST, "gameData": [0, 0, 0]} for pid in self.player_ids]
+        return cbor.encode({"id": room_id, "ownerId": self.player_ids[0], "timeout": 15,
+                            "settings": cbor.encode(SETTINGS), "players": players})
+
+    def m_ServerPlayer_doNotify(self, conn: int, command: Any, data: bytes) -> None:
+        cmd = plain(command)
+        pid = self.pid_of.get(conn)
+        if pid is None:
+            self.anomalies.append(f"a notification to an unknown connection {conn}")
+            return
+        self.view.notifications[pid].append((cmd, bytes(data)))
+        key = (cmd, bytes(data))
+        if key == self._last and pid not in self._last_seen:
+            self._last_seen.add(pid)  # the same message to the next seat: seen already
+            return
+        self._last, self._last_seen = key, {pid}
+        if cmd not in ("ArrangeSeats", "PropertyUpdate", "PrepareDrawPile", "SyncDrawPile", "ShuffleDrawPile",
+                       "MoveCards", "AddCardUseHistory", "MoveFocus", "GameOver"):
+            return
+        value = plain(cbor.decode(data, skip_tags=True)) if data else ""
+        if cmd == "GameOver":
+            self.winner = value if isinstance(value, str) else str(value)
+            return
+        if cmd == "MoveFocus":
+            self.on_focus(value)
+            return
+        self.table.on(cmd, value)
+
+    def on_focus(self, value: Any) -> None:
+        if not (isinstance(value, list) and len(value) >= 2 and value[1] == "PlayCard"
+                and isinstance(value[0], list) and len(value[0]) == 1):
+            return
+        pid = value[0][0]
+        plan = self.planner.choose(pid)
+        if plan is None:
+            t = self.table
+            if self.timeouts_left > 0 and t.phase.get(pid) == 5 and t.play_requests.get(pid) == 1:
+                self.timeouts_left -= 1  # an online client that does not answer this time
+                self.call("SetPlayerState", [self.room_id, pid, ONLINE])
+                self.silent.add(self.conn_of[pid])
+            return
+        # A modified client: the seat is Online when the request is sent, so its reply is awaited.
+        self.call("SetPlayerState", [self.room_id, pid, ONLINE])
+        self.pending[self.conn_of[pid]] = plan
+
+    def m_ServerPlayer_doRequest(self, conn: int, command: Any, data: bytes, timeout: int, _ts: int = 0) -> None:
+        cmd = plain(command)
+        pid = self.pid_of[conn]
+        self.view.requests.append((pid, cmd, bytes(data), int(timeout)))
+        plan = self.pending.get(conn)
+        if plan is not None and cmd != "PlayCard":
+            self.anomalies.append(f"seat {pid} was switched Online for PlayCard but was asked {cmd} first")
+
+    def m_ServerPlayer_waitForReply(self, conn: int, _timeout: int = 0) -> Any:
+        pid = self.pid_of[conn]
+        if conn in self.silent:
+            self.silent.discard(conn)
+            self.timer_due = conn
+            self.timeouts.append((pid, len(self.view.requests) - 1))
+            return "__notready"
+        plan = self.pending.pop(conn, None)
+        # Back to Trust before answering: the tap must still call this a client's reply.
+        self.call("SetPlayerState", [self.room_id, pid, TRUST])
+        if plan is None:
+            self.anomalies.append(f"seat {pid} was asked for a reply with nothing planned")
+            return "__cancel"
+        kind, reply, is_cheat = plan
+        payload = cbor.encode(reply)
+        self.view.online_replies.append((pid, payload))
+        index = len(self.view.requests) - 1
+        if is_cheat:
+            self.cheats.append(Cheat(kind, pid, reply, index, CHEATS[kind]))
+        return payload
+
+    def m_ServerPlayer_thinking(self, conn: int) -> bool:
+        return self.thinking.get(conn, False)
+
+    def m_ServerPlayer_setThinking(self, conn: int, value: bool) -> None:
+        self.thinking[conn] = bool(value)
+
+    def _log(self, method: str, text: Any) -> None:
+        line = plain(text)
+        self.log.write(method, line)
+        at = line.find(TAP_MARKER)
+        if at >= 0:
+            record = json.loads(line[at + len(TAP_MARKER):])
+            if record.get("room") == self.room_id:
+                self.tap_records.append(record)
+        if method == "qCritical":
+            self.lua_errors.append(line)
+
+    def m_qDebug(self, text: Any) -> None:
+        self._log("qDebug", text)
+
+    def m_qInfo(self, text: Any) -> None:
+        self._log("qInfo", text)
+
+    def m_qWarning(self, text: Any) -> None:
+        self._log("qWarning", text)
+
+    def m_qCritical(self, text: Any) -> None:
+        self._log("qCritical", text)
+
+    def m_Room_gameOver(self, _room: int) -> None:
+        self.over = True
+
+    def m_ServerPlayer_getSaveState(self, *_: Any) -> str:
+        return "{}"
+
+    def m_ServerPlayer_getGlobalSaveState(self, *_: Any) -> str:
+        return "{}"
+
+    def m_Room_getSessionData(self, *_: Any) -> str:
+        return "{}"
+
+    def m_Room_getSessionId(self, *_: Any) -> int:
+        return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# the one call tests use
+
+
+def play_game(core: str | Path | None, root: Path, log_path: Path, players: int = 5, *, room_id: int = 1,
+              seed: int = 0, cheats: Iterable[str] = (), log: RotatingLog | None = None,
+              max_log_bytes: int = 1 << 20, timeout_s: float = 300.0, timeouts: int = 0) -> GameRecord:
+    """Play one all-AI room with the tap installed; the tap's lines go to ``log_path`` (or to
+    ``log``, a RotatingLog shared by several games). ``cheats``: kinds from CHEATS to substitute,
+    each placed at the first play phase where it applies (at most one a play phase); the ones
+    placed are in the record with the tap's seq of their reply. ``timeouts``: that many times, a seat
+    is switched Online for a PlayCard request that it then leaves unanswered until the request timer
+    fires (the default reply is taken)."""
+    started = time.monotonic()
+    core_dir = install(core, root)
+    own_log = log is None
+    sink = log if log is not None else RotatingLog(log_path, max_bytes=max_log_bytes)
+    host = Host(core_dir, room_id, players, sink, cheats, seed, timeout_s=timeout_s, timeouts=timeouts)
+    stderr = ""
+    try:
+        host.start()
+        host.play()
+    finally:
+        stderr = host.stop()
+        if own_log:
+            sink.close()
+    place_cheats(host.cheats, host.tap_records)
+    if stderr.strip():
+        host.lua_errors.append("stderr: " + stderr.strip()[-2000:])
+    return GameRecord(room_id, host.player_ids, list(host.table.order), host.view, host.cheats, host.winner, host.over,
+                      log_path, time.monotonic() - started, lua_errors=host.lua_errors,
+                      timeouts=host.timeouts, anomalies=host.anomalies, tap_records=host.tap_records)
+
+
+def place_cheats(cheats: list[Cheat], records: list[dict[str, Any]]) -> None:
+    """Fill each cheat's ``seq``: the tap's reply record answering the request it was sent for (the
+    tap's requests are the host's, one for one: the coverage tests hold that)."""
+    request_seqs = [r["seq"] for r in records if r["kind"] == "request"]
+    for cheat in cheats:
+        if cheat.request_index >= len(request_seqs):
+            continue
+        req_seq = request_seqs[cheat.request_index]
+        cheat.seq = next((r["seq"] for r in records
+                          if r["kind"] == "reply" and r["seq"] > req_seq and r["to"] == cheat.player), None)
