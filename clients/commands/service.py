@@ -9,7 +9,8 @@ import functools
 import sys
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,15 @@ from clients.client import (
     default_server,
     retrying,
 )
+from clients.files import (
+    LOG_SUFFIXES,
+    RECORD_SUFFIXES,
+    expand_folders,
+    format_hint,
+    freekill_kind,
+    is_unambiguous_freekill,
+)
+from clients.interrupts import EXIT_INTERRUPTED
 from clients.progress import ProgressBar
 from importers import ENGINES
 from sgsverify.v1 import annotation_pb2 as apb
@@ -120,17 +130,19 @@ def register(sub: Any) -> None:
     submit = sub.add_parser("submit", help="verify log files on a server and store their replays",
                             description="Submit game logs (binary or JSON) for verification. Exit status: 0 all "
                             "clean, 1 violations found, 2 a file could not be submitted.")
-    submit.add_argument("files", nargs="+", type=Path, metavar="FILE", help="log files (binary protobuf or JSON; "
-                        "with --from, the other engine's records)")
+    submit.add_argument("files", nargs="+", type=Path, metavar="FILE", help="log files (binary protobuf or JSON) or "
+                        "FreeKill records, or folders of them (every .pb and .json under it; with --from freekill, "
+                        "the records)")
     _server_option(submit)
     submit.add_argument("--tournament", default="", help="tournament or event label")
     submit.add_argument("--round", default="", help="round label (stored with the replay, filterable)")
     submit.add_argument("--table", default="", help="table label")
     submit.add_argument("--submitter", default="", help="who or what submits the logs (an account, a game server)")
     submit.add_argument("--stream", action="store_true", help="upload each log as a stream of event batches")
-    submit.add_argument("--from", dest="source", choices=["sgs-verify", *ENGINES], default="sgs-verify",
-                        help="the files are another engine's records (FreeKill transcripts or .fk.rep), imported by "
-                        "the server; the converted log is stored")
+    submit.add_argument("--from", dest="source", choices=["auto", "sgs-verify", *ENGINES], default="auto",
+                        help="what the files are: auto (default: our logs, and FreeKill transcripts or .fk.rep told "
+                        "by their content), sgs-verify (our logs only) or freekill; another engine's records are "
+                        "imported by the server and the converted log is stored")
     submit.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="events per message with --stream")
     submit.add_argument("--jobs", "-j", type=int, default=DEFAULT_IN_FLIGHT,
                         help=f"files submitted at once (default {DEFAULT_IN_FLIGHT}, as verify_many sends them)")
@@ -388,63 +400,144 @@ def _metadata(args: argparse.Namespace) -> Metadata:
 
 
 def _submit_one(client: VerifierClient, path: Path, args: argparse.Namespace) -> Submission:
-    from verifier.logio import MAX_RECORD_BYTES, load_log, read_file
+    from verifier.logio import MAX_LOG_BYTES, MAX_RECORD_BYTES, LogFormatError, load_log, read_file
 
     meta = _metadata(args)
-    if args.source != "sgs-verify":
-        return client.submit_record(args.source, read_file(path, MAX_RECORD_BYTES), path.name, meta,
-                                    summary_only=True)
+    source = args.source
+    data = read_file(path, max(MAX_LOG_BYTES, MAX_RECORD_BYTES) if source == "auto" else
+                     MAX_LOG_BYTES if source == "sgs-verify" else MAX_RECORD_BYTES)
+    if source == "auto":
+        # Told by content (clients/files.py); a .fk.rep could be taken for a binary log, so it is one only
+        # when it does not load as a log.
+        source = "sgs-verify"
+        if is_unambiguous_freekill(data):
+            source = "freekill"
+        else:
+            try:
+                load_log(data)
+            except LogFormatError:
+                if freekill_kind(data) is not None:
+                    source = "freekill"
+        if source == "sgs-verify" and len(data) > MAX_LOG_BYTES:
+            read_file(path, MAX_LOG_BYTES)  # raises the usual "larger than" error
+    if source != "sgs-verify":
+        return client.submit_record(source, data, path.name, meta, summary_only=True)
     if args.stream:
-        return client.upload(load_log(read_file(path)), meta, batch_size=args.batch_size, summary_only=True)
-    return client.verify(read_file(path), meta, summary_only=True)
+        return client.upload(load_log(data), meta, batch_size=args.batch_size, summary_only=True)
+    return client.verify(data, meta, summary_only=True)
+
+
+@dataclass(slots=True)
+class SubmitTally:
+    """What `submit` did with its files, for the summary."""
+
+    stored: int = 0
+    already: int = 0  # the server had the log already (the same bytes): nothing new stored
+    failed: int = 0
+    not_sent: int = 0  # left unsent by Ctrl-C
+    events: int = 0
+    violations: int = 0
+    with_violations: int = 0
+
+    def summary(self, total: int, address: str, seconds: float) -> str:
+        done = self.stored + self.already
+        parts = [f"{self.stored} stored", f"{self.already} already stored"]
+        if self.failed:
+            parts.append(f"{self.failed} failed")
+        if self.not_sent:
+            parts.append(f"{self.not_sent} not sent (interrupted)")
+        return (f"submitted {done} of {total} file(s) to {address} in {seconds:.1f} s ({', '.join(parts)}): "
+                f"{self.events} events, {self.violations} violation(s) in {self.with_violations} game(s)")
 
 
 def run_submit(args: argparse.Namespace) -> int:
     from verifier import LogFormatError
 
-    failed = with_violations = violations = events = 0
+    tally = SubmitTally()
     started = time.perf_counter()
     bar = ProgressBar(len(args.files), "submitting ") if len(args.files) > 1 else None
+    try:
+        files = expand_folders(args.files, LOG_SUFFIXES if args.source == "sgs-verify" else
+                               RECORD_SUFFIXES if args.source in ENGINES else LOG_SUFFIXES + RECORD_SUFFIXES)
+    except ValueError as err:
+        return _fail(err)
+    if bar and len(files) != len(args.files):
+        bar = ProgressBar(len(files), "submitting ")
     try:
         client = connect(args)
     except ValueError as err:
         return _fail(err)
-    with client, ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        # (A file the server refuses for a while, its rate limit say, is sent again when it says: `retrying`.)
-        futures = [(path, pool.submit(retrying, functools.partial(_submit_one, client, path, args)))
-                   for path in args.files]
-        for path, future in futures:
-            try:
-                sub = future.result()
-            except (OSError, LogFormatError, ServiceError) as err:
-                failed += 1
-                msg = err.strerror if isinstance(err, OSError) else str(err)
+
+    def record(path: Path, future: Future[Submission]) -> None:
+        try:
+            sub = future.result()
+        except (OSError, LogFormatError, ServiceError) as err:
+            tally.failed += 1
+            msg = err.strerror if isinstance(err, OSError) else str(err)
+            if bar:
+                bar.clear()
+            print(f"{path}: not submitted: {msg}{format_hint(path, args.source, err)}", file=sys.stderr)
+        else:
+            info = sub.info
+            tally.events += info.event_count
+            tally.violations += info.violation_count
+            tally.with_violations += info.violation_count > 0
+            if sub.created:
+                tally.stored += 1
+            else:
+                tally.already += 1
+            if not args.quiet:
                 if bar:
                     bar.clear()
-                print(f"{path}: not submitted: {msg}", file=sys.stderr)
-            else:
-                info = sub.info
-                events += info.event_count
-                violations += info.violation_count
-                with_violations += info.violation_count > 0
-                if not args.quiet:
-                    if bar:
-                        bar.clear()
-                    state = "stored" if sub.created else "already stored"
-                    codes = f" ({', '.join(info.violation_codes)})" if info.violation_codes else ""
-                    print(f"{path}: {info.id[:12]} {state}, {info.event_count} events, "
-                          f"{info.violation_count} violation(s){codes}")
+                state = "stored" if sub.created else "already stored"
+                codes = f" ({', '.join(info.violation_codes)})" if info.violation_codes else ""
+                print(f"{path}: {info.id[:12]} {state}, {info.event_count} events, "
+                      f"{info.violation_count} violation(s){codes}")
+        if bar:
+            bar.advance()
+
+    interrupted = False
+    with client:
+        pool = ThreadPoolExecutor(max(1, args.jobs))
+        # (A file the server refuses for a while, its rate limit say, is sent again when it says: `retrying`.)
+        futures = [(path, pool.submit(retrying, functools.partial(_submit_one, client, path, args)))
+                   for path in files]
+        done = 0
+        try:
+            for path, future in futures:
+                record(path, future)
+                done += 1
+        except KeyboardInterrupt:
+            # Stop sending: the files not yet started are cancelled; the ones on their way are waited for, so
+            # that the summary can say whether each was stored (a second Ctrl-C stops waiting).
+            interrupted = True
+            pool.shutdown(wait=False, cancel_futures=True)
             if bar:
-                bar.advance()
+                bar.clear()
+            in_flight = [(p, f) for p, f in futures[done:] if not f.cancelled()]
+            print(f"interrupted: sending no more files; waiting for the {len(in_flight)} already on their way",
+                  file=sys.stderr)
+            try:
+                for path, future in futures[done:]:
+                    if not future.cancelled():
+                        record(path, future)
+            except KeyboardInterrupt:
+                unknown = sum(1 for _, f in futures[done:] if not f.cancelled() and not f.done())
+                print(f"{unknown} file(s) were being sent: whether the server stored them is unknown "
+                      "(sgs-verify list shows what it has)", file=sys.stderr)
+            tally.not_sent = sum(1 for _, f in futures if f.cancelled())
+        finally:
+            pool.shutdown(wait=not interrupted, cancel_futures=True)
     if bar:
         bar.close()
     seconds = time.perf_counter() - started
-    print(f"submitted {len(args.files) - failed} of {len(args.files)} file(s) to {client.address} in {seconds:.1f} s: "
-          f"{events} events, {violations} violation(s) in {with_violations} game(s)"
-          + (f", {failed} failed" if failed else ""))
-    if failed:
+    print(tally.summary(len(files), client.address, seconds))
+    if interrupted:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if tally.failed:
         return EXIT_FAILED
-    return EXIT_VIOLATIONS if violations else EXIT_CLEAN
+    return EXIT_VIOLATIONS if tally.violations else EXIT_CLEAN
 
 
 # ---------------------------------------------------------------------------------------- show / list
