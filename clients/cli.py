@@ -4,17 +4,20 @@ registers itself through ``register(subparsers)``."""
 from __future__ import annotations
 
 # Before anything heavy: a Ctrl-C while the commands' modules (protobuf, the engine, gRPC) are still
-# being imported ends the command with `interrupted`, exit status 130, and no import traceback.
+# being imported ends the command with `interrupted`, exit status 130, and no import traceback. Only when
+# this is the program (`sgs-verify`, `python -m clients.cli`): a program importing the module keeps its own.
+import os
 import signal
+import sys
 
 from clients import interrupts
 
-signal.signal(signal.SIGINT, interrupts.exit_now)
+if __name__ == "__main__" or os.path.basename(sys.argv[0] if sys.argv else "") == "sgs-verify":
+    signal.signal(signal.SIGINT, interrupts.exit_now)
 
-import argparse  # noqa: E402
-import importlib  # noqa: E402
-import sys  # noqa: E402
-from collections.abc import Sequence  # noqa: E402
+import argparse
+import importlib
+from collections.abc import Sequence
 
 # Command modules, in the order their commands are listed in --help.
 COMMAND_MODULES = ["clients.commands.offline", "clients.commands.imports", "clients.commands.cheats",

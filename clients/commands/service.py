@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import functools
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -500,7 +501,8 @@ def run_submit(args: argparse.Namespace) -> int:
     with client:
         pool = ThreadPoolExecutor(max(1, args.jobs))
         # (A file the server refuses for a while, its rate limit say, is sent again when it says: `retrying`.)
-        futures = [(path, pool.submit(retrying, functools.partial(_submit_one, client, path, args)))
+        stop = threading.Event()
+        futures = [(path, pool.submit(retrying, functools.partial(_submit_one, client, path, args), stop=stop))
                    for path in files]
         done = 0
         try:
@@ -511,6 +513,7 @@ def run_submit(args: argparse.Namespace) -> int:
             # Stop sending: the files not yet started are cancelled; the ones on their way are waited for, so
             # that the summary can say whether each was stored (a second Ctrl-C stops waiting).
             interrupted = True
+            stop.set()  # a file waiting to be sent again after a refusal is not sent again
             pool.shutdown(wait=False, cancel_futures=True)
             if bar:
                 bar.clear()
