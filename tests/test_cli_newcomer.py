@@ -37,9 +37,9 @@ def interrupted(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[int,
     return proc.returncode, out, err
 
 
-def start(*args: str, **kwargs: object) -> subprocess.Popen[str]:
+def start(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True, **kwargs)  # type: ignore[call-overload]
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True)
 
 
 def assert_clean_interrupt(code: int, err: str) -> None:
