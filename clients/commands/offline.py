@@ -151,13 +151,16 @@ def check_file(path: Path, max_events: int, source: str, as_json: bool, quiet: b
     out.violations = replay.violation_count
     out.followed = replay.followed
     if as_json:
-        body = json_format.MessageToDict(replay, preserving_proto_field_name=True)
+        body = json_format.MessageToDict(replay, preserving_proto_field_name=True,
+                                                 always_print_fields_with_no_presence=True)
         body.pop("annotations", None)
         if log.header.HasField("origin"):
-            body["origin"] = json_format.MessageToDict(log.header.origin, preserving_proto_field_name=True)
+            body["origin"] = json_format.MessageToDict(log.header.origin, preserving_proto_field_name=True,
+                                                 always_print_fields_with_no_presence=True)
         body["violations"] = [
             {"index": a.index, "derived": a.derived,
-             **json_format.MessageToDict(v, preserving_proto_field_name=True)}
+             **json_format.MessageToDict(v, preserving_proto_field_name=True,
+                                                 always_print_fields_with_no_presence=True)}
             for a in replay.annotations for v in a.violations]
         out.report = {"file": str(path), "readable": True, **body}
         return out

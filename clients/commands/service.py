@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import json
 import sys
 import threading
 import time
@@ -148,6 +149,8 @@ def register(sub: Any) -> None:
     submit.add_argument("--jobs", "-j", type=int, default=DEFAULT_IN_FLIGHT,
                         help=f"files submitted at once (default {DEFAULT_IN_FLIGHT}, as verify_many sends them)")
     submit.add_argument("--quiet", "-q", action="store_true", help="only the summary line")
+    submit.add_argument("--json", action="store_true", help="one JSON object per file on stdout (the summary on "
+                        "stderr), every field said, `created: false` for a log the server had already")
     submit.set_defaults(run=run_submit)
 
     show = sub.add_parser("show", help="show a stored annotated replay",
@@ -175,7 +178,8 @@ def register(sub: Any) -> None:
     which = ls.add_mutually_exclusive_group()
     which.add_argument("--violations", action="store_true", help="only replays with violations")
     which.add_argument("--clean", action="store_true", help="only replays without violations")
-    ls.add_argument("--code", default="", help="only replays with a violation of this code, e.g. SLASH_LIMIT")
+    ls.add_argument("--code", default="", help="only replays with a violation of this code, e.g. SLASH_LIMIT (any "
+                    "case; a code not in the catalogue, docs/codes.md, is refused)")
     ls.add_argument("--since", type=_date, help="submitted at or after (ISO date or time, UTC)")
     ls.add_argument("--until", type=_date, help="submitted before (ISO date or time, UTC)")
     ls.add_argument("--limit", type=int, default=50, help="at most this many (default 50; 0 for all)")
@@ -339,7 +343,11 @@ async def _store_examples(server: Any) -> None:
     from storage.store import SubmissionMetadata
 
     store, servicer = server.store, server.servicer
-    if await asyncio.to_thread(store.count) > 0:
+    held = await asyncio.to_thread(store.count)
+    if held > 0:
+        # Said, not silent: a store shared with another checkout (the per-user default) is seldom empty.
+        print(f"sgs-verify: --examples stored nothing: examples go only into an empty store, and this one holds "
+              f"{held} replay(s) (--data-dir EMPTY_FOLDER for a store of their own)")
         return
     made = await asyncio.to_thread(lambda: list(examples()))
     for example in made:
@@ -474,10 +482,13 @@ def run_submit(args: argparse.Namespace) -> int:
             sub = future.result()
         except (OSError, LogFormatError, ServiceError) as err:
             tally.failed += 1
-            msg = err.strerror if isinstance(err, OSError) else str(err)
+            msg = (err.strerror or str(err)) if isinstance(err, OSError) else str(err)
             if bar:
                 bar.clear()
-            print(f"{path}: not submitted: {msg}{format_hint(path, args.source, err)}", file=sys.stderr)
+            msg += format_hint(path, args.source, err)
+            print(f"{path}: not submitted: {msg}", file=sys.stderr)
+            if args.json:
+                print(json.dumps({"file": str(path), "submitted": False, "error": msg}, ensure_ascii=False))
         else:
             info = sub.info
             tally.events += info.event_count
@@ -487,7 +498,14 @@ def run_submit(args: argparse.Namespace) -> int:
                 tally.stored += 1
             else:
                 tally.already += 1
-            if not args.quiet:
+            if args.json:
+                if bar:
+                    bar.clear()
+                print(json.dumps({"file": str(path), "submitted": True, "created": sub.created,
+                                  "info": json_format.MessageToDict(info, preserving_proto_field_name=True,
+                                                                    always_print_fields_with_no_presence=True)},
+                                 ensure_ascii=False))
+            elif not args.quiet:
                 if bar:
                     bar.clear()
                 state = "stored" if sub.created else "already stored"
@@ -534,7 +552,7 @@ def run_submit(args: argparse.Namespace) -> int:
     if bar:
         bar.close()
     seconds = time.perf_counter() - started
-    print(tally.summary(len(files), client.address, seconds))
+    print(tally.summary(len(files), client.address, seconds), file=sys.stderr if args.json else sys.stdout)
     if interrupted:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -632,7 +650,8 @@ def run_show(args: argparse.Namespace) -> int:
     except (ServiceError, ValueError) as err:
         return _fail(err)
     if args.json:
-        print(json_format.MessageToJson(res, ensure_ascii=False, indent=1, preserving_proto_field_name=True))
+        print(json_format.MessageToJson(res, ensure_ascii=False, indent=1, preserving_proto_field_name=True,
+                                        always_print_fields_with_no_presence=True))
     else:
         for line in replay_lines(res, args.violations):
             print(line)
@@ -647,9 +666,60 @@ def list_filter(args: argparse.Namespace) -> ListFilter:
                       submitted_after=args.since, submitted_before=args.until, tenant=getattr(args, "tenant", "") or "")
 
 
+def checked_code(code: str) -> str:
+    """--code as the catalogue spells it (any case taken); ValueError naming it when it is no violation code."""
+    import difflib
+
+    from verifier.codes import CATALOGUE
+
+    wanted = code.strip().upper()
+    if not wanted or wanted in CATALOGUE:
+        return wanted
+    close = difflib.get_close_matches(wanted, list(CATALOGUE), n=3)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    raise ValueError(f"--code {code!r} is not a violation code (docs/codes.md lists them){hint}")
+
+
+def codes_column(codes: list[str], width: int = 24) -> str:
+    """The codes of a replay in ``width`` characters, never a code cut in half: those that do not fit are
+    counted ("+2"); a single code longer than the column is shown whole."""
+    text = ",".join(codes) or "-"
+    if len(text) <= width:
+        return f"{text:<{width}}"
+    for n in range(len(codes) - 1, 0, -1):
+        shown = ",".join(codes[:n]) + f" +{len(codes) - n}"
+        if len(shown) <= width:
+            return f"{shown:<{width}}"
+    return codes[0] + (f" +{len(codes) - 1}" if len(codes) > 1 else "")
+
+
+LABEL_FILTERS = (("tournament", "--tournament"), ("round", "--round"), ("table", "--table"),
+                 ("submitter", "--submitter"), ("player", "--player"))
+
+
+def why_nothing(client: VerifierClient, filters: ListFilter) -> list[str]:
+    """For a list that matched nothing: each label filter that alone matches no stored replay, said."""
+    from dataclasses import replace
+
+    said = []
+    for field_name, option in LABEL_FILTERS:
+        value = getattr(filters, field_name)
+        if not value:
+            continue
+        alone = replace(ListFilter(tenant=filters.tenant), **{field_name: value})
+        if client.list_page(alone, page_size=1).total_count == 0:
+            said.append(f"no stored replay has {option} {value!r} (labels match exactly, case included)")
+    return said
+
+
 def run_list(args: argparse.Namespace) -> int:
+    try:
+        args.code = checked_code(args.code)
+    except ValueError as err:
+        return _fail(err)
     filters = list_filter(args)
     shown = 0
+    notes: list[str] = []
     try:
         with connect(args) as client:
             total = client.list_page(filters, page_size=1).total_count
@@ -657,18 +727,23 @@ def run_list(args: argparse.Namespace) -> int:
                 shown += 1
                 if args.json:
                     print(json_format.MessageToJson(info, ensure_ascii=False, indent=None,
-                                                    preserving_proto_field_name=True))
+                                                    preserving_proto_field_name=True,
+                                                    always_print_fields_with_no_presence=True))
                     continue
                 when = info.submitted_at.ToDatetime(tzinfo=UTC)
-                codes = ",".join(info.violation_codes) or "-"
+                codes = codes_column(list(info.violation_codes))
                 # every player in full (the last column, so nothing after it needs aligning)
                 players = ",".join(s.player for s in info.seats)
                 print(f"{info.id[:12]}  {when:%Y-%m-%d %H:%M}  {info.metadata.tournament or '-':<12.12}  "
-                      f"{info.event_count:6d} ev  {info.violation_count:3d} viol  {codes:<24.24}  {players}")
+                      f"{info.event_count:6d} ev  {info.violation_count:3d} viol  {codes}  {players}")
+            if total == 0:
+                notes = why_nothing(client, filters)
     except (ServiceError, ValueError) as err:
         return _fail(err)
     if not args.json:
         print(f"{shown} of {total} matching replay(s)")
+    for note in notes:
+        print(f"sgs-verify: {note}", file=sys.stderr)
     return EXIT_CLEAN
 
 

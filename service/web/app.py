@@ -44,6 +44,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from service import viewing
 from service.config import Limits
+from service.convert import violation_code_problem
 from service.guard import Authenticator, Denied, Principal, RateLimiter
 from service.metrics import Metrics
 from service.servicer import RpcFailure, VerifierServicer, failure_for
@@ -270,6 +271,8 @@ class ViewerApi:
 
     async def list_replays(self, request: Request) -> Response:
         q = request.query_params
+        if (problem := violation_code_problem(q.get("code", "").strip().upper())) is not None:
+            raise ApiError(400, f"code: {problem}")
         filters = ReplayFilter(
             tournament=q.get("tournament", "").strip(), round=q.get("round", "").strip(),
             table=q.get("table", "").strip(), submitter=q.get("submitter", "").strip(),
