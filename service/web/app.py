@@ -264,7 +264,7 @@ def replay_json(summary: ReplaySummary, replay: apb.AnnotatedReplay, log: pb.Gam
             "scores": [{"seat": x.seat, "score": x.score, "basis": x.basis} for x in replay.result.scores],
             "header_violations": [violation_json(v) for v in replay.header_violations],
             "header_notices": [{"code": n.code, "message": n.message, "rule": n.rule} for n in replay.header_notices]},
-        "events": [{"index": i, "kind": ev.WhichOneof("kind") or "", "text": text.describe(ev)}
+        "events": [{"index": i, "kind": ev.WhichOneof("kind") or "", "text": text.describe(ev, text.skill_zh)}
                    for i, ev in enumerate(events)],
         "annotations": [annotation_json(a, events) for a in replay.annotations]}
 
