@@ -193,8 +193,8 @@ def test_the_project_metadata_raises_no_setuptools_warning(monkeypatch: pytest.M
     import warnings
 
     pytest.importorskip("setuptools")  # (a venv of Python 3.12+ may have none; the build installs its own)
-    from setuptools.config.pyprojecttoml import apply_configuration
-    from setuptools.dist import Distribution
+    from setuptools.config.pyprojecttoml import apply_configuration  # type: ignore[import-untyped]
+    from setuptools.dist import Distribution  # type: ignore[import-untyped]
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert isinstance(project["license"], str)
@@ -202,3 +202,17 @@ def test_the_project_metadata_raises_no_setuptools_warning(monkeypatch: pytest.M
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         apply_configuration(Distribution(), ROOT / "pyproject.toml")
+
+
+def test_freekill_report_says_its_deviations_are_an_input(tmp_path: Path) -> None:
+    """It ended in a traceback when --deviations named a file that is not there (it reads like an output)."""
+    tool = [sys.executable, str(ROOT / "tools" / "freekill_report.py")]
+    missing = subprocess.run([*tool, str(FREEKILL / "transcripts"), "--deviations", str(tmp_path / "deviations.jsonl")],
+                             capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert "it is an input" in missing.stderr and "tests/data/freekill/deviations.jsonl" in missing.stderr
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"game": "x.jsonl", "seq": 1}\nnot json\n')
+    garbled = subprocess.run([*tool, str(FREEKILL / "fk_rand_p4_35.jsonl"), "--deviations", str(bad)],
+                             capture_output=True, text=True, timeout=120)
+    assert garbled.returncode == 2 and "line 2: not a deviation" in garbled.stderr and "Traceback" not in garbled.stderr
