@@ -19,19 +19,21 @@ _XZ, _GZIP = b"\xfd7zXZ\x00", b"\x1f\x8b"
 _SNIFF = 64 * 1024  # bytes of a record looked at (uncompressed) to tell what it is
 
 
-def expand_folders(paths: list[Path], suffixes: tuple[str, ...]) -> list[Path]:
+def expand_folders(paths: list[Path], suffixes: tuple[str, ...]) -> tuple[list[Path], list[tuple[Path, str]]]:
     """``paths`` with every folder replaced by the files under it whose names end in one of ``suffixes``
-    (sorted, so that a run is repeatable); ValueError for a folder that holds none."""
+    (sorted, so that a run is repeatable); and the folders that hold none, each with what to say of it (the
+    other files are still taken)."""
     out: list[Path] = []
+    empty: list[tuple[Path, str]] = []
     for path in paths:
         if not path.is_dir():
             out.append(path)
             continue
         found = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(suffixes))
         if not found:
-            raise ValueError(f"{path}: a folder with no log in it (looked for {', '.join(suffixes)})")
+            empty.append((path, f"a folder with no log in it (looked for {', '.join(suffixes)})"))
         out.extend(found)
-    return out
+    return out, empty
 
 
 def _head(data: bytes) -> bytes:

@@ -210,13 +210,15 @@ def _checked(args: argparse.Namespace, files: list[Path]) -> Iterator[FileReport
 def run_check(args: argparse.Namespace) -> int:
     unreadable = violations = events = stopped = 0
     started = time.perf_counter()
-    try:
-        files = expand_folders(args.files, LOG_SUFFIXES if args.source == "sgs-verify" else
-                               RECORD_SUFFIXES if args.source in ENGINES else LOG_SUFFIXES + RECORD_SUFFIXES)
-    except ValueError as err:
-        print(f"sgs-verify: {err}", file=sys.stderr)
-        return EXIT_UNREADABLE
-    reports = []
+    files, empty = expand_folders(args.files, LOG_SUFFIXES if args.source == "sgs-verify" else
+                                  RECORD_SUFFIXES if args.source in ENGINES else LOG_SUFFIXES + RECORD_SUFFIXES)
+    reports: list[dict[str, Any]] = []
+    for folder, why in empty:  # counted as unreadable, like a file that is not there
+        unreadable += 1
+        if args.json:
+            reports.append({"file": str(folder), "readable": False, "error": why})
+        else:
+            print(f"{folder}: unreadable: {why}", file=sys.stderr)
     for result in _checked(args, files):
         for line in result.err:
             print(line, file=sys.stderr)
@@ -233,8 +235,8 @@ def run_check(args: argparse.Namespace) -> int:
         print(json.dumps(reports, ensure_ascii=False, indent=1))
     else:
         rate = f", {events / seconds:,.0f} events/s" if seconds > 0 and events else ""
-        readable = len(files) - unreadable
-        print(f"checked {len(files)} file(s): {readable} readable, {unreadable} unreadable, "
+        readable = len(files) + len(empty) - unreadable
+        print(f"checked {len(files) + len(empty)} file(s): {readable} readable, {unreadable} unreadable, "
               f"{violations} violation(s), {events} events{rate}; followed to the end: {readable - stopped}, "
               f"stopped: {stopped}")
     if unreadable:

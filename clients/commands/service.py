@@ -465,11 +465,11 @@ def run_submit(args: argparse.Namespace) -> int:
     tally = SubmitTally()
     started = time.perf_counter()
     bar = ProgressBar(len(args.files), "submitting ") if len(args.files) > 1 else None
-    try:
-        files = expand_folders(args.files, LOG_SUFFIXES if args.source == "sgs-verify" else
-                               RECORD_SUFFIXES if args.source in ENGINES else LOG_SUFFIXES + RECORD_SUFFIXES)
-    except ValueError as err:
-        return _fail(err)
+    files, empty = expand_folders(args.files, LOG_SUFFIXES if args.source == "sgs-verify" else
+                                  RECORD_SUFFIXES if args.source in ENGINES else LOG_SUFFIXES + RECORD_SUFFIXES)
+    for folder, why in empty:
+        print(f"{folder}: not submitted: {why}", file=sys.stderr)
+    tally.failed += len(empty)
     if bar and len(files) != len(args.files):
         bar = ProgressBar(len(files), "submitting ")
     try:
@@ -552,7 +552,7 @@ def run_submit(args: argparse.Namespace) -> int:
     if bar:
         bar.close()
     seconds = time.perf_counter() - started
-    print(tally.summary(len(files), client.address, seconds), file=sys.stderr if args.json else sys.stdout)
+    print(tally.summary(len(files) + len(empty), client.address, seconds), file=sys.stderr if args.json else sys.stdout)
     if interrupted:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
