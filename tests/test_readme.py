@@ -10,7 +10,8 @@ never with a traceback. Which are not run as written, and why:
 - a line whose comment says `long run` (minutes of work; marked so in the README for its readers too): with
   `--games N` it is run with `--games 1` (its paths and options are still checked), otherwise skipped;
 - `make run` (this test starts the same server itself) and `make test` (the test suite this test is part of);
-- a line that says it `needs PostgreSQL`, where none runs (CI starts one).
+- a line that says it `needs PostgreSQL`, where none runs (CI starts one);
+- a line whose comment says it `runs until stopped` (a server, a bridge: the README's reader stops it).
 Any other line, including one added later, is run.
 """
 
@@ -34,6 +35,7 @@ README = ROOT / "README.md"
 LINKED = ("docs", "tests", "tools", "bench", "proto")
 NOT_RUN = {"make run": "starts the server this test starts itself", "make test": "the test suite this test is in"}
 LONG = re.compile(r"#.*\blong run\b")
+UNTIL_STOPPED = re.compile(r"#.*\bruns until stopped\b")
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,8 @@ def as_run(command: Command) -> tuple[str | None, str]:
     head = " ".join(words[:2])
     if head in NOT_RUN:
         return None, NOT_RUN[head]
+    if UNTIL_STOPPED.search(command.line):
+        return None, "a server: it runs until stopped"
     if "needs PostgreSQL" in command.line and pg_user() is None:
         return None, "needs PostgreSQL, which is not running here"
     if LONG.search(command.line):
@@ -135,6 +139,7 @@ def test_every_readme_command_runs_as_written(tmp_path: Path) -> None:
     (".venv/bin/sgs-verify cheats --games 200 --players 8 --seed 1    # --kinds (a long run: minutes)",
      ".venv/bin/sgs-verify cheats --games 1 --players 8 --seed 1"),
     (".venv/bin/python bench/speed.py     # or: make bench (a long run: minutes)", None),
+    (".venv/bin/sgs-verify serve --http 127.0.0.1:8080   # runs until stopped", None),
     (".venv/bin/sgs-verify check games/   # 50 clean games", ".venv/bin/sgs-verify check games/   # 50 clean games"),
 ])
 def test_which_lines_are_run_and_how(line: str, runs: str | None) -> None:
