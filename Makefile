@@ -7,11 +7,16 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test lint bench bench-service install native clean
 
+# Quiet: pip says nothing unless something fails (then it shows why).
+PIP := $(BIN)/pip --quiet --quiet --disable-pip-version-check --no-input
+
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,web]'
-	touch $(STAMP)
+	@echo "make: installing into $(VENV) (the first time takes 2-3 minutes: it compiles the engine core)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(PIP) install --upgrade pip
+	@$(PIP) install -e '.[dev,web]'
+	@touch $(STAMP)
+	@echo "make: installed"
 
 install: $(STAMP)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
@@ -306,9 +307,10 @@ def _check_bulk(in_flight: int, max_retries: int) -> None:
         raise ValueError(f"max_retries must not be negative, not {max_retries}")
 
 
-def retrying(call: Callable[[], T], max_retries: int = DEFAULT_RETRIES) -> T:
+def retrying(call: Callable[[], T], max_retries: int = DEFAULT_RETRIES, stop: threading.Event | None = None) -> T:
     """``call()``, made again after the wait the server asks for each time it refuses with a retry hint (a limit
-    of its, for a while), up to ``max_retries`` times; any other error, and the last refusal, is raised."""
+    of its, for a while), up to ``max_retries`` times; any other error, and the last refusal, is raised. Once
+    ``stop`` is set (Ctrl-C in `submit`), nothing is sent again: the refusal is raised."""
     retries = 0
     while True:
         try:
@@ -317,7 +319,11 @@ def retrying(call: Callable[[], T], max_retries: int = DEFAULT_RETRIES) -> T:
             if err.retry_after is None or retries >= max_retries:
                 raise
             retries += 1
-            time.sleep(min(err.retry_after, MAX_RETRY_WAIT))
+            wait = min(err.retry_after, MAX_RETRY_WAIT)
+            if stop is None:
+                time.sleep(wait)
+            elif stop.wait(wait):
+                raise
 
 
 def _pipelined(starts: Iterable[Callable[[], grpc.Future]], in_flight: int,

@@ -11,6 +11,7 @@ from clients.mutator import HEGEMONY, IDENTITY, Edit, Moment, cheat, use_card
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, Color, Suit
 from verifier.engine.requests import CardRequest
+from verifier.text import skill_zh
 
 # Skills anyone lacking them may pretend to have in their play phase, with no cards or targets needed
 # (苦肉) or one hand card (制衡); the first one the seat does not have is used.
@@ -64,7 +65,7 @@ def skill_not_owned(m: Moment) -> Iterator[Edit]:
         if card is None:
             return
         cards.append(card)
-    yield m.insert([invoke(s, name, cards)], f"seat {s} ({p.general}) invokes {name}, which they do not have")
+    yield m.insert([invoke(s, name, cards)], f"seat {s} ({p.general}) invokes {skill_zh(name)}, which they do not have")
 
 
 @cheat("lord_skill_not_lord", "LORD_SKILL", "a lord skill (激将 in the play phase, 护驾 for a 闪) used by a "
@@ -133,8 +134,8 @@ def skill_twice(m: Moment) -> Iterator[Edit]:
         args = second_use_args(m, s, name)
         if args is not None:
             cards, targets = args
-            yield m.insert([invoke(s, name, cards, targets)], f"seat {s} ({p.general}) uses {name} a second time "
-                           "in this play phase")
+            yield m.insert([invoke(s, name, cards, targets)],
+                           f"seat {s} ({p.general}) uses {skill_zh(name)} a second time in this play phase")
             return
 
 
@@ -167,7 +168,7 @@ def wrong_conversion(skill: str, name: str, wrong: Callable[[CardDef], bool], wh
         card = m.spare(c for c in g.players[s].hand if wrong(g.card_as(s, c)))
         if card is None:
             return
-        note = f"seat {s} makes a {name} with {skill} from {g.label(card)} ({what})"
+        note = f"seat {s} makes a {skill_zh(name)} with {skill_zh(skill)} from {g.label(card)} ({what})"
         if name == "jink":
             ev = pb.Event()
             ev.respond.seat = s
@@ -217,7 +218,8 @@ def limited_twice(m: Moment) -> Iterator[Edit]:
     g = m.game
     for eff in g.players[s].skills:
         if getattr(eff, "limited", False) and g.players[s].marks.get(eff.name):
-            yield m.insert([invoke(s, eff.name)], f"seat {s} invokes the limited skill {eff.name} a second time")
+            yield m.insert([invoke(s, eff.name)],
+                           f"seat {s} invokes the limited skill {skill_zh(eff.name)} a second time")
             return
 
 

@@ -11,6 +11,7 @@ from clients.mutator import HEGEMONY, Edit, Moment, cheat, copy_event, top_first
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.engine.requests import PlayRequest
 from verifier.packages.modes.hegemony import CAREERIST, HegemonyMode
+from verifier.text import skill_zh
 
 ONLY = (HEGEMONY,)
 REVEAL_OUTCOMES = ("general_revealed", "kingdom_fixed")
@@ -45,7 +46,7 @@ def hidden_skill(m: Moment) -> Iterator[Edit]:
     # Only where the invoking decision comes right after the reveal's outcomes (no reward asked in between).
     if stop < len(events) and invokes(events[stop], r.seat, r.skill):
         # The invoking decision takes the reveal's place: the cheat is reported there.
-        yield Edit(m.index, stop, (), m.index, f"seat {r.seat} uses {r.skill} without revealing its general")
+        yield Edit(m.index, stop, (), m.index, f"seat {r.seat} uses {skill_zh(r.skill)} without revealing its general")
 
 
 @cheat("reveal_out_of_timing", "REVEAL_TIMING", "a general revealed in the play phase as if it were the start phase",

@@ -33,6 +33,7 @@ from verifier.engine.requests import DECISION_KINDS, DiscardRequest, PlayRequest
 from verifier.packages.modes.identity import LORD, LOYALIST, REBEL
 from verifier.packages.standard.tricks import reaches
 from verifier.replay import Verifier, verify
+from verifier.text import skill_zh
 
 # ---------------------------------------------------------------------------- mutations
 
@@ -529,7 +530,8 @@ def wrong_judgment(m: Moment) -> Iterator[Edit]:
         other = (flip or pile)[0]
         ev = copy_event(m.event)
         ev.judgment.card = other
-        yield m.replace(ev, f"seat {j.seat}'s {j.reason} judgment shows {g.label(other)} instead of {g.label(j.card)}")
+        yield m.replace(ev, f"seat {j.seat}'s {skill_zh(j.reason)} judgment shows {g.label(other)} "
+                        f"instead of {g.label(j.card)}")
 
 
 @cheat("wrong_damage", "DAMAGE_MISMATCH", "more damage recorded than the rules deal")

@@ -11,6 +11,7 @@ from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
 from storage.store import InvalidQuery, ReplayFilter, ReplaySummary, RunInfo, SubmissionMetadata
+from verifier.codes import CATALOGUE
 
 
 def metadata_from(msg: spb.SubmissionMetadata) -> SubmissionMetadata:
@@ -67,9 +68,22 @@ def request_filter(req: spb.ListReplaysRequest, where: str) -> ReplayFilter:
         raise InvalidQuery("; ".join(where + p for p in problems))
     filters = filter_from(req)
     problems = filters.problems()
+    code = violation_code_problem(req.violation_code)
+    if code is not None:
+        problems.append(code)
     if problems:
         raise InvalidQuery("; ".join(where + p for p in problems))
     return filters
+
+
+def violation_code_problem(code: str) -> str | None:
+    """Why a violation_code filter can match nothing: it is not in the catalogue (docs/codes.md). A filter
+    that silently matches nothing reads as "no such violation" when it was a typo."""
+    if not code or code in CATALOGUE:
+        return None
+    same = [name for name in CATALOGUE if name.lower() == code.strip().lower()]
+    hint = f"; the codes are upper case: {same[0]}" if same else "; docs/codes.md lists them"
+    return f"violation_code {code[:80]!r} is not a violation code{hint}"
 
 
 def filter_from(req: spb.ListReplaysRequest) -> ReplayFilter:

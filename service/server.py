@@ -13,6 +13,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import errno
+import os
 import signal
 import socket
 import sys
@@ -26,7 +27,7 @@ from grpc_health.v1 import health, health_pb2
 
 from service import tls
 from service.checked import add_health
-from service.config import ServiceConfig, is_loopback, split_address
+from service.config import ENV_DATA, ServiceConfig, default_data_dir, is_loopback, split_address
 from service.guard import Authenticator, GuardInterceptor
 from service.health import StoreHealth
 from service.metrics import Metrics
@@ -315,8 +316,11 @@ def _pinned(server: VerificationServer) -> str:
 def describe_start(server: VerificationServer) -> str:
     config = server.config
     assert server.store is not None
-    where = (f"{config.data_dir / 'replays.sqlite3'} (embedded SQLite)" if config.embedded
-             else server.store.url)
+    where = (f"{config.data_dir / 'replays.sqlite3'} (embedded SQLite, {server.store.count()} replay(s))"
+             if config.embedded else server.store.url)
+    if config.embedded and not os.environ.get(ENV_DATA) and config.data_dir == default_data_dir():
+        # The per-user default is shared by every checkout and every server this user runs without --data-dir.
+        where += "; this user's default folder, shared by every checkout (--data-dir or $SGS_VERIFY_DATA for another)"
     limits = config.limits
     transport = ("TLS, client certificates required" if config.tls_client_ca else "TLS") if config.tls else "plaintext"
     auth = server.auth

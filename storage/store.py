@@ -833,6 +833,10 @@ def _encode_page_token(at: datetime, replay_id: str) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
+class _BadPageToken(ValueError):
+    """A page token that decodes but is not one of ours; the message says why."""
+
+
 def _decode_page_token(token: str) -> tuple[datetime, str]:
     if len(token) > MAX_PAGE_TOKEN_LENGTH:
         raise InvalidQuery(f"page_token is {len(token)} characters: it is not one this service issued "
@@ -844,11 +848,13 @@ def _decode_page_token(token: str) -> tuple[datetime, str]:
         at = datetime.fromisoformat(doc["t"])
         replay_id = doc["id"]
         if not isinstance(replay_id, str) or len(replay_id) != HASH_LENGTH or not _HEX.fullmatch(replay_id):
-            raise ValueError("its id is not a replay id")
+            raise _BadPageToken("its id is not a replay id")
         at = _aware(at)
     except (binascii.Error, ValueError, KeyError, TypeError, RecursionError, OverflowError) as err:
-        reason = "it nests too deeply" if isinstance(err, RecursionError) else str(err)[:200]
-        raise InvalidQuery(f"page_token {shown!r} is not one this service issued ({reason})") from None
+        # Our own reason is said; a decoder's words (base64's, a codec's, JSON's) would tell the caller nothing.
+        reason = f" ({err})" if isinstance(err, _BadPageToken) else ""
+        raise InvalidQuery(f"page_token {shown!r} is not one this service issued{reason}: pass the "
+                           "next_page_token of the previous answer unchanged, or none for the first page") from None
     return at, replay_id
 
 

@@ -1,6 +1,7 @@
 """How the verifier judges real FreeKill games against the list of what FreeKill's server let through.
 
-    python tools/freekill_report.py TRANSCRIPTS... --deviations deviations.jsonl [--json]
+    python tools/freekill_report.py TRANSCRIPTS... --deviations LIST [--json]
+    python tools/freekill_report.py tests/data/freekill/transcripts --deviations tests/data/freekill/deviations.jsonl
 
 TRANSCRIPTS are FreeKill server transcripts (``*.jsonl``, or compressed ``*.jsonl.xz``), folders of
 them, or ``.tar.xz`` archives of them. The deviations file lists, one JSON object per line, every
@@ -54,6 +55,8 @@ def transcripts(paths: list[Path]) -> Iterator[tuple[str, bytes]]:
     """(file name, bytes) of every transcript in the inputs, in name order."""
     found: list[tuple[str, bytes]] = []
     for path in paths:
+        if not path.exists():
+            raise ValueError(f"{path}: no such file or folder")
         if path.is_dir():
             found += [(game_name(p.name), p.read_bytes()) for p in path.iterdir() if is_transcript(p.name)]
         elif path.name.endswith((".tar.xz", ".tar.gz", ".tar")):
@@ -127,21 +130,56 @@ def judge_game(name: str, data: bytes, deviations: list[dict[str, Any]]) -> Game
     return report
 
 
+def read_deviations(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """The deviations file, by game; ValueError (naming the file and line) for one it cannot read."""
+    listed: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ValueError(f"--deviations {path}: cannot read it ({err.strerror}); it is an input, the list of what "
+                         "FreeKill's server let through (tests/data/freekill/deviations.jsonl: the test data's)"
+                         ) from None
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            dev = json.loads(line)
+            if not isinstance(dev, dict) or not isinstance(dev["game"], str) or not isinstance(dev["seq"], int):
+                raise ValueError("not an object with a game and a seq")
+            dev.setdefault("kind", "?")
+            dev.setdefault("what", "")
+        except (ValueError, KeyError) as err:
+            raise ValueError(f"--deviations {path} line {number}: not a deviation ({err})") from None
+        listed[dev["game"]].append(dev)
+    return listed
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("inputs", nargs="+", type=Path, metavar="TRANSCRIPTS")
-    parser.add_argument("--deviations", type=Path, required=True)
-    parser.add_argument("--json", action="store_true")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog="e.g. tools/freekill_report.py tests/data/freekill/transcripts "
+                                     "--deviations tests/data/freekill/deviations.jsonl (the 25 games of the test data "
+                                     "and what FreeKill's server let through in them)")
+    parser.add_argument("inputs", nargs="+", type=Path, metavar="TRANSCRIPTS",
+                        help="FreeKill server transcripts (.jsonl, .jsonl.xz), folders of them, or .tar.xz archives")
+    parser.add_argument("--deviations", type=Path, required=True, metavar="LIST",
+                        help="read: the actions of those games that break the rules, one JSON object per line "
+                        "(game, seq, kind, what); tests/data/freekill/deviations.jsonl lists the test games'")
+    parser.add_argument("--json", action="store_true", help="the report as JSON")
     parser.add_argument("--expected", type=Path, metavar="FILE",
                         help="also write each game's exact verdict (events, result, violations by event) to FILE "
                         "as JSON: tests/data/freekill/expected.json is made so")
     args = parser.parse_args(argv)
-    listed: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
-    for line in args.deviations.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            dev = json.loads(line)
-            listed[dev["game"]].append(dev)
-    reports = [judge_game(name, data, listed.get(name, [])) for name, data in transcripts(args.inputs)]
+    try:
+        listed = read_deviations(args.deviations)
+        inputs = list(transcripts(args.inputs))
+    except (OSError, ValueError, tarfile.TarError) as err:
+        print(f"freekill_report: {err}", file=sys.stderr)
+        return 2
+    if not inputs:
+        print(f"freekill_report: no transcript (.jsonl, .jsonl.xz, .jsonl.gz) in {' '.join(map(str, args.inputs))}",
+              file=sys.stderr)
+        return 2
+    reports = [judge_game(name, data, listed.get(name, [])) for name, data in inputs]
     per_kind: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     listed_kind: collections.Counter[str] = collections.Counter()
     for r in reports:

@@ -181,10 +181,10 @@ def annotation_json(ann: apb.Annotation, events: Sequence[pb.Event]) -> dict[str
     """One annotation as plain values, with the event it is about (the log's, or the derived one) in words."""
     ev = ann.event if ann.derived else (events[ann.index] if ann.index < len(events) else pb.Event())
     kind = ev.WhichOneof("kind")
+    words = ("(a request left unanswered)" if ann.derived else "(empty event)") if not kind else \
+        text.describe(ev, text.skill_zh)  # skills in Chinese on the page, as cards are
     out: dict[str, Any] = {"index": ann.index, "derived": ann.derived, "status": STATUS_NAMES.get(ann.status, "?"),
-                           "applied": ann.applied, "kind": kind or "",
-                           "text": text.describe(ev) if kind else ("(a request left unanswered)" if ann.derived
-                                                                   else "(empty event)"),
+                           "applied": ann.applied, "kind": kind or "", "text": words,
                            "violations": [violation_json(v) for v in ann.violations], "digest": ann.digest.hex()}
     seat = getattr(getattr(ev, kind), "seat", None) if kind else None
     if seat is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sgsverify.v1 import game_log_pb2 as pb
@@ -68,39 +69,74 @@ def cards(ids: object) -> str:
     return "[" + ", ".join(card(c) for c in ids) + "]"  # type: ignore[attr-defined]
 
 
-def card_ref(ref: pb.CardRef) -> str:
+def card_ref(ref: pb.CardRef, skill_name: Callable[[str], str] | None = None) -> str:
     if ref.WhichOneof("kind") == "virtual":
         v = ref.virtual
-        base = f"a 杀 via {v.base_skill} from " if v.base_skill else ""
-        return f"{v.name} via {v.skill} from {base}{cards(v.subcards)}"
+        sk = skill_name or _as_named
+        base = f"a 杀 via {sk(v.base_skill)} from " if v.base_skill else ""
+        return f"{sk(v.name)} via {sk(v.skill)} from {base}{cards(v.subcards)}"
     return card(ref.id)
 
 
-def describe(ev: pb.Event) -> str:
+def _as_named(name: str) -> str:
+    return name
+
+
+# The generals' modules whose skill classes carry a Chinese name (``name, zh = "jieyin", "结姻"``).
+_SKILL_PACKAGES = ("generals_standard", "generals_hegemony")
+_SKILL_MODULES = tuple(f"verifier.packages.{package}.{kingdom}" for package in _SKILL_PACKAGES
+                       for kingdom in ("wei", "shu", "wu", "qun"))
+_SKILL_ZH: dict[str, str] = {}
+
+
+def skill_zh(name: str) -> str:
+    """A skill's Chinese name (结姻 for jieyin; an equipment's skill, 丈八蛇矛 for spear, its card's), as cards
+    are named on the page; the name itself when it has none. For people (the viewer): a verdict's messages
+    keep the log's names, which are the contract's."""
+    if not _SKILL_ZH:
+        import importlib
+
+        found: dict[str, str] = {}
+        for module in _SKILL_MODULES:
+            for value in vars(importlib.import_module(module)).values():
+                key, zh = getattr(value, "name", None), getattr(value, "zh", None)
+                if isinstance(value, type) and isinstance(key, str) and isinstance(zh, str) and zh:
+                    found.setdefault(key, zh)
+        for c in all_cards().values():
+            found.setdefault(c.name, c.name_zh)
+        _SKILL_ZH.update(found)
+    return _SKILL_ZH.get(name, name)
+
+
+def describe(ev: pb.Event, skill_name: Callable[[str], str] | None = None) -> str:
+    """The event in one line; ``skill_name`` renders skill names (default: as the log names them; ``skill_zh``
+    in Chinese)."""
+    sk = skill_name or _as_named
     kind = ev.WhichOneof("kind")
     if kind is None:
         return "(empty event)"
     m: Any = getattr(ev, kind)
     if kind == "use_card":
         if m.recast:
-            return f"seat {m.seat} recasts {card_ref(m.card)}"
+            return f"seat {m.seat} recasts {card_ref(m.card, sk)}"
         tail = f" → {', '.join(f'seat {t}' for t in m.targets)}" if m.targets else ""
-        return f"seat {m.seat} uses {card_ref(m.card)}{tail}"
+        return f"seat {m.seat} uses {card_ref(m.card, sk)}{tail}"
     if kind == "respond":
-        return f"seat {m.seat} responds with {card_ref(m.card)}" + (" for the whole kingdom" if m.whole_kingdom else "")
+        kingdom = " for the whole kingdom" if m.whole_kingdom else ""
+        return f"seat {m.seat} responds with {card_ref(m.card, sk)}{kingdom}"
     if kind == "decline":
         return f"seat {m.seat} declines"
     if kind == "choose_cards":
         return f"seat {m.seat} chooses {cards(m.cards)}"
     if kind == "invoke_skill":
         extra = f" with {cards(m.cards)}" if m.cards else ""
-        return f"seat {m.seat} invokes {m.skill}{extra}"
+        return f"seat {m.seat} invokes {sk(m.skill)}{extra}"
     if kind == "end_play_phase":
         return f"seat {m.seat} ends the play phase"
     if kind == "pick_general":
         return f"seat {m.seat} picks {m.general}" + (f" (main) and {m.deputy} (deputy)" if m.deputy else "")
     if kind == "reveal_general":
-        why = f" to invoke {m.skill}" if m.skill else f" {TIMING.get(m.timing, '(no timing)')}"
+        why = f" to invoke {sk(m.skill)}" if m.skill else f" {TIMING.get(m.timing, '(no timing)')}"
         return f"seat {m.seat} reveals their {SLOT.get(m.which, '?')} general{why}"
     if kind == "choose_option":
         return f"seat {m.seat} chooses {m.option!r}"
@@ -121,9 +157,9 @@ def describe(ev: pb.Event) -> str:
         why = pb.DrawReason.Name(m.reason).removeprefix("DRAW_REASON_").lower()
         return f"seat {m.seat} draws {cards(m.cards)} ({why})"
     if kind == "judgment":
-        return f"seat {m.seat} judgment for {m.reason}: {card(m.card)}"
+        return f"seat {m.seat} judgment for {sk(m.reason)}: {card(m.card)}"
     if kind == "reveal":
-        return f"revealed {cards(m.cards)} for {m.reason}"
+        return f"revealed {cards(m.cards)} for {sk(m.reason)}"
     if kind == "damage":
         src = f"seat {m.source}" if m.HasField("source") else "no source"
         chain = ", passed on by 铁锁连环" if m.chained else ""

@@ -107,15 +107,42 @@ def run_create(args: argparse.Namespace) -> int:
     from storage.store import Audit
 
     def create(store: Any, args: argparse.Namespace) -> int:
+        from storage.access import any_active_token
+
         scopes = [s.strip() for s in args.scopes.split(",") if s.strip()]
+        first = not any_active_token(store)
+        if first:  # said before it is done: it changes how every server on this database answers
+            print(first_token_notice(args.tenant, scopes, store.count()), file=sys.stderr)
         token, info = create_token(store, args.tenant, scopes, args.name, Audit(_actor()))
         print(token)
         print(f"token {info.id} for tenant {info.tenant!r}, scopes {' '.join(info.scopes)}: keep it now, it is not "
-              "shown again (only its hash is stored). Clients take it as --token or $SGS_VERIFY_TOKEN.",
+              "shown again (only its hash is stored). Clients take it as --token or $SGS_VERIFY_TOKEN."
+              + (f" To go back to an open server: sgs-verify token revoke {info.id}, then restart the server."
+                 if first else ""),
               file=sys.stderr)
         return EXIT_OK
 
     return _guarded(create, args)
+
+
+def first_token_notice(tenant: str, scopes: list[str], stored: int) -> str:
+    """What creating the first token changes (docs/security.md), said before it is made."""
+    lines = ["sgs-verify: this is the first token: a server using this database that runs open now (on loopback, "
+             "with no token) turns authentication on within 5 s, and from then on every call needs a token "
+             "(--token or $SGS_VERIFY_TOKEN)."]
+    if stored and tenant != "default":
+        lines.append(f"sgs-verify: the {stored} replay(s) stored so far belong to the tenant 'default'; this token "
+                     f"(tenant {tenant!r}) does not see them (a token with --tenant default, or an admin one, does).")
+    elif stored and "admin" not in scopes:
+        lines.append(f"sgs-verify: the {stored} replay(s) stored so far belong to the tenant 'default', this token's "
+                     "own: it sees them.")
+    return "\n".join(lines)
+
+
+# A server never reopens by itself (a revoked token must not open it to everyone on the machine): say so.
+LAST_TOKEN_NOTICE = ("sgs-verify: no active token is left. A server that is running keeps requiring a token (and "
+                     "now takes none) until it is restarted; restarted on loopback it runs open again, as with no "
+                     "token ever made (docs/security.md).")
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -144,8 +171,12 @@ def run_revoke(args: argparse.Namespace) -> int:
     from storage.store import Audit
 
     def revoke(store: Any, args: argparse.Namespace) -> int:
+        from storage.access import any_active_token
+
         info = revoke_token(store, args.id.strip(), Audit(_actor()))
         print(f"revoked token {info.id} (tenant {info.tenant!r}, {info.name or 'no name'}) at {_when(info.revoked_at)}")
+        if not any_active_token(store):
+            print(LAST_TOKEN_NOTICE, file=sys.stderr)
         return EXIT_OK
 
     return _guarded(revoke, args)

@@ -23,6 +23,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Self, TypeVar
 
+from clients import interrupts
 from clients.cheating_selfplay import (
     CONSISTENT_KINDS,
     TAKE_PERCENT,
@@ -260,11 +261,23 @@ R = TypeVar("R")
 def each_game(check: Callable[[A], R], work: list[A], jobs: int, chunksize: int) -> Iterator[R]:
     """``check`` over ``work`` in order: in this process, or in ``jobs`` worker processes."""
     if jobs <= 1:
-        yield from map(check, work)
+        # The engine runs here: Ctrl-C is taken between two games, never inside the compiled core, where
+        # its runtime would abort with "fatal: out of memory" (clients/interrupts.py).
+        with interrupts.deferred():
+            for item in work:
+                interrupts.raise_if_interrupted()
+                yield check(item)
         return
-    # forkserver: forking a process that runs threads (a client's gRPC ones) is unsafe
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver")) as pool:
+    # forkserver: forking a process that runs threads (a client's gRPC ones) is unsafe. The workers ignore
+    # SIGINT; on Ctrl-C (or any failure) this process cancels what is queued and ends them.
+    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver"),
+                               initializer=interrupts.ignore_in_worker)
+    try:
         yield from pool.map(check, work, chunksize=chunksize)
+    except BaseException:
+        interrupts.stop_pool(pool)
+        raise
+    pool.shutdown()
 
 
 # ---------------------------------------------------------------------------- consistent cheats

@@ -3,15 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format
 
+from clients import interrupts
 from clients.commands.options import card_packages, positive_int
+from clients.files import (
+    LOG_SUFFIXES,
+    RECORD_SUFFIXES,
+    expand_folders,
+    format_hint,
+    freekill_kind,
+    is_unambiguous_freekill,
+)
 from importers import ENGINES, RecordError, importer_of_all
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
@@ -21,6 +34,8 @@ from verifier.state import violations_by_source
 from verifier.text import SIDE, card, origin
 
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_UNREADABLE = 0, 1, 2
+# `--from auto`: our logs, and other engines' records told by their content (clients/files.py).
+AUTO = "auto"
 
 
 def register(sub: Any) -> None:
@@ -28,14 +43,18 @@ def register(sub: Any) -> None:
                            description="Verify game logs (binary protobuf or JSON). Exit status: 0 all clean, "
                            "1 violations found, 2 a file could not be read (or has more events than "
                            "--max-events; it is not verified).")
-    check.add_argument("files", nargs="+", type=Path, metavar="FILE", help="log files (binary protobuf or JSON; "
-                       "with --from, the other engine's records)")
+    check.add_argument("files", nargs="+", type=Path, metavar="FILE", help="log files (binary protobuf or JSON) or "
+                       "FreeKill records, or folders of them (every .pb and .json under it; with --from freekill, "
+                       "the records)")
     check.add_argument("--max-events", type=positive_int, default=MAX_LOG_EVENTS, metavar="N",
                        help=f"most events in one log (default {MAX_LOG_EVENTS}, the service's default); "
                        "a longer log is reported unreadable and not verified")
-    check.add_argument("--from", dest="source", choices=["sgs-verify", *ENGINES], default="sgs-verify",
-                       help="the files are another engine's records (FreeKill transcripts or .fk.rep), imported "
-                       "on the fly (`sgs-verify import` writes the logs)")
+    check.add_argument("--from", dest="source", choices=[AUTO, "sgs-verify", *ENGINES], default=AUTO,
+                       help="what the files are: auto (default: our logs, and FreeKill transcripts or .fk.rep told "
+                       "by their content), sgs-verify (our logs only) or freekill; another engine's records are "
+                       "imported on the fly (`sgs-verify import` writes the logs)")
+    check.add_argument("--jobs", "-j", type=positive_int, default=1, metavar="N",
+                       help="verify N files at once in N processes (default 1); the report keeps the files' order")
     check.add_argument("--json", action="store_true", help="one JSON object per file, for machines")
     check.add_argument("--quiet", "-q", action="store_true", help="only the summary line")
     check.set_defaults(run=run_check)
@@ -69,22 +88,31 @@ def violation_line(path: str, ann: apb.Annotation, v: apb.Violation) -> str:
     return f"{path}: {where} {ann.index}{seat}{crd}{who}: {v.code}: {v.message}"
 
 
-def read_logs(path: Path, max_events: int, source: str = "sgs-verify") -> list[tuple[str, pb.GameLog | LogFormatError]]:
-    """Load one log file, or import another engine's records from it (a FreeKill client database
-    holds several): each as (where, the log or why it is unreadable or too long). Raises OSError, or
-    LogFormatError when the file as a whole is unreadable."""
-    data = read_file(path, MAX_LOG_BYTES if source == "sgs-verify" else MAX_RECORD_BYTES)
-    if source == "sgs-verify":
-        entries: list[tuple[str, pb.GameLog | LogFormatError]] = [(str(path), load_log(data))]
+Entry = tuple[str, "pb.GameLog | LogFormatError"]
+
+
+def read_logs(path: Path, max_events: int, source: str = "sgs-verify") -> list[Entry]:
+    """Load one log file, or import another engine's records from it (``source`` AUTO tells them apart by
+    content; a FreeKill client database holds several): each as (where, the log or why it is unreadable or
+    too long). Raises OSError, or LogFormatError when the file as a whole is unreadable."""
+    if source == AUTO:
+        data = read_file(path, max(MAX_LOG_BYTES, MAX_RECORD_BYTES))
+        if is_unambiguous_freekill(data):
+            entries = _imported(data, path, "freekill")
+        else:
+            if len(data) > MAX_LOG_BYTES:
+                read_file(path, MAX_LOG_BYTES)  # raises the usual "larger than" error
+            try:
+                entries = [(str(path), load_log(data))]
+            except LogFormatError:
+                if freekill_kind(data) is None:
+                    raise
+                entries = _imported(data, path, "freekill")
+    elif source == "sgs-verify":
+        entries = [(str(path), load_log(read_file(path, MAX_LOG_BYTES)))]
     else:
-        try:
-            records = importer_of_all(source)(data, path.name)
-        except RecordError as err:
-            raise LogFormatError(f"cannot import it from {source}: {err}") from None
-        entries = [(f"{path} [{r.name}]" if r.part else str(path),
-                    r.log if r.log is not None else LogFormatError(f"cannot import it from {source}: {r.error}"))
-                   for r in records]
-    out: list[tuple[str, pb.GameLog | LogFormatError]] = []
+        entries = _imported(read_file(path, MAX_RECORD_BYTES), path, source)
+    out: list[Entry] = []
     for where, log in entries:
         if isinstance(log, pb.GameLog) and len(log.events) > max_events:
             log = LogFormatError(f"the log has {len(log.events)} events; the limit is {max_events} per log "
@@ -93,76 +121,149 @@ def read_logs(path: Path, max_events: int, source: str = "sgs-verify") -> list[t
     return out
 
 
-def report_one(args: argparse.Namespace, path: str, log: pb.GameLog,
-               reports: list[dict[str, Any]]) -> apb.AnnotatedReplay:
-    """Verify one log and report it (a line per finding, or a JSON object into ``reports``)."""
+def _imported(data: bytes, path: Path, source: str) -> list[Entry]:
+    try:
+        records = importer_of_all(source)(data, path.name)
+    except RecordError as err:
+        raise LogFormatError(f"cannot import it from {source}: {err}") from None
+    return [(f"{path} [{r.name}]" if r.part else str(path),
+             r.log if r.log is not None else LogFormatError(f"cannot import it from {source}: {r.error}"))
+            for r in records]
+
+
+@dataclass(slots=True)
+class FileReport:
+    """One file checked: what to print (out on stdout, err on stderr) or its JSON report, and its counts."""
+
+    out: list[str] = field(default_factory=list)
+    err: list[str] = field(default_factory=list)
+    report: dict[str, Any] | None = None
+    readable: bool = True
+    violations: int = 0
+    events: int = 0
+    followed: bool = True
+
+
+def check_file(path: Path, max_events: int, source: str, as_json: bool, quiet: bool) -> list[FileReport]:
+    """Read and verify one file (in this process or a --jobs worker): a report per record it holds."""
+    try:
+        entries = read_logs(path, max_events, source)
+    except (OSError, LogFormatError) as err:
+        msg = (err.strerror or str(err)) if isinstance(err, OSError) else str(err)
+        entries = [(str(path), LogFormatError(msg + format_hint(path, source, err)))]
+    return [check_one(where, got, as_json, quiet) for where, got in entries]
+
+
+def check_one(where: str, got: pb.GameLog | LogFormatError, as_json: bool, quiet: bool) -> FileReport:
+    """Verify one log (or report why it could not be read)."""
+    out = FileReport()
+    if isinstance(got, LogFormatError):
+        out.readable = False
+        if as_json:
+            out.report = {"file": where, "readable": False, "error": str(got)}
+        else:
+            out.err.append(f"{where}: unreadable: {got}")
+        return out
+    log = got
     replay = verify(log)
-    if args.json:
-        body = json_format.MessageToDict(replay, preserving_proto_field_name=True)
+    out.events = len(log.events)
+    out.violations = replay.violation_count
+    out.followed = replay.followed
+    if as_json:
+        body = json_format.MessageToDict(replay, preserving_proto_field_name=True,
+                                         always_print_fields_with_no_presence=True)
         body.pop("annotations", None)
         if log.header.HasField("origin"):
-            body["origin"] = json_format.MessageToDict(log.header.origin, preserving_proto_field_name=True)
+            body["origin"] = json_format.MessageToDict(log.header.origin, preserving_proto_field_name=True,
+                                                       always_print_fields_with_no_presence=True)
         body["violations"] = [
             {"index": a.index, "derived": a.derived,
              **({"source": text.SOURCE_KEY.get(a.source, str(a.source))} if a.source else {}),
-             **json_format.MessageToDict(v, preserving_proto_field_name=True)}
+             **json_format.MessageToDict(v, preserving_proto_field_name=True,
+                                         always_print_fields_with_no_presence=True)}
             for a in replay.annotations for v in a.violations]
-        reports.append({"file": path, "readable": True, **body})
-        return replay
-    if not args.quiet:
-        if log.header.HasField("origin"):
-            print(f"{path}: origin: {origin(log.header.origin)}")
-        for n in replay.header_notices:
-            print(f"{path}: header notice (not a violation): {n.code}: {n.message}")
-        for v in replay.header_violations:
-            print(f"{path}: header: {v.code}: {v.message}")
-        for ann in replay.annotations:
-            for v in ann.violations:
-                print(violation_line(path, ann, v))
-        if not replay.followed:
-            print(f"{path}: stopped following the log at event {replay.stopped_at}: {replay.stopped_reason}")
-        res = replay.result
-        outcome = (f"{SIDE.get(res.side, '?')} win, seats {list(res.winners)}" if res.finished
-                   else f"unfinished: {res.reason}")
-        if res.finished and res.side == pb.SIDE_KINGDOM:
-            outcome = f"seats {list(res.winners)} win ({res.reason})"
-        print(f"{path}: {len(log.events)} events, {replay.violation_count} violation(s); {outcome}")
-        by_source = violations_by_source(replay)
-        if by_source:
-            print(f"{path}: who decided: {by_source}")
-    return replay
+        out.report = {"file": where, "readable": True, **body}
+        return out
+    if quiet:
+        return out
+    lines = out.out
+    if log.header.HasField("origin"):
+        lines.append(f"{where}: origin: {origin(log.header.origin)}")
+    for n in replay.header_notices:
+        lines.append(f"{where}: header notice (not a violation): {n.code}: {n.message}")
+    for v in replay.header_violations:
+        lines.append(f"{where}: header: {v.code}: {v.message}")
+    for ann in replay.annotations:
+        for v in ann.violations:
+            lines.append(violation_line(where, ann, v))
+    if not replay.followed:
+        lines.append(f"{where}: stopped following the log at event {replay.stopped_at}: {replay.stopped_reason}")
+    res = replay.result
+    outcome = (f"{SIDE.get(res.side, '?')} win, seats {list(res.winners)}" if res.finished
+               else f"unfinished: {res.reason}")
+    if res.finished and res.side == pb.SIDE_KINGDOM:
+        outcome = f"seats {list(res.winners)} win ({res.reason})"
+    lines.append(f"{where}: {len(log.events)} events, {replay.violation_count} violation(s); {outcome}")
+    by_source = violations_by_source(replay)
+    if by_source:
+        lines.append(f"{where}: who decided: {by_source}")
+    return out
+
+
+def _checked(args: argparse.Namespace, files: list[Path]) -> Iterator[FileReport]:
+    """Every file's report, in the files' order: here (the engine runs in this process, so Ctrl-C is taken
+    between two files: clients/interrupts.py), or in --jobs worker processes."""
+    check = functools.partial(check_file, max_events=args.max_events, source=args.source, as_json=args.json,
+                              quiet=args.quiet)
+    if args.jobs <= 1 or len(files) <= 1:
+        with interrupts.deferred():
+            for path in files:
+                interrupts.raise_if_interrupted()
+                yield from check(path)
+        return
+    pool = ProcessPoolExecutor(min(args.jobs, len(files)), initializer=interrupts.ignore_in_worker)
+    try:
+        for reports in pool.map(check, files, chunksize=1):
+            yield from reports
+    except BaseException:
+        interrupts.stop_pool(pool)
+        raise
+    pool.shutdown()
 
 
 def run_check(args: argparse.Namespace) -> int:
-    unreadable = violations = events = stopped = checked = 0
+    unreadable = violations = events = stopped = 0
     started = time.perf_counter()
-    reports = []
-    for path in args.files:
-        try:
-            entries = read_logs(path, args.max_events, args.source)
-        except (OSError, LogFormatError) as err:
-            entries = [(str(path), LogFormatError(err.strerror or str(err)) if isinstance(err, OSError) else err)]
-        for where, got in entries:
-            checked += 1
-            if isinstance(got, LogFormatError):
-                unreadable += 1
-                if args.json:
-                    reports.append({"file": where, "readable": False, "error": str(got)})
-                else:
-                    print(f"{where}: unreadable: {got}", file=sys.stderr)
-                continue
-            replay = report_one(args, where, got, reports)
-            events += len(got.events)
-            violations += replay.violation_count
-            stopped += not replay.followed
+    files, empty = expand_folders(args.files, LOG_SUFFIXES if args.source == "sgs-verify" else
+                                  RECORD_SUFFIXES if args.source in ENGINES else LOG_SUFFIXES + RECORD_SUFFIXES)
+    reports: list[dict[str, Any]] = []
+    checked = len(empty)
+    for folder, why in empty:  # counted as unreadable, like a file that is not there
+        unreadable += 1
+        if args.json:
+            reports.append({"file": str(folder), "readable": False, "error": why})
+        else:
+            print(f"{folder}: unreadable: {why}", file=sys.stderr)
+    for result in _checked(args, files):
+        for line in result.err:
+            print(line, file=sys.stderr)
+        for line in result.out:
+            print(line)
+        if result.report is not None:
+            reports.append(result.report)
+        checked += 1
+        unreadable += not result.readable
+        events += result.events
+        violations += result.violations
+        stopped += result.readable and not result.followed
     seconds = time.perf_counter() - started
     if args.json:
         print(json.dumps(reports, ensure_ascii=False, indent=1))
     else:
         rate = f", {events / seconds:,.0f} events/s" if seconds > 0 and events else ""
         readable = checked - unreadable
-        record_count = f" ({checked} records)" if checked != len(args.files) else ""
-        print(f"checked {len(args.files)} file(s){record_count}: {readable} readable, {unreadable} unreadable, "
+        records = f" ({checked} records)" if checked != len(files) + len(empty) else ""
+        print(f"checked {len(files) + len(empty)} file(s){records}: {readable} readable, {unreadable} unreadable, "
               f"{violations} violation(s), {events} events{rate}; followed to the end: {readable - stopped}, "
               f"stopped: {stopped}")
     if unreadable:
@@ -171,8 +272,6 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_selfplay(args: argparse.Namespace) -> int:
-    from clients.selfplay import play_game
-
     if not 4 <= args.players <= 10:
         print("--players must be 4 to 10", file=sys.stderr)
         return 2
@@ -185,21 +284,29 @@ def run_selfplay(args: argparse.Namespace) -> int:
         return 2
     rebirths = 0
     args.out.mkdir(parents=True, exist_ok=True)
-    for i in range(args.games):
-        seed = args.seed + i
-        log = play_game(seed, args.players, variant, packages=packages, generals=args.generals, mode=mode,
-                        rebirth=args.rebirth)
-        stem = args.out / f"game-s{seed}-p{args.players}"
-        if args.format == "json":
-            stem.with_suffix(".json").write_text(json_format.MessageToJson(log, indent=1, ensure_ascii=False),
-                                                 encoding="utf-8")
-        else:
-            stem.with_suffix(".pb").write_bytes(log.SerializeToString(deterministic=True))
-        winners = log.events[-1].game_over
-        side = winners.kingdom or f"seat {list(winners.winners)}" if winners.side == pb.SIDE_KINGDOM \
-            else SIDE.get(winners.side, '?')
-        reborn = sum(1 for ev in log.events if ev.HasField("rebirth"))
-        rebirths += reborn
-        print(f"{stem.name}: {len(log.events)} events, {side} win" + (f", {reborn} rebirth(s)" if args.rebirth else ""))
+    with interrupts.deferred():  # Ctrl-C between two games, not inside the compiled engine (clients/interrupts.py)
+        for i in range(args.games):
+            interrupts.raise_if_interrupted()
+            rebirths += _play_one(args, args.seed + i, variant, packages, mode)
     print(f"wrote {args.games} game(s) to {args.out}" + (f"; {rebirths} rebirth(s) in them" if args.rebirth else ""))
     return 0
+
+
+def _play_one(args: argparse.Namespace, seed: int, variant: int, packages: list[str], mode: int) -> int:
+    """Play and write one self-play game; its number of rebirths."""
+    from clients.selfplay import play_game
+
+    log = play_game(seed, args.players, variant, packages=packages, generals=args.generals, mode=mode,
+                    rebirth=args.rebirth)
+    stem = args.out / f"game-s{seed}-p{args.players}"
+    if args.format == "json":
+        stem.with_suffix(".json").write_text(json_format.MessageToJson(log, indent=1, ensure_ascii=False),
+                                             encoding="utf-8")
+    else:
+        stem.with_suffix(".pb").write_bytes(log.SerializeToString(deterministic=True))
+    winners = log.events[-1].game_over
+    side = winners.kingdom or f"seat {list(winners.winners)}" if winners.side == pb.SIDE_KINGDOM \
+        else SIDE.get(winners.side, '?')
+    reborn = sum(1 for ev in log.events if ev.HasField("rebirth"))
+    print(f"{stem.name}: {len(log.events)} events, {side} win" + (f", {reborn} rebirth(s)" if args.rebirth else ""))
+    return reborn

@@ -176,7 +176,8 @@ def run_remote(args: argparse.Namespace) -> int:
                 elif kind == "change":
                     from google.protobuf import json_format
 
-                    changes.append(json_format.MessageToDict(msg.change, preserving_proto_field_name=True))
+                    changes.append(json_format.MessageToDict(msg.change, preserving_proto_field_name=True,
+                                                 always_print_fields_with_no_presence=True))
                     if not args.json and not args.quiet:
                         if bar is not None:
                             bar.clear()
@@ -209,7 +210,8 @@ def run_remote(args: argparse.Namespace) -> int:
     if args.json:
         from google.protobuf import json_format
 
-        print(json.dumps({"summary": json_format.MessageToDict(summary, preserving_proto_field_name=True),
+        print(json.dumps({"summary": json_format.MessageToDict(summary, preserving_proto_field_name=True,
+                                                 always_print_fields_with_no_presence=True),
                           "changed": changes}, ensure_ascii=False, indent=1))
     else:
         print(f"engine: {summary.engine_version}\nreplays {summary.replays}, resumed {summary.resumed}, verified "

@@ -6,10 +6,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import json
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +30,15 @@ from clients.client import (
     default_server,
     retrying,
 )
+from clients.files import (
+    LOG_SUFFIXES,
+    RECORD_SUFFIXES,
+    expand_folders,
+    format_hint,
+    freekill_kind,
+    is_unambiguous_freekill,
+)
+from clients.interrupts import EXIT_INTERRUPTED
 from clients.progress import ProgressBar
 from importers import ENGINES
 from sgsverify.v1 import annotation_pb2 as apb
@@ -123,21 +135,25 @@ def register(sub: Any) -> None:
     submit = sub.add_parser("submit", help="verify log files on a server and store their replays",
                             description="Submit game logs (binary or JSON) for verification. Exit status: 0 all "
                             "clean, 1 violations found, 2 a file could not be submitted.")
-    submit.add_argument("files", nargs="+", type=Path, metavar="FILE", help="log files (binary protobuf or JSON; "
-                        "with --from, the other engine's records)")
+    submit.add_argument("files", nargs="+", type=Path, metavar="FILE", help="log files (binary protobuf or JSON) or "
+                        "FreeKill records, or folders of them (every .pb and .json under it; with --from freekill, "
+                        "the records)")
     _server_option(submit)
     submit.add_argument("--tournament", default="", help="tournament or event label")
     submit.add_argument("--round", default="", help="round label (stored with the replay, filterable)")
     submit.add_argument("--table", default="", help="table label")
     submit.add_argument("--submitter", default="", help="who or what submits the logs (an account, a game server)")
     submit.add_argument("--stream", action="store_true", help="upload each log as a stream of event batches")
-    submit.add_argument("--from", dest="source", choices=["sgs-verify", *ENGINES], default="sgs-verify",
-                        help="the files are another engine's records (FreeKill transcripts or .fk.rep), imported by "
-                        "the server; the converted log is stored")
+    submit.add_argument("--from", dest="source", choices=["auto", "sgs-verify", *ENGINES], default="auto",
+                        help="what the files are: auto (default: our logs, and FreeKill transcripts or .fk.rep told "
+                        "by their content), sgs-verify (our logs only) or freekill; another engine's records are "
+                        "imported by the server and the converted log is stored")
     submit.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="events per message with --stream")
     submit.add_argument("--jobs", "-j", type=int, default=DEFAULT_IN_FLIGHT,
                         help=f"files submitted at once (default {DEFAULT_IN_FLIGHT}, as verify_many sends them)")
     submit.add_argument("--quiet", "-q", action="store_true", help="only the summary line")
+    submit.add_argument("--json", action="store_true", help="one JSON object per file on stdout (the summary on "
+                        "stderr), every field said, `created: false` for a log the server had already")
     submit.set_defaults(run=run_submit)
 
     show = sub.add_parser("show", help="show a stored annotated replay",
@@ -165,7 +181,8 @@ def register(sub: Any) -> None:
     which = ls.add_mutually_exclusive_group()
     which.add_argument("--violations", action="store_true", help="only replays with violations")
     which.add_argument("--clean", action="store_true", help="only replays without violations")
-    ls.add_argument("--code", default="", help="only replays with a violation of this code, e.g. SLASH_LIMIT")
+    ls.add_argument("--code", default="", help="only replays with a violation of this code, e.g. SLASH_LIMIT (any "
+                    "case; a code not in the catalogue, docs/codes.md, is refused)")
     ls.add_argument("--source", dest="violation_source", choices=sorted(SOURCE_CHOICES), default="",
                     help="only replays with a violation on a decision made by the player's client, an AI standing in, "
                     "or the default on a timeout (logs that say who decided: the FreeKill bridge's); with --code, "
@@ -333,7 +350,11 @@ async def _store_examples(server: Any) -> None:
     from storage.store import SubmissionMetadata
 
     store, servicer = server.store, server.servicer
-    if await asyncio.to_thread(store.count) > 0:
+    held = await asyncio.to_thread(store.count)
+    if held > 0:
+        # Said, not silent: a store shared with another checkout (the per-user default) is seldom empty.
+        print(f"sgs-verify: --examples stored nothing: examples go only into an empty store, and this one holds "
+              f"{held} replay(s) (--data-dir EMPTY_FOLDER for a store of their own)")
         return
     made = await asyncio.to_thread(lambda: list(examples()))
     for example in made:
@@ -395,30 +416,72 @@ def _metadata(args: argparse.Namespace) -> Metadata:
 
 
 def _submit_one(client: VerifierClient, path: Path, args: argparse.Namespace) -> Submission:
-    from verifier.logio import MAX_RECORD_BYTES, load_log, read_file
+    from verifier.logio import MAX_LOG_BYTES, MAX_RECORD_BYTES, LogFormatError, load_log, read_file
 
     meta = _metadata(args)
-    if args.source != "sgs-verify":
-        return client.submit_record(args.source, read_file(path, MAX_RECORD_BYTES), path.name, meta,
-                                    summary_only=True)
+    source = args.source
+    data = read_file(path, max(MAX_LOG_BYTES, MAX_RECORD_BYTES) if source == "auto" else
+                     MAX_LOG_BYTES if source == "sgs-verify" else MAX_RECORD_BYTES)
+    if source == "auto":
+        # Told by content (clients/files.py); a .fk.rep could be taken for a binary log, so it is one only
+        # when it does not load as a log.
+        source = "sgs-verify"
+        if is_unambiguous_freekill(data):
+            source = "freekill"
+        else:
+            try:
+                load_log(data)
+            except LogFormatError:
+                if freekill_kind(data) is not None:
+                    source = "freekill"
+        if source == "sgs-verify" and len(data) > MAX_LOG_BYTES:
+            read_file(path, MAX_LOG_BYTES)  # raises the usual "larger than" error
+    if source != "sgs-verify":
+        return client.submit_record(source, data, path.name, meta, summary_only=True)
     if args.stream:
-        return client.upload(load_log(read_file(path)), meta, batch_size=args.batch_size, summary_only=True)
-    return client.verify(read_file(path), meta, summary_only=True)
+        return client.upload(load_log(data), meta, batch_size=args.batch_size, summary_only=True)
+    return client.verify(data, meta, summary_only=True)
+
+
+@dataclass(slots=True)
+class SubmitTally:
+    """What `submit` did with its files, for the summary."""
+
+    stored: int = 0
+    already: int = 0  # the server had the log already (the same bytes): nothing new stored
+    failed: int = 0
+    not_sent: int = 0  # left unsent by Ctrl-C
+    events: int = 0
+    violations: int = 0
+    with_violations: int = 0
+
+    def summary(self, total: int, address: str, seconds: float) -> str:
+        done = self.stored + self.already
+        parts = [f"{self.stored} stored", f"{self.already} already stored"]
+        if self.failed:
+            parts.append(f"{self.failed} failed")
+        if self.not_sent:
+            parts.append(f"{self.not_sent} not sent (interrupted)")
+        return (f"submitted {done} of {total} file(s) to {address} in {seconds:.1f} s ({', '.join(parts)}): "
+                f"{self.events} events, {self.violations} violation(s) in {self.with_violations} game(s)")
 
 
 def _refused(err: Exception) -> Submission:
     raise err
 
 
-def _submissions(client: VerifierClient, args: argparse.Namespace) -> list[tuple[str, Callable[[], Submission]]]:
-    """What to submit, each named for the report: a file, or each recording of a FreeKill client
-    database (the server takes one record per submission; the database is split here)."""
+Job = tuple[Path, str, Callable[[], Submission]]
+
+
+def _submissions(client: VerifierClient, files: list[Path], args: argparse.Namespace) -> list[Job]:
+    """What to submit, each with its file and its name for the report: a file, or each recording of a
+    FreeKill client database (the server takes one record per submission; the database is split here)."""
     from verifier import LogFormatError
     from verifier.logio import MAX_RECORD_BYTES, read_file
 
-    jobs: list[tuple[str, Callable[[], Submission]]] = []
-    for path in args.files:
-        if args.source == "freekill" and _is_sqlite(path):
+    jobs: list[Job] = []
+    for path in files:
+        if args.source in ("freekill", "auto") and _is_sqlite(path):
             from importers.freekill import ImportFailure
             from importers.freekill.api import database_recordings
 
@@ -426,19 +489,19 @@ def _submissions(client: VerifierClient, args: argparse.Namespace) -> list[tuple
                 recordings = database_recordings(read_file(path, MAX_RECORD_BYTES))
             except (OSError, LogFormatError, ImportFailure) as err:
                 failure = LogFormatError(str(err)) if isinstance(err, ImportFailure) else err
-                jobs.append((str(path), functools.partial(_refused, failure)))
+                jobs.append((path, str(path), functools.partial(_refused, failure)))
                 continue
             for number, recording in enumerate(recordings, 1):
                 label = f"recording {number}"
                 if isinstance(recording, ImportFailure):
                     bad = LogFormatError(f"{label} of the database: {recording}")
-                    jobs.append((f"{path} [{label}]", functools.partial(_refused, bad)))
+                    jobs.append((path, f"{path} [{label}]", functools.partial(_refused, bad)))
                     continue
-                jobs.append((f"{path} [{label}]", functools.partial(
-                    client.submit_record, args.source, recording, f"{path.name}: {label}", _metadata(args),
+                jobs.append((path, f"{path} [{label}]", functools.partial(
+                    client.submit_record, "freekill", recording, f"{path.name}: {label}", _metadata(args),
                     summary_only=True)))
             continue
-        jobs.append((str(path), functools.partial(_submit_one, client, path, args)))
+        jobs.append((path, str(path), functools.partial(_submit_one, client, path, args)))
     return jobs
 
 
@@ -455,51 +518,102 @@ def _is_sqlite(path: Path) -> bool:
 def run_submit(args: argparse.Namespace) -> int:
     from verifier import LogFormatError
 
-    failed = with_violations = violations = events = 0
+    tally = SubmitTally()
     started = time.perf_counter()
+    files, empty = expand_folders(args.files, LOG_SUFFIXES if args.source == "sgs-verify" else
+                                  RECORD_SUFFIXES if args.source in ENGINES else LOG_SUFFIXES + RECORD_SUFFIXES)
+    for folder, why in empty:
+        print(f"{folder}: not submitted: {why}", file=sys.stderr)
+    tally.failed += len(empty)
     try:
         client = connect(args)
     except ValueError as err:
         return _fail(err)
-    jobs = _submissions(client, args)
+    jobs = _submissions(client, files, args)
     bar = ProgressBar(len(jobs), "submitting ") if len(jobs) > 1 else None
-    with client, ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        # (A file the server refuses for a while, its rate limit say, is sent again when it says: `retrying`.)
-        futures = [(path, pool.submit(retrying, job)) for path, job in jobs]
-        for path, future in futures:
-            try:
-                sub = future.result()
-            except (OSError, LogFormatError, ServiceError) as err:
-                failed += 1
-                msg = err.strerror if isinstance(err, OSError) else str(err)
+
+    def record(path: Path, label: str, future: Future[Submission]) -> None:
+        try:
+            sub = future.result()
+        except (OSError, LogFormatError, ServiceError) as err:
+            tally.failed += 1
+            msg = (err.strerror or str(err)) if isinstance(err, OSError) else str(err)
+            if bar:
+                bar.clear()
+            msg += format_hint(path, args.source, err)
+            print(f"{label}: not submitted: {msg}", file=sys.stderr)
+            if args.json:
+                print(json.dumps({"file": label, "submitted": False, "error": msg}, ensure_ascii=False))
+        else:
+            info = sub.info
+            tally.events += info.event_count
+            tally.violations += info.violation_count
+            tally.with_violations += info.violation_count > 0
+            if sub.created:
+                tally.stored += 1
+            else:
+                tally.already += 1
+            if args.json:
                 if bar:
                     bar.clear()
-                print(f"{path}: not submitted: {msg}", file=sys.stderr)
-            else:
-                info = sub.info
-                events += info.event_count
-                violations += info.violation_count
-                with_violations += info.violation_count > 0
-                if not args.quiet:
-                    if bar:
-                        bar.clear()
-                    state = "stored" if sub.created else "already stored"
-                    codes = f" ({', '.join(info.violation_codes)})" if info.violation_codes else ""
-                    print(f"{path}: {info.id[:12]} {state}, {info.event_count} events, "
-                          f"{info.violation_count} violation(s){codes}")
+                print(json.dumps({"file": label, "submitted": True, "created": sub.created,
+                                  "info": json_format.MessageToDict(info, preserving_proto_field_name=True,
+                                                                    always_print_fields_with_no_presence=True)},
+                                 ensure_ascii=False))
+            elif not args.quiet:
+                if bar:
+                    bar.clear()
+                state = "stored" if sub.created else "already stored"
+                codes = f" ({', '.join(info.violation_codes)})" if info.violation_codes else ""
+                print(f"{label}: {info.id[:12]} {state}, {info.event_count} events, "
+                      f"{info.violation_count} violation(s){codes}")
+        if bar:
+            bar.advance()
+
+    interrupted = False
+    with client:
+        pool = ThreadPoolExecutor(max(1, args.jobs))
+        # (A file the server refuses for a while, its rate limit say, is sent again when it says: `retrying`.)
+        stop = threading.Event()
+        futures = [(path, label, pool.submit(retrying, job, stop=stop)) for path, label, job in jobs]
+        done = 0
+        try:
+            for path, label, future in futures:
+                record(path, label, future)
+                done += 1
+        except KeyboardInterrupt:
+            # Stop sending: the files not yet started are cancelled; the ones on their way are waited for, so
+            # that the summary can say whether each was stored (a second Ctrl-C stops waiting).
+            interrupted = True
+            stop.set()  # a file waiting to be sent again after a refusal is not sent again
+            pool.shutdown(wait=False, cancel_futures=True)
             if bar:
-                bar.advance()
+                bar.clear()
+            in_flight = [f for _, _, f in futures[done:] if not f.cancelled()]
+            print(f"interrupted: sending no more files; waiting for the {len(in_flight)} already on their way",
+                  file=sys.stderr)
+            try:
+                for path, label, future in futures[done:]:
+                    if not future.cancelled():
+                        record(path, label, future)
+            except KeyboardInterrupt:
+                unknown = sum(1 for _, _, f in futures[done:] if not f.cancelled() and not f.done())
+                print(f"{unknown} file(s) were being sent: whether the server stored them is unknown "
+                      "(sgs-verify list shows what it has)", file=sys.stderr)
+            tally.not_sent = sum(1 for _, _, f in futures if f.cancelled())
+        finally:
+            pool.shutdown(wait=not interrupted, cancel_futures=True)
     if bar:
         bar.close()
     seconds = time.perf_counter() - started
-    count = f"{len(jobs)} file(s)" if len(jobs) == len(args.files) else \
-        f"{len(jobs)} record(s) of {len(args.files)} file(s)"
-    print(f"submitted {len(jobs) - failed} of {count} to {client.address} in {seconds:.1f} s: "
-          f"{events} events, {violations} violation(s) in {with_violations} game(s)"
-          + (f", {failed} failed" if failed else ""))
-    if failed:
+    total = len(jobs) + len(empty)
+    print(tally.summary(total, client.address, seconds), file=sys.stderr if args.json else sys.stdout)
+    if interrupted:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if tally.failed:
         return EXIT_FAILED
-    return EXIT_VIOLATIONS if violations else EXIT_CLEAN
+    return EXIT_VIOLATIONS if tally.violations else EXIT_CLEAN
 
 
 # ---------------------------------------------------------------------------------------- show / list
@@ -597,7 +711,8 @@ def run_show(args: argparse.Namespace) -> int:
     except (ServiceError, ValueError) as err:
         return _fail(err)
     if args.json:
-        print(json_format.MessageToJson(res, ensure_ascii=False, indent=1, preserving_proto_field_name=True))
+        print(json_format.MessageToJson(res, ensure_ascii=False, indent=1, preserving_proto_field_name=True,
+                                        always_print_fields_with_no_presence=True))
     else:
         for line in replay_lines(res, args.violations):
             print(line)
@@ -613,9 +728,60 @@ def list_filter(args: argparse.Namespace) -> ListFilter:
                       submitted_after=args.since, submitted_before=args.until, tenant=getattr(args, "tenant", "") or "")
 
 
+def checked_code(code: str) -> str:
+    """--code as the catalogue spells it (any case taken); ValueError naming it when it is no violation code."""
+    import difflib
+
+    from verifier.codes import CATALOGUE
+
+    wanted = code.strip().upper()
+    if not wanted or wanted in CATALOGUE:
+        return wanted
+    close = difflib.get_close_matches(wanted, list(CATALOGUE), n=3)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    raise ValueError(f"--code {code!r} is not a violation code (docs/codes.md lists them){hint}")
+
+
+def codes_column(codes: list[str], width: int = 24) -> str:
+    """The codes of a replay in ``width`` characters, never a code cut in half: those that do not fit are
+    counted ("+2"); a single code longer than the column is shown whole."""
+    text = ",".join(codes) or "-"
+    if len(text) <= width:
+        return f"{text:<{width}}"
+    for n in range(len(codes) - 1, 0, -1):
+        shown = ",".join(codes[:n]) + f" +{len(codes) - n}"
+        if len(shown) <= width:
+            return f"{shown:<{width}}"
+    return codes[0] + (f" +{len(codes) - 1}" if len(codes) > 1 else "")
+
+
+LABEL_FILTERS = (("tournament", "--tournament"), ("round", "--round"), ("table", "--table"),
+                 ("submitter", "--submitter"), ("player", "--player"))
+
+
+def why_nothing(client: VerifierClient, filters: ListFilter) -> list[str]:
+    """For a list that matched nothing: each label filter that alone matches no stored replay, said."""
+    from dataclasses import replace
+
+    said = []
+    for field_name, option in LABEL_FILTERS:
+        value = getattr(filters, field_name)
+        if not value:
+            continue
+        alone = replace(ListFilter(tenant=filters.tenant), **{field_name: value})
+        if client.list_page(alone, page_size=1).total_count == 0:
+            said.append(f"no stored replay has {option} {value!r} (labels match exactly, case included)")
+    return said
+
+
 def run_list(args: argparse.Namespace) -> int:
+    try:
+        args.code = checked_code(args.code)
+    except ValueError as err:
+        return _fail(err)
     filters = list_filter(args)
     shown = 0
+    notes: list[str] = []
     try:
         with connect(args) as client:
             total = client.list_page(filters, page_size=1).total_count
@@ -623,18 +789,23 @@ def run_list(args: argparse.Namespace) -> int:
                 shown += 1
                 if args.json:
                     print(json_format.MessageToJson(info, ensure_ascii=False, indent=None,
-                                                    preserving_proto_field_name=True))
+                                                    preserving_proto_field_name=True,
+                                                    always_print_fields_with_no_presence=True))
                     continue
                 when = info.submitted_at.ToDatetime(tzinfo=UTC)
-                codes = ",".join(info.violation_codes) or "-"
+                codes = codes_column(list(info.violation_codes))
                 # every player in full (the last column, so nothing after it needs aligning)
                 players = ",".join(s.player for s in info.seats)
                 print(f"{info.id[:12]}  {when:%Y-%m-%d %H:%M}  {info.metadata.tournament or '-':<12.12}  "
-                      f"{info.event_count:6d} ev  {info.violation_count:3d} viol  {codes:<24.24}  {players}")
+                      f"{info.event_count:6d} ev  {info.violation_count:3d} viol  {codes}  {players}")
+            if total == 0:
+                notes = why_nothing(client, filters)
     except (ServiceError, ValueError) as err:
         return _fail(err)
     if not args.json:
         print(f"{shown} of {total} matching replay(s)")
+    for note in notes:
+        print(f"sgs-verify: {note}", file=sys.stderr)
     return EXIT_CLEAN
 
 

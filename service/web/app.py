@@ -44,6 +44,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from service import viewing
 from service.config import Limits
+from service.convert import violation_code_problem
 from service.guard import Authenticator, Denied, Principal, RateLimiter
 from service.metrics import Metrics
 from service.servicer import RpcFailure, VerifierServicer, failure_for
@@ -59,9 +60,14 @@ T = TypeVar("T")
 
 WEB = Path(str(resources.files("service.web")))
 STATIC = WEB / "static"
-# The project's documents (docs/, shipped in the package as service/web/docs).
+# The project's documents (docs/, shipped in the package as service/web/docs), and the files they link to:
+# the example logs and the fuzz runs' figures beside them, the contract's .proto files (service/web/proto).
 DOCS = WEB / "docs"
 DOC_NAME = re.compile(r"[a-z0-9_-]+\.(md|png)")
+DOC_FOLDERS = ("examples", "fuzz-run")
+DOC_DATA_NAME = re.compile(r"[a-z0-9_-]+\.json")
+PROTO = WEB / "proto"
+PROTO_NAME = re.compile(r"sgsverify/v1/[a-z0-9_]+\.proto")
 
 # An RPC status as an HTTP one.
 HTTP_STATUS = {grpc.StatusCode.INVALID_ARGUMENT: 400, grpc.StatusCode.NOT_FOUND: 404,
@@ -159,7 +165,49 @@ def json_bytes(data: bytes, status: int = 200) -> Response:
 def _markdown() -> Any:
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark", {"html": True}).enable("table")
+    md = MarkdownIt("commonmark", {"html": True}).enable("table")
+    md.core.ruler.push("served_links", _served_links)
+    return md
+
+
+def link_target(doc: str, href: str) -> str | None:
+    """Where a document's link goes on the viewer: ``href`` itself when it is absolute, an anchor, or within
+    docs/; the served copy of a .proto file; None for a file of the source tree the viewer does not serve
+    (verifier/state.py): a reader of the page gets its path, not a link to nothing."""
+    import posixpath
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(href)
+    if parts.scheme or parts.netloc or href.startswith(("#", "/")) or not parts.path:
+        return href
+    where = posixpath.normpath(posixpath.join("docs", posixpath.dirname(doc), parts.path))
+    if where.startswith("docs/"):
+        return href
+    if where.startswith("proto/") and PROTO_NAME.fullmatch(where.removeprefix("proto/")):
+        return "/" + where + (f"#{parts.fragment}" if parts.fragment else "")
+    return None
+
+
+def _served_links(state: Any) -> None:
+    """A core rule: every link of a document checked by ``link_target``; one to a file the viewer does not
+    serve becomes its text, marked with the file's path."""
+    doc = state.env.get("doc", "")
+    for block in state.tokens:
+        if block.type != "inline" or not block.children:
+            continue
+        dropped: list[bool] = []
+        for token in block.children:
+            if token.type == "link_open":
+                href = token.attrGet("href") or ""
+                target = link_target(doc, str(href))
+                dropped.append(target is None)
+                if target is None:
+                    token.type, token.tag, token.attrs = "html_inline", "", {}
+                    token.content = f'<span class="source-path" title="{_escape(str(href))} in the source tree">'
+                else:
+                    token.attrSet("href", target)
+            elif token.type == "link_close" and dropped and dropped.pop():
+                token.type, token.tag, token.content = "html_inline", "", "</span>"
 
 
 @functools.cache
@@ -167,7 +215,7 @@ def rendered_doc(name: str) -> str:
     """A document of docs/ as a page (its explicit <a id> anchors kept, so citations land on them)."""
     source = (DOCS / name).read_text(encoding="utf-8")
     title = next((line[2:].strip() for line in source.splitlines() if line.startswith("# ")), name)
-    body = _markdown().render(source)
+    body = _markdown().render(source, {"doc": name})
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
             f'content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">'
             f'<title>{_escape(title)} — sgs-verify</title>'
@@ -221,7 +269,7 @@ def replay_json(summary: ReplaySummary, replay: apb.AnnotatedReplay, log: pb.Gam
             # in words ("" when none is attributed).
             "by_source": {text.SOURCE_KEY.get(k, str(k)): n for k, n in sorted(by_source.items())},
             "by_source_text": text.violations_by_source(by_source, replay.violation_count)},
-        "events": [{"index": i, "kind": ev.WhichOneof("kind") or "", "text": text.describe(ev)}
+        "events": [{"index": i, "kind": ev.WhichOneof("kind") or "", "text": text.describe(ev, text.skill_zh)}
                    for i, ev in enumerate(events)],
         "annotations": [annotation_json(a, events) for a in replay.annotations]}
 
@@ -288,6 +336,8 @@ class ViewerApi:
 
     async def list_replays(self, request: Request) -> Response:
         q = request.query_params
+        if (problem := violation_code_problem(q.get("code", "").strip().upper())) is not None:
+            raise ApiError(400, f"code: {problem}")
         filters = ReplayFilter(
             tournament=q.get("tournament", "").strip(), round=q.get("round", "").strip(),
             table=q.get("table", "").strip(), submitter=q.get("submitter", "").strip(),
@@ -409,6 +459,30 @@ def create_app(api: ViewerApi, guard: Guard = allow_all) -> Starlette:
             return FileResponse(DOCS / name, media_type="image/png")
         return HTMLResponse(rendered_doc(name))
 
+    async def doc_data(request: Request) -> Response:
+        folder, name = request.path_params["folder"], request.path_params["name"]
+        path = DOCS / folder / name
+        if folder not in DOC_FOLDERS or not DOC_DATA_NAME.fullmatch(name) or not path.is_file():
+            return HTMLResponse("<p>No such file.</p>", status_code=404)
+        return FileResponse(path, media_type="application/json")
+
+    async def doc_folder(request: Request) -> Response:
+        folder = request.path_params["folder"]
+        if folder not in DOC_FOLDERS or not (DOCS / folder).is_dir():
+            return HTMLResponse("<p>No such folder.</p>", status_code=404)
+        names = sorted(p.name for p in (DOCS / folder).iterdir() if DOC_DATA_NAME.fullmatch(p.name))
+        items = "".join(f'<li><a href="{_escape(n)}">{_escape(n)}</a></li>' for n in names)
+        return HTMLResponse(f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>docs/{folder}/ — '
+                            f'sgs-verify</title><link rel="stylesheet" href="/static/viewer.css"></head>'
+                            f'<body class="doc"><main class="doc-body"><h1>docs/{folder}/</h1><ul>{items}</ul>'
+                            f'</main></body></html>')
+
+    async def proto(request: Request) -> Response:
+        name = request.path_params["name"]
+        if not PROTO_NAME.fullmatch(name) or not (PROTO / name).is_file():
+            return HTMLResponse("<p>No such file.</p>", status_code=404)
+        return FileResponse(PROTO / name, media_type="text/plain; charset=utf-8")
+
     async def api_not_found(request: Request) -> Response:
         return error_response(404, f"no such API route: {request.method} {request.url.path}")
 
@@ -423,6 +497,8 @@ def create_app(api: ViewerApi, guard: Guard = allow_all) -> Starlette:
     return Starlette(routes=[
         Route("/", page), Route("/replays/{id}", replay_page),
         Route("/docs/{name}", doc),
+        Route("/docs/{folder}/", doc_folder), Route("/docs/{folder}/{name}", doc_data),
+        Route("/proto/{name:path}", proto),
         Mount("/static", app=StaticFiles(directory=STATIC)),
         Mount("/api", routes=api_routes, middleware=[Middleware(GuardMiddleware, guard=guard)]),
     ])

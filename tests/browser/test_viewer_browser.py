@@ -192,7 +192,7 @@ def test_a_seats_view_hides_the_other_hands(page: Page, site: dict[str, Any]) ->
     open_replay(page, site["base"], site["ids"]["second_slash"], "#e=2")
     hands = page.locator("#seats .seat .hand")
     expect(page.locator("#seats .seat .hand[data-hidden=false]")).to_have_count(4)
-    page.keyboard.press("2")  # seat 1's point of view
+    page.keyboard.press("1")  # seat 1's point of view: the key is the seat's number
     expect(page).to_have_url(re.compile("#e=2&view=1$"))
     expect(page.locator("body[data-shown='2|1']")).to_be_attached()
     expect(page.locator("#seats .seat[data-seat='1'] .hand")).to_have_attribute("data-hidden", "false")
@@ -404,3 +404,43 @@ def test_who_made_each_decision(page: Page, site: dict[str, Any]) -> None:
     expect(page.locator("#event-title")).to_contain_text("Event 5 of")
     expect(page.locator("#annotation .violation .source")).to_have_text(["AI", "AI"])
     expect(page.locator("#timeline li.ev[data-pos='5'] .source")).to_have_text("AI")
+
+
+def test_the_pager_says_which_rows_and_key_0_is_seat_0(page: Page, site: dict[str, Any]) -> None:
+    """Issue 29: the pager said "showing 25 of 70" on page 1 and page 2 alike; key 1 chose seat 0."""
+    open_list(page, site["base"])
+    expect(page.locator("#p-where")).to_have_text(re.compile(r"^showing 1–(\d+) of \1$"))  # one page of them all
+    texts = page.evaluate("import('/static/list.js').then((m) => [m.pagerText(25, 70, 0, false), "
+                          "m.pagerText(25, 70, 1, true), m.pagerText(20, 70, 2, true), m.pagerText(25, 70, 0, true)])")
+    assert texts == ["showing 1–25 of 70", "showing 26–50 of 70", "showing 51–70 of 70", "25 more of 70"]
+    open_replay(page, site["base"], site["ids"]["second_slash"], "#e=2")
+    page.keyboard.press("0")
+    expect(page).to_have_url(re.compile("#e=2&view=0$"))
+    page.keyboard.press("3")
+    expect(page).to_have_url(re.compile("#e=2&view=3$"))
+
+
+def test_an_upload_already_stored_says_so_and_keeps_the_form(page: Page, site: dict[str, Any]) -> None:
+    """The example is stored under spring-cup: uploading it again under another tournament records nothing, and
+    the page says so instead of opening the replay as if it had been stored as typed."""
+    open_list(page, site["base"])
+    page.set_input_files("#u-file", str(EXAMPLES / "second_slash.json"))
+    page.fill("#u-tournament", "other-cup")
+    page.click("#u-send")
+    status = page.locator("#status")
+    expect(status).to_contain_text("second_slash.json is already stored")
+    expect(status).to_contain_text("under the tournament “spring-cup”")
+    expect(status).to_contain_text("“other-cup”, was not recorded")
+    expect(status.locator("a")).to_have_attribute("href", f"/replays/{site['ids']['second_slash']}")
+    assert page.url.rstrip("/") == site["base"]  # still the list
+    expect(page.locator("#u-tournament")).to_have_value("other-cup")
+
+
+def test_a_freekill_transcript_is_told_by_its_content(page: Page, site: dict[str, Any], tmp_path: Path) -> None:
+    renamed = tmp_path / "room-1234.json"  # named like one of our logs
+    renamed.write_bytes((ROOT / "tests" / "data" / "freekill" / "fk_rand_p4_35.jsonl").read_bytes())
+    open_list(page, site["base"])
+    page.set_input_files("#u-file", str(renamed))
+    page.click("#u-send")
+    expect(page).to_have_url(re.compile(r"/replays/[0-9a-f]{64}(#.*)?$"))
+    expect(page.locator("body[data-ready=true]")).to_be_attached()

@@ -97,15 +97,45 @@ async function load(f, { push = false } = {}) {
   $("p-next").disabled = !nextToken;
   $("p-prev").disabled = previous.length === 0 && !f.page_token;
   $("p-first").disabled = !f.page_token;
-  const shown = page.replays.length;
-  $("p-where").textContent = shown ? `showing ${shown} of ${page.total_count}` : "";
+  $("p-where").textContent = pagerText(page.replays.length, page.total_count, previous.length, Boolean(f.page_token));
 }
 
-function formatFor(file) {
+/** Where this page is in the list: "1–25 of 70", "26–50 of 70" (every page before is full: keyset paging). */
+export function pagerText(shown, total, pagesBefore, hasToken) {
+  if (!shown) return "";
+  if (hasToken && pagesBefore === 0) return `${shown} more of ${total}`; // opened at a later page: no count of those before
+  const first = pagesBefore * PAGE_SIZE + 1;
+  return `showing ${first}–${first + shown - 1} of ${total}`;
+}
+
+/**
+ * FreeKill record or our log, told by the file's first bytes (as `sgs-verify check` does: clients/files.py):
+ * xz or gzip (our logs never are), JSON lines whose first line has a `seq` and a `kind` (a transcript's meta
+ * line), or Qt's qCompress (a 4-byte length, then zlib's 0x78) in a file named .rep. The name decides the rest.
+ */
+export function sniffFormat(bytes, name) {
+  const starts = (...magic) => magic.every((b, i) => bytes[i] === b);
+  if (starts(0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00) || starts(0x1f, 0x8b)) return "freekill";
+  const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+  const lines = text.trimStart().split("\n");
+  if (lines[0].startsWith("{") && lines.length > 1 && lines[1].trim()) {
+    try {
+      const first = JSON.parse(lines[0]);
+      if (first && typeof first === "object" && "seq" in first && "kind" in first) return "freekill";
+    } catch (err) {
+      // not JSON lines: our JSON log is one object over many lines
+    }
+  }
+  const lower = name.toLowerCase();
+  if (bytes.length > 5 && bytes[4] === 0x78 && /\.(fk\.rep|rep)$/.test(lower)) return "freekill";
+  return /\.(jsonl|fk\.rep|rep|xz|gz)$/.test(lower) ? "freekill" : "log";
+}
+
+async function formatFor(file) {
   const choice = $("u-format").value;
   if (choice !== "auto") return choice;
-  const name = file.name.toLowerCase();
-  return /\.(jsonl|fk\.rep|rep|xz|gz)$/.test(name) ? "freekill" : "log";
+  const head = new Uint8Array(await file.slice(0, 64 * 1024).arrayBuffer());
+  return sniffFormat(head, file.name);
 }
 
 async function upload(event) {
@@ -118,7 +148,7 @@ async function upload(event) {
   const q = new URLSearchParams();
   const tournament = $("u-tournament").value.trim();
   if (tournament) q.set("tournament", tournament);
-  if (formatFor(file) === "freekill") {
+  if ((await formatFor(file)) === "freekill") {
     q.set("engine", "freekill");
     q.set("name", file.name);
   }
@@ -127,8 +157,21 @@ async function upload(event) {
   try {
     const doc = await api(`/api/replays?${q}`, { method: "POST", body: file,
       headers: { "Content-Type": "application/octet-stream" } });
-    status(doc.created ? "Stored; opening its verdict…" : "Already stored; opening its verdict…", "ok");
-    location.assign(doc.replay.url);
+    if (doc.created) {
+      status("Stored; opening its verdict…", "ok");
+      location.assign(doc.replay.url);
+      return;
+    }
+    // A log is stored once: the labels of its first submission stay. Say so, and stay on the page (the form
+    // keeps what was typed) rather than open the replay as if the upload had been stored as typed.
+    const was = doc.replay.tournament ? `under the tournament “${doc.replay.tournament}”` : "with no tournament";
+    const typed = tournament && tournament !== doc.replay.tournament
+      ? ` The tournament typed here, “${tournament}”, was not recorded: a log is stored once, with the labels of its first submission.`
+      : "";
+    const el = $("status");
+    el.className = "notice-line ok";
+    el.innerHTML = `${esc(file.name)} is already stored (submitted ${esc(doc.replay.submitted_at)} ${esc(was)}).${esc(typed)} ` +
+      `<a href="${esc(doc.replay.url)}">Open its verdict</a>.`;
   } catch (err) {
     status(`${file.name}: ${err.message}`, "error");
   } finally {

@@ -318,7 +318,7 @@ function onKey(e) {
   else if (k === "Home") go(0);
   else if (k === "End") go(page.positions - 1);
   else if (/^[0-9]$/.test(k)) {
-    const seat = k === "0" ? 9 : parseInt(k, 10) - 1;
+    const seat = parseInt(k, 10); // seats are numbered from 0, as everywhere on the page
     if (seat < seatCount()) go(page.pos, seat);
   } else handled = false;
   if (handled) e.preventDefault();
