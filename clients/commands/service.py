@@ -455,14 +455,16 @@ class SubmitTally:
     violations: int = 0
     with_violations: int = 0
 
-    def summary(self, total: int, address: str, seconds: float) -> str:
+    def summary(self, total: int, address: str, seconds: float, files: int | None = None) -> str:
+        """``total`` submissions; ``files`` the files they came from, when a file held several (a database)."""
         done = self.stored + self.already
         parts = [f"{self.stored} stored", f"{self.already} already stored"]
         if self.failed:
             parts.append(f"{self.failed} failed")
         if self.not_sent:
             parts.append(f"{self.not_sent} not sent (interrupted)")
-        return (f"submitted {done} of {total} file(s) to {address} in {seconds:.1f} s ({', '.join(parts)}): "
+        count = f"{total} file(s)" if files is None or files == total else f"{total} record(s) of {files} file(s)"
+        return (f"submitted {done} of {count} to {address} in {seconds:.1f} s ({', '.join(parts)}): "
                 f"{self.events} events, {self.violations} violation(s) in {self.with_violations} game(s)")
 
 
@@ -607,7 +609,8 @@ def run_submit(args: argparse.Namespace) -> int:
         bar.close()
     seconds = time.perf_counter() - started
     total = len(jobs) + len(empty)
-    print(tally.summary(total, client.address, seconds), file=sys.stderr if args.json else sys.stdout)
+    print(tally.summary(total, client.address, seconds, len(files) + len(empty)),
+          file=sys.stderr if args.json else sys.stdout)
     if interrupted:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
