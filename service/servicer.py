@@ -332,7 +332,8 @@ class VerifierServicer:
                              f"the foreign record is over {self.limits.max_record_bytes} bytes, this server's limit "
                              "(--max-record-bytes); compress it (xz, gzip) or import it offline (sgs-verify import)")
 
-    def _foreign_job(self, foreign: spb.ForeignLog, data: bytes, meta: SubmissionMetadata, where: str) -> VerifyJob:
+    def _foreign_job(self, foreign: spb.ForeignLog, data: bytes | bytearray, meta: SubmissionMetadata,
+                     where: str) -> VerifyJob:
         from importers import ENGINES
 
         if foreign.engine not in ENGINES:
@@ -352,8 +353,10 @@ class VerifierServicer:
     async def _verify(self, job: VerifyJob, where: str, context: grpc.aio.ServicerContext | None) -> Verified:
         timeout = self._timeout(context)
         try:
-            record, summary = await self.pool.run(dataclasses.replace(job, return_log=False), timeout)
-            return Verified(record if record.log_bytes else dataclasses.replace(record, log_bytes=job.data), summary)
+            record, summary = await self.pool.run(dataclasses.replace(job, return_log=False), timeout,
+                                                  self.limits.deadline_seconds)
+            return Verified(record if record.log_bytes else dataclasses.replace(record, log_bytes=bytes(job.data)),
+                            summary)
         except LogFormatError as err:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: {err}") from None
         except TimeoutError:
@@ -414,7 +417,7 @@ class VerifierServicer:
         replay = apb.AnnotatedReplay.FromString(summary_blob if want_summary_only else record.verdict.replay_blob)
         return spb.VerifyLogResponse(info=replay_info(summary), created=True, replay=replay)
 
-    async def submit_encoded(self, data: bytes, meta: SubmissionMetadata, engine: str = "", name: str = "",
+    async def submit_encoded(self, data: bytes | bytearray, meta: SubmissionMetadata, engine: str = "", name: str = "",
                              where: str = "the upload", principal: Principal = guard.OPEN) -> spb.VerifyLogResponse:
         """VerifyLog for callers in this process other than gRPC (the viewer's upload, service/web): a log's
         bytes (binary or JSON), or with ``engine`` another engine's record, verified and stored like
