@@ -21,6 +21,7 @@ intercepted: they stay open.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import gc
 import logging
@@ -416,6 +417,55 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         task = asyncio.current_task()
         if task is not None:
             task.add_done_callback(lambda _: scope.release_all())
+
+    @contextlib.asynccontextmanager
+    async def admitted(self, principal: Principal, method: str, reserve: int) -> AsyncIterator[RpcScope]:
+        """The same accounting for a request that does not come through gRPC (the viewer's upload, service/web):
+        counted in --max-concurrent and, as a client stream, in the tenant's --max-streams-per-tenant, with
+        ``reserve`` bytes of the budget held from before its body is read until it ends (waiting up to
+        BUDGET_WAIT_SECONDS for room, as an RPC's first message does). Denied when a limit refuses it (the
+        refusal counted, like an RPC's); the scope of its caller and rate are the caller's to check first."""
+        limits = self.limits
+        if self.in_flight >= limits.max_concurrent_rpcs:
+            raise self._refused(Denied(grpc.StatusCode.RESOURCE_EXHAUSTED, f"the server has "
+                                       f"{limits.max_concurrent_rpcs} requests in progress, its limit "
+                                       "(--max-concurrent); retry in 1 s", "concurrency", retry_after=1.0))
+        if self.streams[principal.tenant] >= limits.max_streams_per_tenant:
+            raise self._refused(Denied(grpc.StatusCode.RESOURCE_EXHAUSTED, f"this tenant has "
+                                       f"{limits.max_streams_per_tenant} uploads and streams open, its limit "
+                                       "(--max-streams-per-tenant): finish one first; retry in 1 s", "streams",
+                                       retry_after=1.0))
+        if reserve > self.budget.limit:
+            raise self._refused(Denied(grpc.StatusCode.RESOURCE_EXHAUSTED, f"the request is {reserve} bytes, more than "
+                                       f"the server holds of requests at once ({self.budget.limit}, "
+                                       "--max-buffered-bytes)", "memory"))
+        # Counted while it waits for room, so that waiting requests are bound by --max-concurrent too.
+        self.in_flight += 1
+        self.streams[principal.tenant] += 1
+        self.metrics.in_flight.inc()
+        self.metrics.streams.labels(method).inc()
+        scope = RpcScope(uuid.uuid4().hex[:16], method, principal)
+        try:
+            if not await self.budget.reserve(reserve, BUDGET_WAIT_SECONDS):
+                raise self._refused(Denied(grpc.StatusCode.RESOURCE_EXHAUSTED, f"the server holds "
+                                           f"{limits.max_buffered_bytes} bytes of requests already "
+                                           "(--max-buffered-bytes); retry in 1 s", "memory", retry_after=1.0))
+            scope.budget, scope.held, scope.peak = self.budget, reserve, reserve
+            yield scope
+        finally:
+            if scope.peak >= LARGE_REQUEST_BYTES:
+                self._collect_soon()
+            scope.release_all()
+            self.in_flight -= 1
+            self.metrics.in_flight.dec()
+            self.streams[principal.tenant] -= 1
+            if self.streams[principal.tenant] <= 0:
+                del self.streams[principal.tenant]
+            self.metrics.streams.labels(method).dec()
+
+    def _refused(self, denied: Denied) -> Denied:
+        self.metrics.refused.labels(denied.reason).inc()
+        return denied
 
     def _begin(self, scope: RpcScope, context: grpc.aio.ServicerContext) -> None:
         _CURRENT.set(scope)
