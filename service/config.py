@@ -26,6 +26,7 @@ ENV_DEADLINE = "SGS_VERIFY_DEADLINE"
 ENV_MAX_RECORD_BYTES = "SGS_VERIFY_MAX_RECORD_BYTES"
 ENV_GRACE = "SGS_VERIFY_GRACE"
 ENV_HTTP = "SGS_VERIFY_HTTP"
+ENV_HTTP_HOSTS = "SGS_VERIFY_HTTP_HOSTS"
 ENV_TLS_CERT = "SGS_VERIFY_TLS_CERT"
 ENV_TLS_KEY = "SGS_VERIFY_TLS_KEY"
 ENV_TLS_CLIENT_CA = "SGS_VERIFY_TLS_CLIENT_CA"
@@ -168,6 +169,9 @@ class ServiceConfig:
     migrate: bool | None = None
     # Where the annotated replay viewer and its JSON API listen (HTTP, host:port); None: not served.
     http_address: str | None = None
+    # Other host names the viewer answers to (besides loopback names and --http's host): a request whose Host
+    # header names none of them is refused (DNS rebinding; docs/security.md#viewer).
+    http_hosts: tuple[str, ...] = ()
     # TLS: the server's certificate chain and key (PEM), and optionally the CA whose client certificates
     # are required (docs/security.md). The viewer and the metrics endpoint use them too.
     tls_cert: Path | None = None
@@ -191,6 +195,7 @@ class ServiceConfig:
                    limits=Limits.from_env(),
                    grace_seconds=_env_float(ENV_GRACE, d.grace_seconds),
                    http_address=os.environ.get(ENV_HTTP) or None,
+                   http_hosts=tuple(h.strip() for h in os.environ.get(ENV_HTTP_HOSTS, "").split(",") if h.strip()),
                    tls_cert=_env_path(ENV_TLS_CERT), tls_key=_env_path(ENV_TLS_KEY),
                    tls_client_ca=_env_path(ENV_TLS_CLIENT_CA),
                    metrics_address=os.environ.get(ENV_METRICS) or None)

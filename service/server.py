@@ -90,6 +90,9 @@ class VerificationServer:
         self.guard: GuardInterceptor | None = None
         self.store_health: StoreHealth | None = None
         self.exposure: list[str] = []  # what a start on this configuration warns of
+        # The viewer's connection bounds (service.web.server.HttpFrontend: max_connections, header_seconds), when
+        # not the defaults (the tests' smaller ones).
+        self.http_bounds: dict[str, Any] = {}
 
     @property
     def address(self) -> str:
@@ -222,15 +225,18 @@ class VerificationServer:
         assert self.pool is not None and self.io_executor is not None
         try:
             from service.web.app import ViewerApi, create_app, token_guard
+            from service.web.security import ViewerShield, allowed_hosts
             from service.web.server import HttpFrontend
         except ImportError as err:
             raise ServerStartError(f"the viewer (--http) needs the web extra: pip install 'sgs-verify[web]' "
                                    f"({err})") from None
         assert self.auth is not None and self.guard is not None
-        api = ViewerApi(self.store, servicer, self.pool, self.io_executor, config.limits)
+        api = ViewerApi(self.store, servicer, self.pool, self.io_executor, config.limits, admission=self.guard)
         guard = token_guard(self.auth, self.guard.rates, self.metrics, self.viewer_guard)
-        frontend = HttpFrontend(create_app(api, guard), config.http_address, config.grace_seconds,
-                                tls.uvicorn_options(config))
+        hosts = allowed_hosts(split_address(config.http_address, "--http")[0], config.http_hosts)
+        app = ViewerShield(create_app(api, guard), hosts, tls=config.tls, metrics=self.metrics)
+        frontend = HttpFrontend(app, config.http_address, config.grace_seconds, tls.uvicorn_options(config),
+                                **self.http_bounds)
         try:
             await frontend.start()
         except OSError as err:

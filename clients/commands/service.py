@@ -72,6 +72,9 @@ def register(sub: Any) -> None:
     serve.add_argument("--http", metavar="HOST:PORT", help="also serve the annotated replay viewer and its JSON API "
                        "over HTTP there, e.g. 127.0.0.1:8080 ($SGS_VERIFY_HTTP; needs the web extra; see "
                        "docs/viewer.md)")
+    serve.add_argument("--http-host", action="append", metavar="NAME", help="a host name the viewer answers to "
+                       "besides loopback names and --http's host (repeatable; $SGS_VERIFY_HTTP_HOSTS, "
+                       "comma-separated): the name a proxy or browser uses for it (docs/security.md#viewer)")
     serve.add_argument("--max-concurrent", type=int, help="RPCs in progress at once, over every tenant "
                        "($SGS_VERIFY_MAX_CONCURRENT; default 256)")
     serve.add_argument("--rate-limit", type=float, help="each tenant's requests per second, 0 for none "
@@ -258,7 +261,8 @@ def _service_config(args: argparse.Namespace) -> Any:
         ("migrate", getattr(args, "migrate", None)),
         ("http_address", getattr(args, "http", None)), ("tls_cert", getattr(args, "tls_cert", None)),
         ("tls_key", getattr(args, "tls_key", None)), ("tls_client_ca", getattr(args, "tls_client_ca", None)),
-        ("metrics_address", getattr(args, "metrics", None)))
+        ("metrics_address", getattr(args, "metrics", None)),
+        ("http_hosts", tuple(args.http_host) if getattr(args, "http_host", None) else None))
         if value is not None}
     if getattr(args, "insecure", False):
         changes["insecure"] = True

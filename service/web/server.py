@@ -3,20 +3,102 @@ grpc.aio uses, so one process serves both (service/server.py starts and stops it
 
 The socket is bound here (port 0 picks a free one), and uvicorn's own signal handling is off: the
 service's ``serve`` handles SIGTERM and SIGINT and stops both servers.
+
+Connections are bounded (docs/security.md#viewer): at most ``max_connections`` open at once (one more is
+closed as soon as it is accepted), and a connection must send a request's headers within ``header_seconds``
+of connecting (or of its last answer) or it is closed — uvicorn has neither, so a thousand connections that
+never finish their headers held the process's file descriptors for ever, which gRPC and the store share.
+A flood of either is logged once a minute with its count, not once per connection.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import socket
 from collections.abc import Generator
-from typing import Any
+from typing import Any, ClassVar
 
 import uvicorn
-from starlette.applications import Starlette
+from starlette.types import ASGIApp
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from service.config import split_address
+from service.web.security import RateLimitedLog
+
+log = logging.getLogger("sgs-verify.viewer")
+# The viewer is a person's tool and a small API: a few browser tabs keep some connections each.
+MAX_CONNECTIONS = 256
+# A request's headers must come within this time of the connection (or of the last answer on it).
+HEADER_SECONDS = 10.0
+# How long an idle keep-alive connection stays open between requests.
+KEEP_ALIVE_SECONDS = 5
+
+
+class BoundedH11(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with a bound on open connections and a deadline for a request's headers (the
+    bounds are class attributes of a subclass made per server: ``bounded_protocol``)."""
+
+    max_connections = MAX_CONNECTIONS
+    header_seconds = HEADER_SECONDS
+    flood_log = RateLimitedLog(log, burst=1, window=60.0)
+    counts: ClassVar[dict[str, int]] = {"over": 0, "slow": 0}
+    _header_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        over = len(self.connections) >= self.max_connections
+        super().connection_made(transport)
+        if over:
+            self.counts["over"] += 1
+            self.flood_log.warning("the viewer has %d connections open, its limit: new ones are closed at once "
+                                   "(%d so far; %d closed for not sending their headers within %g s)",
+                                   self.max_connections, self.counts["over"], self.counts["slow"],
+                                   self.header_seconds)
+            transport.abort()
+            return
+        self._await_headers()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._awaiting_headers():
+            if self._header_timer is None:
+                self._await_headers()
+        elif self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+        super().connection_lost(exc)
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()  # (the keep-alive timer bounds the wait for the next request's first byte)
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _awaiting_headers(self) -> bool:
+        return self.cycle is None or self.cycle.response_complete
+
+    def _await_headers(self) -> None:
+        self._header_timer = self.loop.call_later(self.header_seconds, self._headers_late)
+
+    def _headers_late(self) -> None:
+        self._header_timer = None
+        if self._awaiting_headers() and not self.transport.is_closing():
+            self.counts["slow"] += 1
+            self.flood_log.warning("closed a viewer connection that sent no request's headers within %g s "
+                                   "(%d so far)", self.header_seconds, self.counts["slow"])
+            self.transport.abort()
+
+
+def bounded_protocol(max_connections: int, header_seconds: float) -> type[BoundedH11]:
+    return type("BoundedH11", (BoundedH11,), {"max_connections": max_connections, "header_seconds": header_seconds,
+                                              "flood_log": RateLimitedLog(log, burst=1, window=60.0),
+                                              "counts": {"over": 0, "slow": 0}})
 
 
 class _Uvicorn(uvicorn.Server):
@@ -26,10 +108,12 @@ class _Uvicorn(uvicorn.Server):
 
 
 class HttpFrontend:
-    def __init__(self, app: Starlette, address: str, grace_seconds: float,
-                 tls: dict[str, Any] | None = None) -> None:
+    def __init__(self, app: ASGIApp, address: str, grace_seconds: float,
+                 tls: dict[str, Any] | None = None, max_connections: int = MAX_CONNECTIONS,
+                 header_seconds: float = HEADER_SECONDS) -> None:
         """``tls``: uvicorn's ssl_* settings (service/tls.py); the viewer is then served over HTTPS."""
         self.app = app
+        self.protocol = bounded_protocol(max_connections, header_seconds)
         self.tls = tls or {}
         self.address = address
         self.grace_seconds = grace_seconds
@@ -54,7 +138,7 @@ class HttpFrontend:
         self.host, self.port = host, sock.getsockname()[1]
         config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="off",
                                 timeout_graceful_shutdown=max(1, int(self.grace_seconds)), server_header=False,
-                                **self.tls)
+                                http=self.protocol, timeout_keep_alive=KEEP_ALIVE_SECONDS, **self.tls)
         server = _Uvicorn(config)
         self._server = server
         self._task = asyncio.create_task(server.serve(sockets=[sock]), name="sgs-verify-http")

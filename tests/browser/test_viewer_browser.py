@@ -69,7 +69,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         base = srv.http_url.rstrip("/")
         cheat = play_cheating_game(3, 8, CONSISTENT_KINDS[0])
         ids = {}
-        with httpx.Client(base_url=base, timeout=120) as http:
+        with httpx.Client(base_url=base, timeout=120, headers={"Content-Type": "application/octet-stream"}) as http:
             for name, data, params in (
                     ("second_slash", (EXAMPLES / "second_slash.json").read_bytes(), {"tournament": "spring-cup"}),
                     ("cheat", cheat.log.SerializeToString(), {"tournament": "spring-cup", "round": "2"}),
@@ -285,7 +285,7 @@ def test_a_server_with_tokens_asks_for_one_and_keeps_it_in_the_tab(browser: Brow
     bravo = make_token(url, "bravo", "submit,read")
     with BackgroundServer(server_config(url, tmp_path, http_address="127.0.0.1:0")) as srv:
         base = srv.http_url.rstrip("/")
-        with httpx.Client(base_url=base, timeout=120) as http:
+        with httpx.Client(base_url=base, timeout=120, headers={"Content-Type": "application/octet-stream"}) as http:
             for token, game in ((acme, play_game(1, 5)), (bravo, play_game(2, 5))):
                 response = http.post("/api/replays", content=game.SerializeToString(),
                                      headers={"Authorization": f"Bearer {token}"})
@@ -330,7 +330,7 @@ def test_cards_on_a_general_and_a_reborn_seat(browser: Browser, tmp_path: Path) 
     with BackgroundServer(server_config(url, tmp_path, http_address="127.0.0.1:0")) as srv:
         base = srv.http_url.rstrip("/")
         ids = {}
-        with httpx.Client(base_url=base, timeout=120) as http:
+        with httpx.Client(base_url=base, timeout=120, headers={"Content-Type": "application/octet-stream"}) as http:
             for name in ("hegemony/wu/buqu_recover.json", "rebirth/reborn_again.json"):
                 response = http.post("/api/replays", content=scenario(name).SerializeToString())
                 assert response.status_code == 201, response.text
