@@ -4,10 +4,11 @@ grpc.aio uses, so one process serves both (service/server.py starts and stops it
 The socket is bound here (port 0 picks a free one), and uvicorn's own signal handling is off: the
 service's ``serve`` handles SIGTERM and SIGINT and stops both servers.
 
-Connections are bounded (docs/security.md#viewer): at most ``max_connections`` open at once (one more is
-closed as soon as it is accepted), and a connection must send a request's headers within ``header_seconds``
-of connecting (or of its last answer) or it is closed — uvicorn has neither, so a thousand connections that
-never finish their headers held the process's file descriptors for ever, which gRPC and the store share.
+Connections are bounded (docs/security.md#viewer): at most ``max_connections`` open at once (for one more,
+the longest idle one — no request in progress — is closed; with none idle, the new one is), and a connection
+must send a request's headers within ``header_seconds`` of connecting (or of its last answer; over TLS, its
+handshake too) or it is closed — uvicorn has neither, so a thousand connections that never finish their
+headers held the process's file descriptors for ever, which gRPC and the store share.
 A flood of either is logged once a minute with its count, not once per connection.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import socket
 from collections.abc import Generator
@@ -45,18 +47,27 @@ class BoundedH11(H11Protocol):
     flood_log = RateLimitedLog(log, burst=1, window=60.0)
     counts: ClassVar[dict[str, int]] = {"over": 0, "slow": 0}
     _header_timer: asyncio.TimerHandle | None = None
+    _idle_since = 0.0  # (the loop's time) since when it has had no request in progress
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        over = len(self.connections) >= self.max_connections
+        full = len(self.connections) >= self.max_connections
         super().connection_made(transport)
-        if over:
+        self._idle_since = self.loop.time()
+        if full:
+            # Make room by closing the connection that has waited longest without a request in progress (one that
+            # never finished its headers, or an idle keep-alive one), so that half-open connections held open on
+            # purpose cannot keep everyone else out; refuse this one only when every other is serving a request.
+            idle = [c for c in self.connections
+                    if c is not self and isinstance(c, BoundedH11) and c._awaiting_headers()]
             self.counts["over"] += 1
-            self.flood_log.warning("the viewer has %d connections open, its limit: new ones are closed at once "
-                                   "(%d so far; %d closed for not sending their headers within %g s)",
+            self.flood_log.warning("the viewer has %d connections open, its limit: for each new one the longest idle "
+                                   "is closed (%d so far; %d closed for not sending their headers within %g s)",
                                    self.max_connections, self.counts["over"], self.counts["slow"],
                                    self.header_seconds)
-            transport.abort()
-            return
+            if not idle:
+                transport.abort()
+                return
+            min(idle, key=lambda c: c._idle_since).transport.abort()
         self._await_headers()
 
     def data_received(self, data: bytes) -> None:
@@ -76,6 +87,7 @@ class BoundedH11(H11Protocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # (the keep-alive timer bounds the wait for the next request's first byte)
+        self._idle_since = self.loop.time()
         if self._header_timer is not None:
             self._header_timer.cancel()
             self._header_timer = None
@@ -102,9 +114,26 @@ def bounded_protocol(max_connections: int, header_seconds: float) -> type[Bounde
 
 
 class _Uvicorn(uvicorn.Server):
+    handshake_seconds = HEADER_SECONDS
+
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
         yield  # the service's own handlers stop this server
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's, with a TLS handshake bounded like a request's headers: a connection in its handshake is not
+        yet the protocol's (BoundedH11 sees it only after), and asyncio's default gives it 60 s. uvicorn has no
+        option for it, so its one call of the loop's create_server is given the timeout, while it starts."""
+        loop = asyncio.get_running_loop()
+        if self.config.ssl is None:
+            await super().startup(sockets)
+            return
+        loop.create_server = functools.partial(loop.create_server,  # type: ignore[method-assign]
+                                               ssl_handshake_timeout=self.handshake_seconds)
+        try:
+            await super().startup(sockets)
+        finally:
+            del loop.create_server  # (the instance attribute goes; the loop's own method is back)
 
 
 class HttpFrontend:
@@ -140,6 +169,7 @@ class HttpFrontend:
                                 timeout_graceful_shutdown=max(1, int(self.grace_seconds)), server_header=False,
                                 http=self.protocol, timeout_keep_alive=KEEP_ALIVE_SECONDS, **self.tls)
         server = _Uvicorn(config)
+        server.handshake_seconds = self.protocol.header_seconds
         self._server = server
         self._task = asyncio.create_task(server.serve(sockets=[sock]), name="sgs-verify-http")
         while not server.started:
