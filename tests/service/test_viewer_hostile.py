@@ -179,6 +179,28 @@ def test_half_open_connections_are_closed_and_the_viewer_still_answers(
     assert len(lines) <= 2, lines  # the flood is logged once a minute, not per connection
 
 
+def test_a_full_house_of_half_open_connections_does_not_keep_a_request_out(tmp_path: Path) -> None:
+    """At the connection limit, a new connection closes the longest idle one (no request in progress) instead of
+    being refused: connections held open on purpose, within their header deadline, keep nobody out."""
+    url, _ = fresh_database("sqlite", tmp_path)
+    srv = BackgroundServer(server_config(url, tmp_path, http_address="127.0.0.1:0"))
+    srv.server.http_bounds = {"max_connections": 8, "header_seconds": 600.0}
+    with srv:
+        port = _port(srv)
+        sockets = [socket.create_connection(("127.0.0.1", port), timeout=WAIT) for _ in range(8)]
+        try:
+            for s in sockets:
+                s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            for _ in range(3):
+                with httpx.Client(base_url=srv.http_url, timeout=WAIT) as client:
+                    assert client.get("/api/replays").status_code == 200
+            with contextlib.suppress(ConnectionResetError):
+                assert sockets[0].recv(1024) == b""  # the oldest half-open one made room
+        finally:
+            for s in sockets:
+                s.close()
+
+
 # ---------------------------------------------------------------------------------------- item 2: uploads
 
 def test_uploads_share_the_guards_limits_with_grpc(tmp_path: Path) -> None:
@@ -363,3 +385,61 @@ def _verify_request(log: Any) -> Any:
     from sgsverify.v1 import service_pb2 as spb
 
     return spb.VerifyLogRequest(log=log)
+
+
+# ---------------------------------------------------------------------------------------- the harness's attacks
+
+@pytest.fixture(scope="module")
+def tls_viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[BackgroundServer, Any, dict[str, str], str]]:
+    """A server as docs/security.md deploys it (TLS and tokens) with the viewer, bounds small for the tests."""
+    from tests.service.certs import make_pki
+
+    folder = tmp_path_factory.mktemp("viewer-tls")
+    pki = make_pki(folder)
+    url, _ = fresh_database("sqlite", folder)
+    tokens = {"attacker": make_token(url, "mallory", "submit,read,delete"),
+              "attacker-reader": make_token(url, "mallory", "read"),
+              "probe": make_token(url, "probe", "submit,read"), "admin": make_token(url, "ops", "admin")}
+    limits = replace(Limits(), max_message_bytes=4 << 20, max_record_bytes=8 << 20, max_buffered_bytes=8 << 20)
+    srv = BackgroundServer(server_config(url, folder, http_address="127.0.0.1:0", tls_cert=pki.server_cert,
+                                         tls_key=pki.server_key, limits=limits))
+    srv.server.http_bounds = {"max_connections": 24, "header_seconds": 0.5}
+    srv.start()
+    try:
+        yield srv, pki, tokens, url
+    finally:
+        srv.stop()
+
+
+def test_a_tls_handshake_never_made_is_cut_like_unfinished_headers(
+        tls_viewer: tuple[BackgroundServer, Any, dict[str, str], str]) -> None:
+    srv = tls_viewer[0]
+    sockets = [socket.create_connection(("127.0.0.1", _port(srv)), timeout=WAIT) for _ in range(10)]
+    try:
+        for s in sockets:  # (asyncio's default would keep each for 60 s)
+            with contextlib.suppress(ConnectionResetError):
+                assert s.recv(1024) == b""
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def test_the_harness_http_attacks_are_held(tls_viewer: tuple[BackgroundServer, Any, dict[str, str], str],
+                                           tmp_path: Path) -> None:
+    """tools/hostile/http_attacks.py, quick, against a TLS + tokens server: every attack held."""
+    from tools.hostile import http_attacks
+    from tools.hostile.base import Context, ServerLimits
+
+    srv, pki, tokens, url = tls_viewer
+    limits = srv.server.config.limits
+    ctx = Context(grpc_address=srv.address, http_url=srv.http_url.rstrip("/"), ca=pki.ca, tokens=tokens,
+                  limits=ServerLimits(max_message_bytes=limits.max_message_bytes,
+                                      max_buffered_bytes=limits.max_buffered_bytes,
+                                      max_events=limits.max_events_per_game, max_record_bytes=limits.max_record_bytes,
+                                      max_streams_per_tenant=limits.max_streams_per_tenant,
+                                      max_concurrent=limits.max_concurrent_rpcs,
+                                      stream_idle_seconds=limits.stream_idle_seconds, first_message_seconds=10.0,
+                                      workers=1),
+                  backend="sqlite", quick=True, token_db=url, server_pid=os.getpid(), folder=tmp_path)
+    outcomes = {attack.name: attack.run(ctx) for attack in http_attacks.ATTACKS if attack.quick}
+    assert all(o.held for o in outcomes.values()), outcomes
