@@ -136,6 +136,31 @@ class _Uvicorn(uvicorn.Server):
             del loop.create_server  # (the instance attribute goes; the loop's own method is back)
 
 
+_ACCEPT_FAILED = "socket.accept() out of system resource"
+_accept_log = RateLimitedLog(log, burst=1, window=60.0)
+
+
+def quiet_accept_errors(loop: asyncio.AbstractEventLoop) -> None:
+    """Out of file descriptors (EMFILE), asyncio logs a traceback for each listening socket at every retry of its
+    accept, a second apart: the server's log grew by megabytes a minute. Said once a minute instead, without the
+    traceback; every other report of the loop goes where it went."""
+    previous = loop.get_exception_handler()
+    if getattr(previous, "quiets_accept_errors", False):
+        return
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if str(context.get("message", "")).startswith(_ACCEPT_FAILED):
+            _accept_log.warning("cannot accept connections: %s (the process is out of file descriptors?)",
+                                context.get("exception"))
+        elif previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    handler.quiets_accept_errors = True  # type: ignore[attr-defined]
+    loop.set_exception_handler(handler)
+
+
 class HttpFrontend:
     def __init__(self, app: ASGIApp, address: str, grace_seconds: float,
                  tls: dict[str, Any] | None = None, max_connections: int = MAX_CONNECTIONS,
@@ -168,6 +193,7 @@ class HttpFrontend:
         config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="off",
                                 timeout_graceful_shutdown=max(1, int(self.grace_seconds)), server_header=False,
                                 http=self.protocol, timeout_keep_alive=KEEP_ALIVE_SECONDS, **self.tls)
+        quiet_accept_errors(asyncio.get_running_loop())
         server = _Uvicorn(config)
         server.handshake_seconds = self.protocol.header_seconds
         self._server = server

@@ -443,3 +443,25 @@ def test_the_harness_http_attacks_are_held(tls_viewer: tuple[BackgroundServer, A
                   backend="sqlite", quick=True, token_db=url, server_pid=os.getpid(), folder=tmp_path)
     outcomes = {attack.name: attack.run(ctx) for attack in http_attacks.ATTACKS if attack.quick}
     assert all(o.held for o in outcomes.values()), outcomes
+
+
+def test_accept_failures_are_logged_once_not_per_retry(caplog: pytest.LogCaptureFixture) -> None:
+    """Out of descriptors, asyncio reports every retry of every listening socket's accept with a traceback; the
+    viewer says it once (a minute)."""
+    from service.web import server as web_server
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        web_server._accept_log = RateLimitedLog(web_server.log, burst=1, window=60.0)
+        web_server.quiet_accept_errors(loop)
+        web_server.quiet_accept_errors(loop)  # (once per loop, however many servers start on it)
+        for _ in range(200):
+            loop.call_exception_handler({"message": "socket.accept() out of system resource",
+                                         "exception": OSError(24, "Too many open files")})
+        loop.call_exception_handler({"message": "something else"})
+
+    with caplog.at_level(logging.WARNING):
+        asyncio.run(scenario())
+    accept = [r for r in caplog.records if "cannot accept" in r.getMessage() or "out of system" in r.getMessage()]
+    assert len(accept) == 1 and not accept[0].exc_info, [r.getMessage() for r in accept]
+    assert any(r.getMessage() == "something else" for r in caplog.records)  # the rest as before
