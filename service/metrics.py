@@ -24,8 +24,8 @@ class Metrics:
         r = self.registry
         self.requests = Counter(f"{PREFIX}_requests", "RPCs (and viewer API requests) finished, by method and "
                                 "status code", ["method", "code"], registry=r)
-        self.latency = Histogram(f"{PREFIX}_request_seconds", "How long RPCs took, by method and status code",
-                                 ["method", "code"], buckets=LATENCY_BUCKETS, registry=r)
+        self.latency = Histogram(f"{PREFIX}_request_seconds", "How long RPCs (and viewer API requests) took, by "
+                                 "method and status code", ["method", "code"], buckets=LATENCY_BUCKETS, registry=r)
         self.verifications = Counter(f"{PREFIX}_verifications", "Logs verified, by how they came (whole, "
                                      "upload, live, foreign, viewer) and verdict (clean, violations)",
                                      ["source", "verdict"], registry=r)
