@@ -465,3 +465,21 @@ def test_accept_failures_are_logged_once_not_per_retry(caplog: pytest.LogCapture
     accept = [r for r in caplog.records if "cannot accept" in r.getMessage() or "out of system" in r.getMessage()]
     assert len(accept) == 1 and not accept[0].exc_info, [r.getMessage() for r in accept]
     assert any(r.getMessage() == "something else" for r in caplog.records)  # the rest as before
+
+
+def test_the_names_the_viewer_answers_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    from clients.cli import build_parser
+    from clients.commands.service import _service_config
+    from service.config import ENV_HTTP_HOSTS
+    from service.web.security import LOOPBACK_HOSTS, allowed_hosts, host_name
+
+    assert [host_name(h) for h in ("[::1]:8080", "LocalHost:80", "::1", "viewer.example", "a.b:1")] == [
+        "::1", "localhost", "::1", "viewer.example", "a.b"]
+    assert allowed_hosts("127.0.0.1", ()) == LOOPBACK_HOSTS
+    assert allowed_hosts("192.0.2.7", ["Sgs.Example"]) == LOOPBACK_HOSTS | {"192.0.2.7", "sgs.example"}
+    assert allowed_hosts("0.0.0.0", ()) is None and allowed_hosts("::", ()) is None  # no name known: any
+    assert allowed_hosts("0.0.0.0", ["sgs.example"]) == LOOPBACK_HOSTS | {"sgs.example"}
+    monkeypatch.setenv(ENV_HTTP_HOSTS, "a.example, b.example")
+    args = build_parser().parse_args(["serve", "--http-host", "c.example", "--http-host", "d.example"])
+    assert _service_config(args).http_hosts == ("c.example", "d.example")
+    assert _service_config(build_parser().parse_args(["serve"])).http_hosts == ("a.example", "b.example")
