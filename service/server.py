@@ -13,10 +13,12 @@ import contextlib
 import ctypes
 import ctypes.util
 import errno
+import logging
 import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -25,7 +27,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2
 
 from service import tls
-from service.checked import add_health
+from service.checked import OpenStreams, add_health
 from service.config import ServiceConfig, is_loopback, split_address
 from service.guard import Authenticator, GuardInterceptor
 from service.health import StoreHealth
@@ -35,13 +37,15 @@ from service.servicer import SERVICE_NAME, VerifierServicer, new_io_executor
 from service.work import freeze_long_lived_objects
 from service.workers import WorkerPool
 from storage import migrate
-from storage.access import any_active_token
+from storage.access import OpenModeExposure, any_active_token, open_mode_exposure
+from storage.database import make_private
 from storage.store import SchemaOutOfDate, Store
 
 if TYPE_CHECKING:
     from service.web.server import HttpFrontend
 
 IO_THREADS = 4
+log = logging.getLogger("sgs-verify.service")
 
 
 class ServerStartError(RuntimeError):
@@ -49,7 +53,11 @@ class ServerStartError(RuntimeError):
 
 
 def open_store(config: ServiceConfig) -> Store:
-    """Open the configured database, migrating it when configured to (the SQLite default)."""
+    """Open the configured database, migrating it when configured to (the SQLite default). The embedded
+    database's folder is this user's only (0700): it is the server's own."""
+    if config.embedded:
+        config.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_private(config.data_dir, 0o700)
     store = Store.open(config.database_url, busy_timeout_ms=config.busy_timeout_ms,
                        pool_size=IO_THREADS, checkpoint_in_background=True)
     try:
@@ -130,8 +138,17 @@ class VerificationServer:
         limits = config.limits
         try:
             tls.check_files(config)
+            end = tls.not_after(config.tls_cert) if config.tls_cert is not None else None
+            if end is not None:
+                self.metrics.tls_days_left.set_function(lambda: (end - time.time()) / 86400)
             tokens = await asyncio.to_thread(any_active_token, self.store)
             self.exposure = self._exposure(tokens)
+            loud = _open_mode_warnings(await asyncio.to_thread(open_mode_exposure, self.store)) if not tokens else []
+            expiring = tls.expiry_warning(config)
+            loud += [expiring] if expiring is not None else []
+            for warning in loud:  # (logged too: a service manager keeps the log, not always the start lines)
+                log.warning("%s", warning)
+            self.exposure += loud
         except ValueError as err:
             await self._close_resources()
             raise ServerStartError(str(err)) from None
@@ -165,8 +182,10 @@ class VerificationServer:
             ("grpc.http2.bdp_probe", 0),
         ])
         server.add_generic_rpc_handlers((servicer.generic_handler(),))
-        add_health(self.health, server)  # requests that are not valid ones: INVALID_ARGUMENT (not UNKNOWN)
-        enable_server_reflection((SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server)
+        open_streams = OpenStreams()  # the streams of the services that need no token, counted together
+        add_health(self.health, server, open_streams)  # requests that are not valid: INVALID_ARGUMENT (not UNKNOWN)
+        enable_server_reflection((SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server,
+                                 open_streams)
         # Asked first, so that a busy port is said plainly (gRPC would log a raw error of its own).
         failure: Exception | str | None = address_problem(config.address)
         if failure is None:
@@ -274,6 +293,20 @@ class VerificationServer:
     async def wait(self) -> None:
         if self.server is not None:
             await self.server.wait_for_termination()
+
+
+def _open_mode_warnings(found: OpenModeExposure) -> list[str]:
+    """Said loudly at start by a server running open over a store that was used with tokens (issue 27, item 5)."""
+    warnings = []
+    if found.other_tenants:
+        names = ", ".join(found.other_tenants[:5]) + (", ..." if len(found.other_tenants) > 5 else "")
+        warnings.append(f"this store holds replays of other tenants ({names}), and the server runs OPEN (no active "
+                        "token): it serves the default tenant only, but anyone on this machine can use it as that "
+                        "tenant — create a token (sgs-verify token create) to turn authentication on")
+    if found.tokens:
+        warnings.append(f"this store has {found.tokens} token(s), none active (all revoked), so the server runs OPEN: "
+                        "was that meant? Anyone on this machine may use it as the default tenant")
+    return warnings
 
 
 def address_problem(address: str) -> str | None:

@@ -21,7 +21,7 @@ import grpc
 from google.protobuf.message import Message
 from grpc._cython.cygrpc import ExecuteBatchError
 
-from service import guard
+from service import guard, wirecount
 from service.config import Limits
 from service.convert import metadata_from, replay_change, replay_info, request_filter, run_info, summary_only
 from service.guard import Principal, StreamIdle, idle_limited
@@ -109,12 +109,27 @@ def lenient(message_type: Any) -> Callable[[bytes], Any]:
     bytes are counted against the server's byte budget (service/guard.py) before they are parsed: one that
     does not fit is not parsed, and the RPC ends RESOURCE_EXHAUSTED."""
 
+    name = message_type.DESCRIPTOR.name
+
     def parse(data: bytes) -> Any:
         scope = guard.current()
         if scope is not None:
             problem = scope.charge(len(data))
             if problem is not None:
-                return MalformedRequest(message_type.DESCRIPTOR.name, problem, grpc.StatusCode.RESOURCE_EXHAUSTED)
+                return MalformedRequest(name, problem, grpc.StatusCode.RESOURCE_EXHAUSTED)
+            if scope.max_events:
+                # Counted on the wire first: many small events cost the parser ~20x their bytes (issue 27, item 4).
+                left = scope.max_events - scope.events
+                if wirecount.could_exceed(len(data), left):
+                    try:
+                        count = wirecount.events_in(data, name, left)
+                    except wirecount.WireError:
+                        count = 0  # not well formed: the parser says so below
+                    if count > left:
+                        return MalformedRequest(name, f"the game has more than {scope.max_events} events (counted "
+                                                f"before parsing); this server takes at most {scope.max_events} "
+                                                "per game (--max-events)", grpc.StatusCode.RESOURCE_EXHAUSTED)
+                    scope.events += count
         try:
             return message_type.FromString(data)
         except Exception as err:  # DecodeError, or anything the parser raises
