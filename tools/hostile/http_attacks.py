@@ -199,6 +199,6 @@ ATTACKS: list[Attack] = [
     Attack("http-rebinding-read", 6, rebinding_read, seconds=10.0),
     Attack("http-cross-origin-write", 6, cross_origin_write, seconds=20.0),
     Attack("http-half-open-connections", 7, half_open_connections, seconds=60.0),
-    Attack("http-refusal-flood", 14, refusal_flood, seconds=60.0),
+    Attack("http-refusal-flood", 14, refusal_flood, seconds=90.0),
     Attack("http-security-headers", 15, security_headers, seconds=10.0),
 ]
