@@ -629,6 +629,8 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             await abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, f"{scope.method} sent no request message within "
                         f"{seconds:g} s of the call, this server's limit (--first-message-timeout)")
         except StopAsyncIteration:
+            if scope.method in CLIENT_STREAMS:
+                return _NO_MESSAGE  # (an empty stream: its handler says what it lacks)
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{scope.method} sent no request message")
         raise AssertionError("unreachable: abort raises")
 
@@ -636,6 +638,8 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                      context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
         """A client stream's messages: the first (already read), then each later one read only once the budget
         has room for it or this stream has the turn (ByteBudget: streams that need more are served in turn)."""
+        if first is _NO_MESSAGE:
+            return
         yield first
         budget, need = self.budget, self.limits.max_message_bytes
         while True:
@@ -711,6 +715,9 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
         return grpc.stream_unary_rpc_method_handler(unary, request_deserializer=handler.request_deserializer,
                                                     response_serializer=handler.response_serializer)
+
+
+_NO_MESSAGE = object()  # a client stream closed before its first message
 
 
 class _TokenWatch:

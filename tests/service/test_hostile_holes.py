@@ -188,8 +188,14 @@ def test_open_mode_is_the_default_tenant_only_and_says_so(tmp_path: Path) -> Non
             VerifierClient(server.address, token=token, timeout=30) as bravo:
         theirs = bravo.verify(play_game(13, 5))
     assert main(["token", "revoke", token.split("_")[1], "--db", url]) == 0
-    with BackgroundServer(server_config(url, tmp_path)) as server:
+    with BackgroundServer(server_config(url, tmp_path, http_address="127.0.0.1:0")) as server:
         said = describe_start(server.server)
+        # The viewer's API goes through the same guard: the default tenant's replays only.
+        import httpx
+
+        listed = httpx.get(f"{server.http_url}api/replays", timeout=30).json()["replays"]
+        assert theirs.id not in {r["id"] for r in listed} and {r["tenant"] for r in listed} <= {"default"}
+        assert httpx.get(f"{server.http_url}api/replays/{theirs.id}", timeout=30).status_code == 404
         assert "authentication: OFF" in said
         assert "holds replays of other tenants (bravo)" in said and "1 token(s), none active" in said
         with VerifierClient(server.address, token="", timeout=30) as anyone:
