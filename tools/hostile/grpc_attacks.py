@@ -172,8 +172,11 @@ def _revoked_stream(ctx: Context) -> Outcome:
                 return
             yield spb.VerifyLiveRequest(events=log.events[start:start + 2])
             if start == 4:
-                ctx.revoke_token(token)
+                # When the revocation is committed lies within the command's run: timed from its end, or from its
+                # start when the stream was cut before the command returned (no later than the truth then).
                 revoked_at.append(time.monotonic())
+                ctx.revoke_token(token)
+                revoked_at[0] = time.monotonic()
         stop.wait(60)
 
     def mallorys(stub: Any) -> int:
