@@ -53,8 +53,9 @@ CLIENT_STREAMS = frozenset({"UploadLog", "VerifyLive"})
 # How long a checked token is believed: a revoked token stops working within this time on every server.
 TOKEN_CACHE_SECONDS = 5.0
 TOKEN_CACHE_SIZE = 10_000
-# How long a request may wait for room in the byte budget before it is refused.
-BUDGET_WAIT_SECONDS = 10.0
+# How long a request may wait for room in the byte budget before it is refused: long enough for the uploads
+# ahead of it, admitted in turn, to be read (8 concurrent 60 MiB uploads took 17 s on a loaded machine).
+BUDGET_WAIT_SECONDS = 30.0
 # After an RPC that held this much of requests, the cyclic garbage collector is run (GuardInterceptor._collect_soon).
 LARGE_REQUEST_BYTES = 1 << 20
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
@@ -362,6 +363,7 @@ class RpcScope:
     events: int = 0  # events received so far (counted on the wire, before parsing)
     revoked: bool = False  # its token was found revoked while it ran: it is being cut
     first_read: bool = False  # its first message has arrived
+    counted: bool = False  # in the guard's calls in progress (and streams per tenant)
 
     @property
     def tenant(self) -> str:
@@ -508,6 +510,7 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             await self._admit(scope)
         except Denied as denied:
             scope.release_all()
+            self._uncount(scope)
             self.metrics.refused.labels(denied.reason).inc()
             self.metrics.rpc_done(method, denied.code.name, time.monotonic() - scope.started)
             if denied.code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
@@ -533,6 +536,12 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             raise Denied(grpc.StatusCode.RESOURCE_EXHAUSTED, f"this tenant has {limits.max_streams_per_tenant} "
                          "streams open, its limit (--max-streams-per-tenant): finish one first; retry in 1 s",
                          "streams", retry_after=1.0)
+        # Counted at once, with no await between the checks above and the counts: calls arriving together must not
+        # all pass the checks before any is counted (40 streams opened at once were all taken, over a cap of 32).
+        self._count(scope)
+        task = asyncio.current_task()
+        if task is not None:  # (however the call ends, even before its handler runs: _uncount is idempotent)
+            task.add_done_callback(lambda _: self._uncount(scope))
         # Room for the largest first message, before any of it is read — within the tenant's share of the budget,
         # and only for as long as the first message takes to come (--first-message-timeout, see _first).
         if not await self.budget.reserve(limits.max_message_bytes, BUDGET_WAIT_SECONDS, principal.tenant):
@@ -543,7 +552,6 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         scope.reserved = limits.max_message_bytes
         # However the RPC ends — even a client gone before its message came, so that the handler never runs —
         # the bytes go back when the RPC's task does (release_all is idempotent).
-        task = asyncio.current_task()
         if task is not None:
             task.add_done_callback(lambda _: scope.release_all())
 
@@ -606,14 +614,30 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self.metrics.refused.labels(denied.reason).inc()
         return denied
 
-    def _begin(self, scope: RpcScope, context: grpc.aio.ServicerContext, authorization: str | None
-               ) -> _TokenWatch | None:
-        _CURRENT.set(scope)
+    def _count(self, scope: RpcScope) -> None:
+        """The call is in progress (--max-concurrent), and a client stream of its tenant's (--max-streams-...)."""
+        scope.counted = True
         self.in_flight += 1
         self.metrics.in_flight.inc()
         if scope.method in CLIENT_STREAMS:
             self.streams[scope.principal.tenant] += 1
             self.metrics.streams.labels(scope.method).inc()
+
+    def _uncount(self, scope: RpcScope) -> None:
+        if not scope.counted:
+            return
+        scope.counted = False
+        self.in_flight -= 1
+        self.metrics.in_flight.dec()
+        if scope.method in CLIENT_STREAMS:
+            self.streams[scope.principal.tenant] -= 1
+            if self.streams[scope.principal.tenant] <= 0:
+                del self.streams[scope.principal.tenant]
+            self.metrics.streams.labels(scope.method).dec()
+
+    def _begin(self, scope: RpcScope, context: grpc.aio.ServicerContext, authorization: str | None
+               ) -> _TokenWatch | None:
+        _CURRENT.set(scope)
         context.set_trailing_metadata((("x-request-id", scope.request_id),))
         task = asyncio.current_task()
         if not scope.principal.token_id or task is None or not authorization:
@@ -655,13 +679,7 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if scope.peak >= LARGE_REQUEST_BYTES:
             self._collect_soon()
         scope.release_all()
-        self.in_flight -= 1
-        self.metrics.in_flight.dec()
-        if scope.method in CLIENT_STREAMS:
-            self.streams[scope.principal.tenant] -= 1
-            if self.streams[scope.principal.tenant] <= 0:
-                del self.streams[scope.principal.tenant]
-            self.metrics.streams.labels(scope.method).dec()
+        self._uncount(scope)
         code = "UNAUTHENTICATED" if scope.revoked else _code_name(context, error)
         self.metrics.rpc_done(scope.method, code, time.monotonic() - scope.started)
 
@@ -689,6 +707,8 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             await abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, f"{scope.method} sent no request message within "
                         f"{seconds:g} s of the call, this server's limit (--first-message-timeout)")
         except StopAsyncIteration:
+            if scope.method in CLIENT_STREAMS:
+                return _NO_MESSAGE  # (an empty stream: its handler says what it lacks)
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{scope.method} sent no request message")
         raise AssertionError("unreachable: abort raises")
 
@@ -696,6 +716,8 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                      context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
         """A client stream's messages: the first (already read), then each later one read only once the budget
         has room for it or this stream has the turn (ByteBudget: streams that need more are served in turn)."""
+        if first is _NO_MESSAGE:
+            return
         yield first
         budget, need = self.budget, self.limits.max_message_bytes
         while True:
@@ -771,6 +793,9 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
         return grpc.stream_unary_rpc_method_handler(unary, request_deserializer=handler.request_deserializer,
                                                     response_serializer=handler.response_serializer)
+
+
+_NO_MESSAGE = object()  # a client stream closed before its first message
 
 
 class _TokenWatch:

@@ -91,16 +91,17 @@ class RpcFailure(Exception):
 class MalformedRequest:
     """Stands in for a request message that could not be parsed, or was not taken (see ``lenient``)."""
 
-    def __init__(self, type_name: str, error: Exception | str, code: grpc.StatusCode = grpc.StatusCode.INVALID_ARGUMENT
-                 ) -> None:
+    def __init__(self, type_name: str, error: Exception | str, code: grpc.StatusCode = grpc.StatusCode.INVALID_ARGUMENT,
+                 retry: bool = True) -> None:
         self.code = code
         self.reason = error if isinstance(error, str) else f"not a valid {type_name}: {error}"
+        self.retry = retry  # (a refusal for room may go through later; one for a limit never does)
 
     def failure(self, where: str) -> RpcFailure:
         """The RPC's status: ``where`` ("the request", "UploadLogRequest message 3") is / was refused."""
         if self.code == grpc.StatusCode.INVALID_ARGUMENT:
             return RpcFailure(self.code, f"{where} is {self.reason}")
-        return RpcFailure(self.code, f"{where} was not taken: {self.reason}", retry_after=1.0)
+        return RpcFailure(self.code, f"{where} was not taken: {self.reason}", retry_after=1.0 if self.retry else None)
 
 
 def lenient(message_type: Any) -> Callable[[bytes], Any]:
@@ -128,7 +129,8 @@ def lenient(message_type: Any) -> Callable[[bytes], Any]:
                     if count > left:
                         return MalformedRequest(name, f"the game has more than {scope.max_events} events (counted "
                                                 f"before parsing); this server takes at most {scope.max_events} "
-                                                "per game (--max-events)", grpc.StatusCode.RESOURCE_EXHAUSTED)
+                                                "per game (--max-events)", grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                                retry=False)
                     scope.events += count
         try:
             return message_type.FromString(data)
