@@ -26,6 +26,7 @@ ENV_DEADLINE = "SGS_VERIFY_DEADLINE"
 ENV_MAX_RECORD_BYTES = "SGS_VERIFY_MAX_RECORD_BYTES"
 ENV_GRACE = "SGS_VERIFY_GRACE"
 ENV_HTTP = "SGS_VERIFY_HTTP"
+ENV_HTTP_HOSTS = "SGS_VERIFY_HTTP_HOSTS"
 ENV_TLS_CERT = "SGS_VERIFY_TLS_CERT"
 ENV_TLS_KEY = "SGS_VERIFY_TLS_KEY"
 ENV_TLS_CLIENT_CA = "SGS_VERIFY_TLS_CLIENT_CA"
@@ -36,6 +37,7 @@ ENV_RATE_BURST = "SGS_VERIFY_RATE_BURST"
 ENV_MAX_STREAMS = "SGS_VERIFY_MAX_STREAMS_PER_TENANT"
 ENV_STREAM_IDLE = "SGS_VERIFY_STREAM_IDLE_TIMEOUT"
 ENV_MAX_BUFFERED_BYTES = "SGS_VERIFY_MAX_BUFFERED_BYTES"
+ENV_FIRST_MESSAGE = "SGS_VERIFY_FIRST_MESSAGE_TIMEOUT"
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 DATABASE_FILE = "replays.sqlite3"
@@ -119,6 +121,15 @@ class Limits:
     # Request bytes the server holds at once, over every request: a request is admitted only when its
     # largest possible first message (max_message_bytes) fits, before any of it is read.
     max_buffered_bytes: int = 64 * 1024 * 1024
+    # An RPC whose first request message has not come this long after the call is ended: until it comes, the
+    # call holds room for it in the byte budget (a silent call must not hold it for ever).
+    first_message_seconds: float = 10.0
+
+    @property
+    def tenant_share(self) -> int:
+        """The bytes of requests one tenant may hold at once: half the budget, and at least one largest message
+        (so that no tenant, silent calls and all, leaves the others without room)."""
+        return max(self.max_message_bytes, self.max_buffered_bytes // 2)
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -133,12 +144,13 @@ class Limits:
                    rate_burst=_env_int(ENV_RATE_BURST, d.rate_burst),
                    max_streams_per_tenant=_env_int(ENV_MAX_STREAMS, d.max_streams_per_tenant),
                    stream_idle_seconds=_env_float(ENV_STREAM_IDLE, d.stream_idle_seconds),
-                   max_buffered_bytes=_env_int(ENV_MAX_BUFFERED_BYTES, d.max_buffered_bytes))
+                   max_buffered_bytes=_env_int(ENV_MAX_BUFFERED_BYTES, d.max_buffered_bytes),
+                   first_message_seconds=_env_float(ENV_FIRST_MESSAGE, d.first_message_seconds))
 
     def check(self) -> None:
         for name in ("max_events_per_game", "max_message_bytes", "max_stream_messages", "deadline_seconds",
                      "max_record_bytes", "max_concurrent_rpcs", "rate_burst", "max_streams_per_tenant",
-                     "stream_idle_seconds", "max_buffered_bytes"):
+                     "stream_idle_seconds", "max_buffered_bytes", "first_message_seconds"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive, not {getattr(self, name)}")
         if self.rate_limit < 0:
@@ -168,6 +180,9 @@ class ServiceConfig:
     migrate: bool | None = None
     # Where the annotated replay viewer and its JSON API listen (HTTP, host:port); None: not served.
     http_address: str | None = None
+    # Other host names the viewer answers to (besides loopback names and --http's host): a request whose Host
+    # header names none of them is refused (DNS rebinding; docs/security.md#viewer).
+    http_hosts: tuple[str, ...] = ()
     # TLS: the server's certificate chain and key (PEM), and optionally the CA whose client certificates
     # are required (docs/security.md). The viewer and the metrics endpoint use them too.
     tls_cert: Path | None = None
@@ -191,6 +206,7 @@ class ServiceConfig:
                    limits=Limits.from_env(),
                    grace_seconds=_env_float(ENV_GRACE, d.grace_seconds),
                    http_address=os.environ.get(ENV_HTTP) or None,
+                   http_hosts=tuple(h.strip() for h in os.environ.get(ENV_HTTP_HOSTS, "").split(",") if h.strip()),
                    tls_cert=_env_path(ENV_TLS_CERT), tls_key=_env_path(ENV_TLS_KEY),
                    tls_client_ca=_env_path(ENV_TLS_CLIENT_CA),
                    metrics_address=os.environ.get(ENV_METRICS) or None)

@@ -21,6 +21,7 @@ intercepted: they stay open.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import gc
 import logging
@@ -52,8 +53,9 @@ CLIENT_STREAMS = frozenset({"UploadLog", "VerifyLive"})
 # How long a checked token is believed: a revoked token stops working within this time on every server.
 TOKEN_CACHE_SECONDS = 5.0
 TOKEN_CACHE_SIZE = 10_000
-# How long a request may wait for room in the byte budget before it is refused.
-BUDGET_WAIT_SECONDS = 10.0
+# How long a request may wait for room in the byte budget before it is refused: long enough for the uploads
+# ahead of it, admitted in turn, to be read (8 concurrent 60 MiB uploads took 17 s on a loaded machine).
+BUDGET_WAIT_SECONDS = 30.0
 # After an RPC that held this much of requests, the cyclic garbage collector is run (GuardInterceptor._collect_soon).
 LARGE_REQUEST_BYTES = 1 << 20
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
@@ -67,19 +69,22 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who is calling: a token's tenant and scopes, or everyone (a server running open)."""
+    """Who is calling: a token's tenant and scopes, or anyone on this machine (a server running open: every
+    scope, but in the default tenant only — ``confined``)."""
 
     tenant: str
     scopes: frozenset[str]
     token_id: str = ""
     name: str = ""
+    confined: bool = False  # sees its own tenant only, whatever its scopes (open mode)
 
     def allows(self, scope: str) -> bool:
         return scope in self.scopes or "admin" in self.scopes
 
     @property
     def admin(self) -> bool:
-        return "admin" in self.scopes
+        """Over every tenant (an admin token; never open mode)."""
+        return "admin" in self.scopes and not self.confined
 
     @property
     def sees(self) -> str | None:
@@ -94,8 +99,9 @@ class Principal:
         return f"token {self.token_id}" + (f" ({self.name})" if self.name else "")
 
 
-# A server running open (loopback, no tokens): every scope, replays stored in the default tenant.
-OPEN = Principal(DEFAULT_TENANT, frozenset(SCOPES))
+# A server running open (loopback, no active token): every scope, in the default tenant only — its replays are
+# the only ones it sees or stores (docs/security.md; issue 27, item 5: it was admin over every tenant).
+OPEN = Principal(DEFAULT_TENANT, frozenset(SCOPES), confined=True)
 
 
 def principal_of(token: TokenInfo) -> Principal:
@@ -193,25 +199,62 @@ class RateLimiter:
 
 
 class ByteBudget:
-    """Request bytes held at once, over every request (on the event loop: no locks). Waiters are served in
-    order, so a large request is not passed over for ever by small ones."""
+    """Request bytes held at once, over every request (on the event loop: no locks), and by each tenant.
 
-    def __init__(self, limit: int) -> None:
+    - ``limit``: over every tenant; ``tenant_share``: what one tenant may hold of it, so that one tenant's
+      requests (silent ones included) never leave the others without room.
+    - Waiters are served in order, so a large request is not passed over for ever by small ones — except a
+      waiter held back only by its own tenant's share, which does not hold up other tenants.
+    - The turn (``take_turn``): when a stream that already holds bytes needs room for its next message and
+      there is none, it waits for the turn; the stream holding the turn reads on past the budget (by at most
+      the one game it is reading, which the server bounds on its own), so streams that each hold part of the
+      budget and each need more are finished one after the other instead of all waiting for each other and
+      failing together (issue 27, item 11)."""
+
+    def __init__(self, limit: int, tenant_share: int | None = None) -> None:
         self.limit = limit
+        self.tenant_share = limit if tenant_share is None else tenant_share
         self.used = 0
-        self._waiters: deque[tuple[int, asyncio.Future[None]]] = deque()
+        self.by_tenant: Counter[str] = Counter()
+        self._waiters: deque[tuple[int, str, asyncio.Future[None]]] = deque()
+        self.turn: object | None = None  # who holds the turn (an RpcScope)
+        self._turn_waiters: deque[tuple[object, asyncio.Future[None]]] = deque()
+        self._room = asyncio.Event()
 
-    def try_take(self, n: int) -> bool:
-        if self.used + n > self.limit or self._waiters:
-            return False
+    def _fits(self, n: int, tenant: str) -> bool:
+        return self.used + n <= self.limit and self.by_tenant[tenant] + n <= self.tenant_share
+
+    def _within_share(self, n: int, tenant: str) -> bool:
+        return self.by_tenant[tenant] + n <= self.tenant_share
+
+    def _queue_ahead(self) -> bool:
+        """Whether a waiter is ahead that only global room holds back (it must not be passed over)."""
+        return any(self._within_share(n, tenant) for n, tenant, _ in self._waiters)
+
+    def _add(self, n: int, tenant: str) -> None:
         self.used += n
+        self.by_tenant[tenant] += n
+
+    def try_take(self, n: int, tenant: str = "", before_waiters: bool = False) -> bool:
+        """Take ``n`` bytes now if they fit; ``before_waiters``: even with requests waiting (a message of a
+        request already admitted)."""
+        if not self._fits(n, tenant) or (not before_waiters and self._queue_ahead()):
+            return False
+        self._add(n, tenant)
         return True
 
-    async def reserve(self, n: int, timeout: float) -> bool:
-        if self.try_take(n):
+    def force(self, n: int, tenant: str = "") -> None:
+        """Count ``n`` bytes already received by the stream holding the turn, room or not."""
+        self._add(n, tenant)
+
+    def room_for(self, n: int, tenant: str = "") -> bool:
+        return self._fits(n, tenant)
+
+    async def reserve(self, n: int, timeout: float, tenant: str = "") -> bool:
+        if self.try_take(n, tenant):
             return True
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        entry = (n, future)
+        entry = (n, tenant, future)
         self._waiters.append(entry)
         try:
             await asyncio.wait_for(asyncio.shield(future), timeout)
@@ -222,17 +265,84 @@ class ByteBudget:
             self._waiters.remove(entry)
             self._grant()
             return False
+        except asyncio.CancelledError:
+            if future.done():
+                self.release(n, tenant)
+            elif entry in self._waiters:
+                self._waiters.remove(entry)
+                self._grant()
+            raise
 
-    def release(self, n: int) -> None:
+    def release(self, n: int, tenant: str = "") -> None:
         self.used = max(0, self.used - n)
+        left = self.by_tenant[tenant] - n
+        if left > 0:
+            self.by_tenant[tenant] = left
+        else:
+            del self.by_tenant[tenant]
         self._grant()
 
     def _grant(self) -> None:
-        while self._waiters and self.used + self._waiters[0][0] <= self.limit:
-            n, future = self._waiters.popleft()
+        for entry in list(self._waiters):
+            n, tenant, future = entry
+            if future.done():
+                self._waiters.remove(entry)
+                continue
+            if not self._within_share(n, tenant):
+                continue  # its own tenant's share holds it back, not the others
+            if self.used + n > self.limit:
+                break  # in order: nobody passes a request that waits for global room
+            self._waiters.remove(entry)
+            self._add(n, tenant)
+            future.set_result(None)
+        self._room.set()  # wakes the streams waiting for room (room_or_turn), each to look again
+        self._room = asyncio.Event()
+
+    async def room_or_turn(self, n: int, tenant: str, holder: object, timeout: float) -> bool:
+        """Wait until ``n`` more bytes fit for ``tenant``, or ``holder`` has the turn; False after ``timeout``."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not self._fits(n, tenant) and self.turn is not holder:
+            if self.turn is None:
+                self.turn = holder
+                return True
+            if not any(h is holder for h, _ in self._turn_waiters):
+                self._turn_waiters.append((holder, loop.create_future()))
+            room = self._room
+            left = deadline - loop.time()
+            if left <= 0:
+                self._leave_turn_queue(holder)
+                return False
+            room_waiter: asyncio.Future[Any] = asyncio.ensure_future(room.wait())
+            turn_waiter: asyncio.Future[Any] = next(f for h, f in self._turn_waiters if h is holder)
+            try:
+                done, _ = await asyncio.wait((room_waiter, turn_waiter), timeout=left,
+                                             return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                room_waiter.cancel()
+            if not done:
+                self._leave_turn_queue(holder)
+                return False
+        self._leave_turn_queue(holder)
+        return True
+
+    def _leave_turn_queue(self, holder: object) -> None:
+        for entry in list(self._turn_waiters):
+            if entry[0] is holder:
+                self._turn_waiters.remove(entry)
+
+    def end_turn(self, holder: object) -> None:
+        """``holder`` holds nothing more of the budget: the turn (if it had it) passes on, in order."""
+        self._leave_turn_queue(holder)
+        if self.turn is not holder:
+            return
+        self.turn = None
+        while self._turn_waiters:
+            nxt, future = self._turn_waiters.popleft()
             if not future.done():
-                self.used += n
+                self.turn = nxt
                 future.set_result(None)
+                break
 
 
 # ---------------------------------------------------------------------------------------- one RPC
@@ -249,35 +359,53 @@ class RpcScope:
     held: int = 0  # bytes of messages read and not released
     peak: int = 0  # the most it held of messages read
     started: float = field(default_factory=time.monotonic)
+    max_events: int = 0  # the server's limit of events in one game (0: not counted)
+    events: int = 0  # events received so far (counted on the wire, before parsing)
+    revoked: bool = False  # its token was found revoked while it ran: it is being cut
+    first_read: bool = False  # its first message has arrived
+    counted: bool = False  # in the guard's calls in progress (and streams per tenant)
+
+    @property
+    def tenant(self) -> str:
+        return self.principal.tenant
 
     def charge(self, size: int) -> str | None:
         """Account a message of ``size`` bytes just received; why it cannot be taken, if it cannot."""
-        if self.budget is None:
+        self.first_read = True
+        budget = self.budget
+        if budget is None:
             return None
         if self.reserved:
             reserved, self.reserved = self.reserved, 0
             if size <= reserved:
                 self.held += size
                 self.peak = max(self.peak, self.held)
-                self.budget.release(reserved - size)
+                budget.release(reserved - size, self.tenant)
                 return None
-            self.budget.release(reserved)
-        if self.budget.try_take(size):
-            self.held += size
-            self.peak = max(self.peak, self.held)
-            return None
-        return (f"the server holds {self.budget.limit} bytes of requests already (--max-buffered-bytes); retry in "
-                f"1 s{f' (request id {self.request_id})' if self.request_id else ''}")
+            budget.release(reserved, self.tenant)
+        if budget.turn is self:
+            budget.force(size, self.tenant)
+        elif not budget.try_take(size, self.tenant, before_waiters=True):
+            return (f"the server holds {budget.limit} bytes of requests already (--max-buffered-bytes), "
+                    f"{budget.by_tenant[self.tenant]} of them this tenant's (its share: {budget.tenant_share}); "
+                    f"retry in 1 s{f' (request id {self.request_id})' if self.request_id else ''}")
+        self.held += size
+        self.peak = max(self.peak, self.held)
+        return None
 
     def release_received(self) -> None:
         """The messages read so far are no longer held (a live game's batch, once the worker has it)."""
-        if self.budget is not None and self.held:
-            self.budget.release(self.held)
+        if self.budget is not None:
+            if self.held:
+                self.budget.release(self.held, self.tenant)
+            self.budget.end_turn(self)
         self.held = 0
 
     def release_all(self) -> None:
         if self.budget is not None:
-            self.budget.release(self.held + self.reserved)
+            if self.held + self.reserved:
+                self.budget.release(self.held + self.reserved, self.tenant)
+            self.budget.end_turn(self)
         self.held = self.reserved = 0
 
 
@@ -355,17 +483,18 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self.limits = limits
         self.metrics = metrics
         self.rates = RateLimiter(limits.rate_limit, limits.rate_burst)
-        self.budget = ByteBudget(limits.max_buffered_bytes)
+        self.budget = ByteBudget(limits.max_buffered_bytes, limits.tenant_share)
         self.in_flight = 0
         self.streams: Counter[str] = Counter()
         self._collect_pending = False
+        self._checks: set[asyncio.Task[None]] = set()
         metrics.buffered.set_function(lambda: self.budget.used)
 
     async def intercept_service(self, continuation: Callable[[Any], Awaitable[Any]],
                                 details: grpc.HandlerCallDetails) -> Any:
         method_path: str = details.method
         if not method_path.startswith(f"/{SERVICE_NAME}/"):
-            return await continuation(details)  # health checking, reflection: open
+            return await continuation(details)  # health checking, reflection: open (limited on their own)
         handler = await continuation(details)
         if handler is None:
             return None  # UNIMPLEMENTED
@@ -373,19 +502,21 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         metadata = details.invocation_metadata
         given = _metadata_value(metadata, "x-request-id")
         rid = given if given and REQUEST_ID.fullmatch(given) else uuid.uuid4().hex[:16]
-        scope = RpcScope(rid, method, OPEN)
+        scope = RpcScope(rid, method, OPEN, max_events=self.limits.max_events_per_game)
         _CURRENT.set(scope)
+        authorization = _metadata_value(metadata, "authorization")
         try:
-            scope.principal = await self.auth.authenticate(_metadata_value(metadata, "authorization"))
+            scope.principal = await self.auth.authenticate(authorization)
             await self._admit(scope)
         except Denied as denied:
             scope.release_all()
+            self._uncount(scope)
             self.metrics.refused.labels(denied.reason).inc()
             self.metrics.rpc_done(method, denied.code.name, time.monotonic() - scope.started)
             if denied.code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
                 log.warning("%s refused (%s): %s", method, denied.code.name, denied.message)
             return _refusal(handler, denied, rid)
-        return self._wrap(handler, scope)
+        return self._wrap(handler, scope, authorization)
 
     async def _admit(self, scope: RpcScope) -> None:
         method, principal, limits = scope.method, scope.principal, self.limits
@@ -405,31 +536,97 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             raise Denied(grpc.StatusCode.RESOURCE_EXHAUSTED, f"this tenant has {limits.max_streams_per_tenant} "
                          "streams open, its limit (--max-streams-per-tenant): finish one first; retry in 1 s",
                          "streams", retry_after=1.0)
-        # Room for the largest first message, before any of it is read.
-        if not await self.budget.reserve(limits.max_message_bytes, BUDGET_WAIT_SECONDS):
+        # Counted at once, with no await between the checks above and the counts: calls arriving together must not
+        # all pass the checks before any is counted (40 streams opened at once were all taken, over a cap of 32).
+        self._count(scope)
+        task = asyncio.current_task()
+        if task is not None:  # (however the call ends, even before its handler runs: _uncount is idempotent)
+            task.add_done_callback(lambda _: self._uncount(scope))
+        # Room for the largest first message, before any of it is read — within the tenant's share of the budget,
+        # and only for as long as the first message takes to come (--first-message-timeout, see _first).
+        if not await self.budget.reserve(limits.max_message_bytes, BUDGET_WAIT_SECONDS, principal.tenant):
             raise Denied(grpc.StatusCode.RESOURCE_EXHAUSTED, f"the server holds {limits.max_buffered_bytes} bytes "
-                         "of requests already (--max-buffered-bytes); retry in 1 s", "memory", retry_after=1.0)
+                         "of requests already (--max-buffered-bytes), or this tenant its share of them "
+                         f"({self.budget.tenant_share}); retry in 1 s", "memory", retry_after=1.0)
         scope.budget = self.budget
         scope.reserved = limits.max_message_bytes
         # However the RPC ends — even a client gone before its message came, so that the handler never runs —
         # the bytes go back when the RPC's task does (release_all is idempotent).
-        task = asyncio.current_task()
         if task is not None:
             task.add_done_callback(lambda _: scope.release_all())
 
-    def _begin(self, scope: RpcScope, context: grpc.aio.ServicerContext) -> None:
-        _CURRENT.set(scope)
+    @contextlib.asynccontextmanager
+    async def admitted(self, principal: Principal, method: str, reserve: int) -> AsyncIterator[RpcScope]:
+        """The same accounting for a request that does not come through gRPC (the viewer's upload, service/web):
+        counted in --max-concurrent and, as a client stream, in the tenant's --max-streams-per-tenant, with
+        ``reserve`` bytes of the budget held from before its body is read until it ends (waiting up to
+        BUDGET_WAIT_SECONDS for room, as an RPC's first message does). Denied when a limit refuses it (the
+        refusal counted, like an RPC's); the scope of its caller and rate are the caller's to check first."""
+        limits = self.limits
+        if self.in_flight >= limits.max_concurrent_rpcs:
+            raise self._refused(Denied(grpc.StatusCode.RESOURCE_EXHAUSTED, f"the server has "
+                                       f"{limits.max_concurrent_rpcs} requests in progress, its limit "
+                                       "(--max-concurrent); retry in 1 s", "concurrency", retry_after=1.0))
+        if self.streams[principal.tenant] >= limits.max_streams_per_tenant:
+            raise self._refused(Denied(grpc.StatusCode.RESOURCE_EXHAUSTED, f"this tenant has "
+                                       f"{limits.max_streams_per_tenant} uploads and streams open, its limit "
+                                       "(--max-streams-per-tenant): finish one first; retry in 1 s", "streams",
+                                       retry_after=1.0))
+        # Counted while it waits for room, so that waiting requests are bound by --max-concurrent too.
+        self.in_flight += 1
+        self.streams[principal.tenant] += 1
+        self.metrics.in_flight.inc()
+        self.metrics.streams.labels(method).inc()
+        scope = RpcScope(uuid.uuid4().hex[:16], method, principal)
+        budget, tenant = self.budget, principal.tenant
+        no_room = Denied(grpc.StatusCode.RESOURCE_EXHAUSTED, f"the server holds {limits.max_buffered_bytes} bytes "
+                         "of requests already (--max-buffered-bytes), or this tenant its share of them "
+                         f"({budget.tenant_share}); retry in 1 s", "memory", retry_after=1.0)
+        try:
+            # Up to the tenant's share, as an RPC's first message; the rest (a record larger than the share) as a
+            # stream's later messages: when room comes, or with the budget's turn (read past it, one at a time).
+            first = min(reserve, budget.tenant_share)
+            if not await budget.reserve(first, BUDGET_WAIT_SECONDS, tenant):
+                raise self._refused(no_room)
+            scope.budget, scope.held, scope.peak = budget, first, first
+            rest = reserve - first
+            if rest and not budget.try_take(rest, tenant, before_waiters=True):
+                if not await budget.room_or_turn(rest, tenant, scope, BUDGET_WAIT_SECONDS):
+                    raise self._refused(no_room)
+                if budget.turn is scope:
+                    budget.force(rest, tenant)
+                elif not budget.try_take(rest, tenant, before_waiters=True):
+                    raise self._refused(no_room)
+            scope.held = scope.peak = reserve
+            yield scope
+        finally:
+            if scope.peak >= LARGE_REQUEST_BYTES:
+                self._collect_soon()
+            scope.release_all()
+            self.in_flight -= 1
+            self.metrics.in_flight.dec()
+            self.streams[principal.tenant] -= 1
+            if self.streams[principal.tenant] <= 0:
+                del self.streams[principal.tenant]
+            self.metrics.streams.labels(method).dec()
+
+    def _refused(self, denied: Denied) -> Denied:
+        self.metrics.refused.labels(denied.reason).inc()
+        return denied
+
+    def _count(self, scope: RpcScope) -> None:
+        """The call is in progress (--max-concurrent), and a client stream of its tenant's (--max-streams-...)."""
+        scope.counted = True
         self.in_flight += 1
         self.metrics.in_flight.inc()
         if scope.method in CLIENT_STREAMS:
             self.streams[scope.principal.tenant] += 1
             self.metrics.streams.labels(scope.method).inc()
-        context.set_trailing_metadata((("x-request-id", scope.request_id),))
 
-    def _end(self, scope: RpcScope, context: grpc.aio.ServicerContext, error: BaseException | None) -> None:
-        if scope.peak >= LARGE_REQUEST_BYTES:
-            self._collect_soon()
-        scope.release_all()
+    def _uncount(self, scope: RpcScope) -> None:
+        if not scope.counted:
+            return
+        scope.counted = False
         self.in_flight -= 1
         self.metrics.in_flight.dec()
         if scope.method in CLIENT_STREAMS:
@@ -437,7 +634,54 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             if self.streams[scope.principal.tenant] <= 0:
                 del self.streams[scope.principal.tenant]
             self.metrics.streams.labels(scope.method).dec()
-        self.metrics.rpc_done(scope.method, _code_name(context, error), time.monotonic() - scope.started)
+
+    def _begin(self, scope: RpcScope, context: grpc.aio.ServicerContext, authorization: str | None
+               ) -> _TokenWatch | None:
+        _CURRENT.set(scope)
+        context.set_trailing_metadata((("x-request-id", scope.request_id),))
+        task = asyncio.current_task()
+        if not scope.principal.token_id or task is None or not authorization:
+            return None
+        return self._watch_token(scope, task, authorization)
+
+    def _watch_token(self, scope: RpcScope, task: asyncio.Task[Any], authorization: str) -> _TokenWatch:
+        """Re-check the call's token every TOKEN_CACHE_SECONDS while it runs (a long stream, a slow verification):
+        once it is revoked the call is cancelled — so nothing is stored for it — and answered UNAUTHENTICATED
+        (issue 27, item 9). A check is the authenticator's, cached as any: within 2 x TOKEN_CACHE_SECONDS."""
+        loop = asyncio.get_running_loop()
+        watch = _TokenWatch()
+
+        async def check() -> None:
+            try:
+                await self.auth.authenticate(authorization)
+            except Denied as denied:
+                if denied.code == grpc.StatusCode.UNAUTHENTICATED and not task.done():
+                    scope.revoked = True
+                    log.warning("%s cut: its token %s is no longer valid (revoked while the call ran)",
+                                scope.method, scope.principal.token_id)
+                    task.cancel()
+                    return
+            if not task.done() and not watch.stopped:
+                watch.handle = loop.call_later(TOKEN_CACHE_SECONDS, start)
+
+        def start() -> None:
+            checker = loop.create_task(check())
+            self._checks.add(checker)  # (a task nothing refers to may be collected before it runs)
+            checker.add_done_callback(self._checks.discard)
+
+        watch.handle = loop.call_later(TOKEN_CACHE_SECONDS, start)
+        return watch
+
+    def _end(self, scope: RpcScope, context: grpc.aio.ServicerContext, error: BaseException | None,
+             watch: _TokenWatch | None) -> None:
+        if watch is not None:
+            watch.cancel()
+        if scope.peak >= LARGE_REQUEST_BYTES:
+            self._collect_soon()
+        scope.release_all()
+        self._uncount(scope)
+        code = "UNAUTHENTICATED" if scope.revoked else _code_name(context, error)
+        self.metrics.rpc_done(scope.method, code, time.monotonic() - scope.started)
 
     def _collect_soon(self) -> None:
         """gRPC's own objects of a call hold its request in reference cycles, which Python frees only when its
@@ -451,41 +695,120 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self._collect_pending = False
         gc.collect()
 
-    def _wrap(self, handler: Any, scope: RpcScope) -> Any:
+    async def _first(self, scope: RpcScope, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> Any:
+        """The first request message, which must come within --first-message-timeout of the call: until it does,
+        the call holds room in the byte budget for it (issue 27, item 1: silent calls held it for ever)."""
+        seconds = self.limits.first_message_seconds
+        try:
+            async with asyncio.timeout(seconds):
+                return await anext(requests)
+        except TimeoutError:
+            self.metrics.refused.labels("first-message").inc()
+            await abort(context, grpc.StatusCode.DEADLINE_EXCEEDED, f"{scope.method} sent no request message within "
+                        f"{seconds:g} s of the call, this server's limit (--first-message-timeout)")
+        except StopAsyncIteration:
+            if scope.method in CLIENT_STREAMS:
+                return _NO_MESSAGE  # (an empty stream: its handler says what it lacks)
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{scope.method} sent no request message")
+        raise AssertionError("unreachable: abort raises")
+
+    async def _gated(self, scope: RpcScope, requests: AsyncIterator[Any], first: Any,
+                     context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        """A client stream's messages: the first (already read), then each later one read only once the budget
+        has room for it or this stream has the turn (ByteBudget: streams that need more are served in turn)."""
+        if first is _NO_MESSAGE:
+            return
+        yield first
+        budget, need = self.budget, self.limits.max_message_bytes
+        while True:
+            waits = not budget.room_for(need, scope.tenant) and budget.turn is not scope
+            if waits and not await budget.room_or_turn(need, scope.tenant, scope, self.limits.stream_idle_seconds):
+                await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, "no room in the server's budget of "
+                            f"request bytes (--max-buffered-bytes) for {self.limits.stream_idle_seconds:g} s; "
+                            "retry in 1 s", retry_after=1.0)
+            try:
+                message = await anext(requests)
+            except StopAsyncIteration:
+                return
+            yield message
+
+    async def _revoked(self, scope: RpcScope, context: grpc.aio.ServicerContext) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            while task.uncancel():
+                pass
+        self.metrics.refused.labels("unauthenticated").inc()
+        await abort(context, grpc.StatusCode.UNAUTHENTICATED, "the token was revoked while the call ran: it is "
+                    "ended, and nothing it sent is stored")
+
+    def _wrap(self, handler: Any, scope: RpcScope, authorization: str | None) -> Any:
+        """The handler behind the guard, as a client-streaming one whatever its shape (the wire is the same), so
+        that the guard reads the first message itself, within --first-message-timeout."""
+        unary_request = not handler.request_streaming
         if handler.response_streaming:
             inner_stream = handler.stream_stream if handler.request_streaming else handler.unary_stream
 
-            async def streaming(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-                self._begin(scope, context)
+            async def streaming(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext
+                                ) -> AsyncIterator[Any]:
+                watch = self._begin(scope, context, authorization)
                 error: BaseException | None = None
                 try:
-                    async for item in inner_stream(request, context):
+                    first = await self._first(scope, requests, context)
+                    source = first if unary_request else self._gated(scope, requests, first, context)
+                    async for item in inner_stream(source, context):
                         yield item
+                except asyncio.CancelledError as err:
+                    if not scope.revoked:
+                        error = err
+                        raise
+                    await self._revoked(scope, context)
                 except BaseException as err:
                     error = err
                     raise
                 finally:
-                    self._end(scope, context, error)
+                    self._end(scope, context, error, watch)
                     error = None  # no cycle frame -> exception -> traceback -> frame keeping the request alive
 
-            field_name = "stream_stream" if handler.request_streaming else "unary_stream"
-            return handler._replace(**{field_name: streaming})
+            return grpc.stream_stream_rpc_method_handler(streaming, request_deserializer=handler.request_deserializer,
+                                                         response_serializer=handler.response_serializer)
         inner = handler.stream_unary if handler.request_streaming else handler.unary_unary
 
-        async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            self._begin(scope, context)
+        async def unary(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> Any:
+            watch = self._begin(scope, context, authorization)
             error: BaseException | None = None
             try:
-                return await inner(request, context)
+                first = await self._first(scope, requests, context)
+                return await inner(first if unary_request else self._gated(scope, requests, first, context), context)
+            except asyncio.CancelledError as err:
+                if not scope.revoked:
+                    error = err
+                    raise
+                await self._revoked(scope, context)
             except BaseException as err:
                 error = err
                 raise
             finally:
-                self._end(scope, context, error)
+                self._end(scope, context, error, watch)
                 error = None  # no cycle frame -> exception -> traceback -> frame keeping the request alive
 
-        field_name = "stream_unary" if handler.request_streaming else "unary_unary"
-        return handler._replace(**{field_name: unary})
+        return grpc.stream_unary_rpc_method_handler(unary, request_deserializer=handler.request_deserializer,
+                                                    response_serializer=handler.response_serializer)
+
+
+_NO_MESSAGE = object()  # a client stream closed before its first message
+
+
+class _TokenWatch:
+    """The timer of a call's next token check (GuardInterceptor._watch_token)."""
+
+    def __init__(self) -> None:
+        self.handle: asyncio.TimerHandle | None = None
+        self.stopped = False
+
+    def cancel(self) -> None:
+        self.stopped = True
+        if self.handle is not None:
+            self.handle.cancel()
 
 
 def _refusal(handler: Any, denied: Denied, rid: str) -> Any:

@@ -38,12 +38,18 @@ class StoreHealth:
         self.serving: bool | None = None
         self._poke = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="sgs-verify-store-health")
 
     async def stop(self) -> None:
         if self._task is not None:
+            # The flag as well as the cancel: Python 3.11's asyncio.wait_for swallows a cancel that comes as the
+            # awaited wait ends (it returns the result instead), and the loop then ran on — a stop hung for ever,
+            # about one start-stop in six in a test.
+            self._stopping = True
+            self._poke.set()
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
@@ -54,7 +60,7 @@ class StoreHealth:
         self._poke.set()
 
     async def _run(self) -> None:
-        while True:
+        while not self._stopping:
             await self.check()
             self._poke.clear()
             with contextlib.suppress(TimeoutError):

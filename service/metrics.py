@@ -24,8 +24,8 @@ class Metrics:
         r = self.registry
         self.requests = Counter(f"{PREFIX}_requests", "RPCs (and viewer API requests) finished, by method and "
                                 "status code", ["method", "code"], registry=r)
-        self.latency = Histogram(f"{PREFIX}_request_seconds", "How long RPCs took, by method and status code",
-                                 ["method", "code"], buckets=LATENCY_BUCKETS, registry=r)
+        self.latency = Histogram(f"{PREFIX}_request_seconds", "How long RPCs (and viewer API requests) took, by "
+                                 "method and status code", ["method", "code"], buckets=LATENCY_BUCKETS, registry=r)
         self.verifications = Counter(f"{PREFIX}_verifications", "Logs verified, by how they came (whole, "
                                      "upload, live, foreign, viewer) and verdict (clean, violations)",
                                      ["source", "verdict"], registry=r)
@@ -39,6 +39,8 @@ class Metrics:
         self.in_flight = Gauge(f"{PREFIX}_requests_in_flight", "RPCs in progress", registry=r)
         self.buffered = Gauge(f"{PREFIX}_buffered_request_bytes", "Request bytes held (the --max-buffered-bytes "
                               "budget in use)", registry=r)
+        self.tls_days_left = Gauge(f"{PREFIX}_tls_certificate_days_left", "Days until the server's TLS certificate "
+                                   "expires (absent without TLS)", registry=r)
         self.store_up = Gauge(f"{PREFIX}_store_up", "1 while the replay store answers, else 0", registry=r)
         self.queue_depth = Gauge(f"{PREFIX}_worker_queue_depth", "Verification tasks waiting for a worker "
                                  "process", registry=r)

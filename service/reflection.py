@@ -15,7 +15,8 @@ from google.protobuf import descriptor_pb2, descriptor_pool
 from grpc_reflection.v1alpha import _async as reflection_aio
 from grpc_reflection.v1alpha import reflection_pb2 as rpb
 
-from service.checked import checked_stream_stream
+from service import checked
+from service.checked import OpenStreams, checked_stream_stream
 from service.servicer import lenient
 
 V1ALPHA_SERVICE = "grpc.reflection.v1alpha.ServerReflection"
@@ -55,12 +56,16 @@ def add_v1_descriptor(pool: descriptor_pool.DescriptorPool | None = None) -> Non
     pool.AddSerializedFile(proto.SerializeToString())
 
 
-def enable_server_reflection(service_names: Iterable[str], server: grpc.aio.Server) -> None:
-    """Reflection v1 and v1alpha on ``server``, listing ``service_names`` and both reflection services."""
+def enable_server_reflection(service_names: Iterable[str], server: grpc.aio.Server,
+                             limits: OpenStreams | None = None) -> None:
+    """Reflection v1 and v1alpha on ``server``, listing ``service_names`` and both reflection services. It needs no
+    token, so its streams are limited (``limits``, shared with Health/Watch: in all and per address) and idle
+    out after OPEN_STREAM_IDLE_SECONDS."""
     add_v1_descriptor()
     servicer = reflection_aio.ReflectionServicer((*service_names, V1_SERVICE, V1ALPHA_SERVICE))
     handler = grpc.stream_stream_rpc_method_handler(
-        checked_stream_stream(servicer.ServerReflectionInfo),
+        checked_stream_stream(servicer.ServerReflectionInfo, OpenStreams() if limits is None else limits,
+                              checked.OPEN_STREAM_IDLE_SECONDS),
         request_deserializer=lenient(rpb.ServerReflectionRequest),
         response_serializer=rpb.ServerReflectionResponse.SerializeToString)
     server.add_generic_rpc_handlers(tuple(grpc.method_handlers_generic_handler(name, {"ServerReflectionInfo": handler})

@@ -13,11 +13,13 @@ import contextlib
 import ctypes
 import ctypes.util
 import errno
+import logging
 import os
 import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -26,7 +28,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2
 
 from service import tls
-from service.checked import add_health
+from service.checked import OpenStreams, add_health
 from service.config import ENV_DATA, ServiceConfig, default_data_dir, is_loopback, split_address
 from service.guard import Authenticator, GuardInterceptor
 from service.health import StoreHealth
@@ -36,13 +38,15 @@ from service.servicer import SERVICE_NAME, VerifierServicer, new_io_executor
 from service.work import freeze_long_lived_objects
 from service.workers import WorkerPool
 from storage import migrate
-from storage.access import any_active_token
+from storage.access import OpenModeExposure, any_active_token, open_mode_exposure
+from storage.database import make_private
 from storage.store import SchemaOutOfDate, Store
 
 if TYPE_CHECKING:
     from service.web.server import HttpFrontend
 
 IO_THREADS = 4
+log = logging.getLogger("sgs-verify.service")
 
 
 class ServerStartError(RuntimeError):
@@ -50,7 +54,11 @@ class ServerStartError(RuntimeError):
 
 
 def open_store(config: ServiceConfig) -> Store:
-    """Open the configured database, migrating it when configured to (the SQLite default)."""
+    """Open the configured database, migrating it when configured to (the SQLite default). The embedded
+    database's folder is this user's only (0700): it is the server's own."""
+    if config.embedded:
+        config.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_private(config.data_dir, 0o700)
     store = Store.open(config.database_url, busy_timeout_ms=config.busy_timeout_ms,
                        pool_size=IO_THREADS, checkpoint_in_background=True)
     try:
@@ -91,6 +99,9 @@ class VerificationServer:
         self.guard: GuardInterceptor | None = None
         self.store_health: StoreHealth | None = None
         self.exposure: list[str] = []  # what a start on this configuration warns of
+        # The viewer's connection bounds (service.web.server.HttpFrontend: max_connections, header_seconds), when
+        # not the defaults (the tests' smaller ones).
+        self.http_bounds: dict[str, Any] = {}
 
     @property
     def address(self) -> str:
@@ -128,8 +139,17 @@ class VerificationServer:
         limits = config.limits
         try:
             tls.check_files(config)
+            end = tls.not_after(config.tls_cert) if config.tls_cert is not None else None
+            if end is not None:
+                self.metrics.tls_days_left.set_function(lambda: (end - time.time()) / 86400)
             tokens = await asyncio.to_thread(any_active_token, self.store)
             self.exposure = self._exposure(tokens)
+            loud = _open_mode_warnings(await asyncio.to_thread(open_mode_exposure, self.store)) if not tokens else []
+            expiring = tls.expiry_warning(config)
+            loud += [expiring] if expiring is not None else []
+            for warning in loud:  # (logged too: a service manager keeps the log, not always the start lines)
+                log.warning("%s", warning)
+            self.exposure += loud
         except ValueError as err:
             await self._close_resources()
             raise ServerStartError(str(err)) from None
@@ -163,8 +183,10 @@ class VerificationServer:
             ("grpc.http2.bdp_probe", 0),
         ])
         server.add_generic_rpc_handlers((servicer.generic_handler(),))
-        add_health(self.health, server)  # requests that are not valid ones: INVALID_ARGUMENT (not UNKNOWN)
-        enable_server_reflection((SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server)
+        open_streams = OpenStreams()  # the streams of the services that need no token, counted together
+        add_health(self.health, server, open_streams)  # requests that are not valid: INVALID_ARGUMENT (not UNKNOWN)
+        enable_server_reflection((SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name), server,
+                                 open_streams)
         # Asked first, so that a busy port is said plainly (gRPC would log a raw error of its own).
         failure: Exception | str | None = address_problem(config.address)
         if failure is None:
@@ -223,15 +245,18 @@ class VerificationServer:
         assert self.pool is not None and self.io_executor is not None
         try:
             from service.web.app import ViewerApi, create_app, token_guard
+            from service.web.security import ViewerShield, allowed_hosts
             from service.web.server import HttpFrontend
         except ImportError as err:
             raise ServerStartError(f"the viewer (--http) needs the web extra: pip install 'sgs-verify[web]' "
                                    f"({err})") from None
         assert self.auth is not None and self.guard is not None
-        api = ViewerApi(self.store, servicer, self.pool, self.io_executor, config.limits)
+        api = ViewerApi(self.store, servicer, self.pool, self.io_executor, config.limits, admission=self.guard)
         guard = token_guard(self.auth, self.guard.rates, self.metrics, self.viewer_guard)
-        frontend = HttpFrontend(create_app(api, guard), config.http_address, config.grace_seconds,
-                                tls.uvicorn_options(config))
+        hosts = allowed_hosts(split_address(config.http_address, "--http")[0], config.http_hosts)
+        app = ViewerShield(create_app(api, guard), hosts, tls=config.tls, metrics=self.metrics)
+        frontend = HttpFrontend(app, config.http_address, config.grace_seconds, tls.uvicorn_options(config),
+                                **self.http_bounds)
         try:
             await frontend.start()
         except OSError as err:
@@ -269,6 +294,20 @@ class VerificationServer:
     async def wait(self) -> None:
         if self.server is not None:
             await self.server.wait_for_termination()
+
+
+def _open_mode_warnings(found: OpenModeExposure) -> list[str]:
+    """Said loudly at start by a server running open over a store that was used with tokens (issue 27, item 5)."""
+    warnings = []
+    if found.other_tenants:
+        names = ", ".join(found.other_tenants[:5]) + (", ..." if len(found.other_tenants) > 5 else "")
+        warnings.append(f"this store holds replays of other tenants ({names}), and the server runs OPEN (no active "
+                        "token): it serves the default tenant only, but anyone on this machine can use it as that "
+                        "tenant — create a token (sgs-verify token create) to turn authentication on")
+    if found.tokens:
+        warnings.append(f"this store has {found.tokens} token(s), none active (all revoked), so the server runs OPEN: "
+                        "was that meant? Anyone on this machine may use it as the default tenant")
+    return warnings
 
 
 def address_problem(address: str) -> str | None:

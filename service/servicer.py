@@ -21,7 +21,7 @@ import grpc
 from google.protobuf.message import Message
 from grpc._cython.cygrpc import ExecuteBatchError
 
-from service import guard
+from service import guard, wirecount
 from service.config import Limits
 from service.convert import metadata_from, replay_change, replay_info, request_filter, run_info, summary_only
 from service.guard import Principal, StreamIdle, idle_limited
@@ -91,16 +91,17 @@ class RpcFailure(Exception):
 class MalformedRequest:
     """Stands in for a request message that could not be parsed, or was not taken (see ``lenient``)."""
 
-    def __init__(self, type_name: str, error: Exception | str, code: grpc.StatusCode = grpc.StatusCode.INVALID_ARGUMENT
-                 ) -> None:
+    def __init__(self, type_name: str, error: Exception | str, code: grpc.StatusCode = grpc.StatusCode.INVALID_ARGUMENT,
+                 retry: bool = True) -> None:
         self.code = code
         self.reason = error if isinstance(error, str) else f"not a valid {type_name}: {error}"
+        self.retry = retry  # (a refusal for room may go through later; one for a limit never does)
 
     def failure(self, where: str) -> RpcFailure:
         """The RPC's status: ``where`` ("the request", "UploadLogRequest message 3") is / was refused."""
         if self.code == grpc.StatusCode.INVALID_ARGUMENT:
             return RpcFailure(self.code, f"{where} is {self.reason}")
-        return RpcFailure(self.code, f"{where} was not taken: {self.reason}", retry_after=1.0)
+        return RpcFailure(self.code, f"{where} was not taken: {self.reason}", retry_after=1.0 if self.retry else None)
 
 
 def lenient(message_type: Any) -> Callable[[bytes], Any]:
@@ -109,12 +110,28 @@ def lenient(message_type: Any) -> Callable[[bytes], Any]:
     bytes are counted against the server's byte budget (service/guard.py) before they are parsed: one that
     does not fit is not parsed, and the RPC ends RESOURCE_EXHAUSTED."""
 
+    name = message_type.DESCRIPTOR.name
+
     def parse(data: bytes) -> Any:
         scope = guard.current()
         if scope is not None:
             problem = scope.charge(len(data))
             if problem is not None:
-                return MalformedRequest(message_type.DESCRIPTOR.name, problem, grpc.StatusCode.RESOURCE_EXHAUSTED)
+                return MalformedRequest(name, problem, grpc.StatusCode.RESOURCE_EXHAUSTED)
+            if scope.max_events:
+                # Counted on the wire first: many small events cost the parser ~20x their bytes (issue 27, item 4).
+                left = scope.max_events - scope.events
+                if wirecount.could_exceed(len(data), left):
+                    try:
+                        count = wirecount.events_in(data, name, left)
+                    except wirecount.WireError:
+                        count = 0  # not well formed: the parser says so below
+                    if count > left:
+                        return MalformedRequest(name, f"the game has more than {scope.max_events} events (counted "
+                                                f"before parsing); this server takes at most {scope.max_events} "
+                                                "per game (--max-events)", grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                                retry=False)
+                    scope.events += count
         try:
             return message_type.FromString(data)
         except Exception as err:  # DecodeError, or anything the parser raises
@@ -332,7 +349,8 @@ class VerifierServicer:
                              f"the foreign record is over {self.limits.max_record_bytes} bytes, this server's limit "
                              "(--max-record-bytes); compress it (xz, gzip) or import it offline (sgs-verify import)")
 
-    def _foreign_job(self, foreign: spb.ForeignLog, data: bytes, meta: SubmissionMetadata, where: str) -> VerifyJob:
+    def _foreign_job(self, foreign: spb.ForeignLog, data: bytes | bytearray, meta: SubmissionMetadata,
+                     where: str) -> VerifyJob:
         from importers import ENGINES
 
         if foreign.engine not in ENGINES:
@@ -353,8 +371,10 @@ class VerifierServicer:
     async def _verify(self, job: VerifyJob, where: str, context: grpc.aio.ServicerContext | None) -> Verified:
         timeout = self._timeout(context)
         try:
-            record, summary = await self.pool.run(dataclasses.replace(job, return_log=False), timeout)
-            return Verified(record if record.log_bytes else dataclasses.replace(record, log_bytes=job.data), summary)
+            record, summary = await self.pool.run(dataclasses.replace(job, return_log=False), timeout,
+                                                  self.limits.deadline_seconds)
+            return Verified(record if record.log_bytes else dataclasses.replace(record, log_bytes=bytes(job.data)),
+                            summary)
         except LogFormatError as err:
             raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT, f"{where}: {err}") from None
         except TimeoutError:
@@ -415,7 +435,7 @@ class VerifierServicer:
         replay = apb.AnnotatedReplay.FromString(summary_blob if want_summary_only else record.verdict.replay_blob)
         return spb.VerifyLogResponse(info=replay_info(summary), created=True, replay=replay)
 
-    async def submit_encoded(self, data: bytes, meta: SubmissionMetadata, engine: str = "", name: str = "",
+    async def submit_encoded(self, data: bytes | bytearray, meta: SubmissionMetadata, engine: str = "", name: str = "",
                              where: str = "the upload", principal: Principal = guard.OPEN) -> spb.VerifyLogResponse:
         """VerifyLog for callers in this process other than gRPC (the viewer's upload, service/web): a log's
         bytes (binary or JSON), or with ``engine`` another engine's record, verified and stored like

@@ -4,6 +4,8 @@ certificate chain), ``--tls-key`` and, to require client certificates, ``--tls-c
 from __future__ import annotations
 
 import ssl
+import time
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -28,10 +30,45 @@ def uvicorn_options(config: ServiceConfig) -> dict[str, Any]:
     return options
 
 
+# A certificate closer than this to its end is warned of at start (ACME clients renew at 30 days left).
+EXPIRY_WARNING_DAYS = 30.0
+
+
+def not_after(cert: Path) -> float | None:
+    """When the (first, leaf) certificate of a PEM chain expires, as a Unix time; None if it cannot be told."""
+    try:
+        decoded = ssl._ssl._test_decode_cert(str(cert))  # type: ignore[attr-defined]  # CPython's own PEM reader
+        return float(ssl.cert_time_to_seconds(decoded["notAfter"]))
+    except (AttributeError, KeyError, ValueError, ssl.SSLError, OSError):
+        return None
+
+
+def days_left(cert: Path, now: float | None = None) -> float | None:
+    end = not_after(cert)
+    return None if end is None else (end - (time.time() if now is None else now)) / 86400
+
+
+def expiry_warning(config: ServiceConfig) -> str | None:
+    """A warning when the certificate ends within EXPIRY_WARNING_DAYS (issue 27, item 12); check_files refuses an
+    expired one."""
+    if config.tls_cert is None:
+        return None
+    left = days_left(config.tls_cert)
+    if left is None or left >= EXPIRY_WARNING_DAYS:
+        return None
+    return (f"the TLS certificate {config.tls_cert} expires in {left:.1f} days: renew it (clients refuse it once it "
+            "has expired, and this server will not start with it)")
+
+
 def check_files(config: ServiceConfig) -> None:
-    """ValueError naming the file when a certificate or key cannot be used (before gRPC says it less plainly)."""
+    """ValueError naming the file when a certificate or key cannot be used (before gRPC says it less plainly),
+    or when the certificate has expired: every client would fail its handshake, and nothing would say why."""
     if config.tls_cert is None or config.tls_key is None:
         return
+    left = days_left(config.tls_cert)
+    if left is not None and left <= 0:
+        raise ValueError(f"the TLS certificate --tls-cert {config.tls_cert} has expired ({-left:.1f} days ago): "
+                         "every client would refuse it; renew it")
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     try:
         context.load_cert_chain(config.tls_cert, config.tls_key)

@@ -51,7 +51,8 @@ class TooManyEvents(Exception):
 
 @dataclass(frozen=True, slots=True)
 class VerifyJob:
-    data: bytes
+    # (A bytearray only in the server's process: the viewer's upload buffer, which reaches the worker as bytes.)
+    data: bytes | bytearray
     metadata: SubmissionMetadata
     max_events: int
     # True when ``data`` is the canonical encoding the service made itself (not submitted bytes).
@@ -152,28 +153,31 @@ def run_job(job: VerifyJob) -> NewReplay:
 
 def verify_job(job: VerifyJob) -> Verified:
     """run_job, with the summary-only replay's encoding too."""
+    # (bytes in a worker, which receives them so; a bytearray only where an embedding program runs it itself)
+    data = job.data if isinstance(job.data, bytes) else bytes(job.data)
     if job.foreign:
         from importers import RecordError, importer
 
         try:
-            log = importer(job.foreign, job.max_record_bytes)(job.data, job.name)
+            log = importer(job.foreign, job.max_record_bytes)(data, job.name)
         except RecordError as err:
             raise LogFormatError(f"cannot import the {job.foreign} record: {err}") from None
-        job = VerifyJob(canonical_bytes(log), job.metadata, job.max_events, canonical=True, return_log=True)
+        data = canonical_bytes(log)
+        job = VerifyJob(data, job.metadata, job.max_events, canonical=True, return_log=True)
         log_format = "binary"
     elif job.canonical:
-        log, log_format = parse_log(job.data, "binary")
+        log, log_format = parse_log(data, "binary")
     else:
         # The format is the one the bytes parse as (a binary log may begin like JSON).
-        log, log_format = parse_log(job.data)
+        log, log_format = parse_log(data)
     if len(log.events) > job.max_events:
         raise TooManyEvents(len(log.events), job.max_events)
     _check(header_problems(log.header))
-    canonical = job.data if job.canonical else canonical_bytes(log)
+    canonical = data if job.canonical else canonical_bytes(log)
     verifier = Verifier(log.header)
     verifier.follow(log.events)
     finished = verifier.finished(log_sha256(canonical))
-    record = record_for(log.header, len(log.events), job.data, log_format, job.metadata, finished,
+    record = record_for(log.header, len(log.events), data, log_format, job.metadata, finished,
                         dealt_roles(verifier))
     _check(record.problems())  # what the engine says quotes the log: a card id over 32 bits, a NUL
     return Verified(record if job.return_log else replace(record, log_bytes=b""), finished.summary_encoded())

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
+import logging
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -42,6 +44,7 @@ from verifier import LogFormatError
 
 P = ParamSpec("P")
 T = TypeVar("T")
+log = logging.getLogger("sgs-verify.service")
 
 # ---------------------------------------------------------------------------------------- in the worker
 
@@ -77,19 +80,21 @@ def worker_main(conn: Connection) -> None:
     A thread reads the calls as they come, so that the server's writes never wait for the call in
     progress; the main thread runs them. The process ends when the server closes its end."""
     exit_with_parent()
-    inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    inbox: queue.SimpleQueue[tuple[bytes, list[bytes]] | None] = queue.SimpleQueue()
 
     def read() -> None:
         try:
             while True:
-                inbox.put(conn.recv_bytes())
+                header = conn.recv_bytes()
+                buffers = [conn.recv_bytes() for _ in range(header[0])]
+                inbox.put((header, buffers))
         except (EOFError, OSError):
             inbox.put(None)
 
     threading.Thread(target=read, name="sgs-verify-worker-inbox", daemon=True).start()
-    while (data := inbox.get()) is not None:
-        call_id, fn, args, kwargs = pickle.loads(data)
-        del data
+    while (message := inbox.get()) is not None:
+        call_id, fn, args, kwargs = pickle.loads(memoryview(message[0])[1:], buffers=message[1])
+        del message
         try:
             answer: tuple[int, bool, Any] = (call_id, True, fn(*args, **kwargs))
         except BaseException as err:  # the server re-raises it in the caller
@@ -106,6 +111,12 @@ def worker_main(conn: Connection) -> None:
         except OSError:
             break
     os._exit(0)
+
+
+def verify_job_data(job: VerifyJob, data: bytes | pickle.PickleBuffer) -> Verified:
+    """verify_job, the log's bytes sent beside the job (out of band: WorkerProcess.submit; the worker receives
+    them as bytes, which bytes() returns as they are)."""
+    return verify_job(dataclasses.replace(job, data=bytes(data)))
 
 
 _LIVE_GAMES: dict[int, LiveGame] = {}
@@ -190,21 +201,34 @@ class WorkerProcess:
             self._loop = loop
             loop.add_reader(self.conn.fileno(), self._readable)
         call_id = next(self._ids)
-        payload = pickle.dumps((call_id, fn, args, kwargs), pickle.HIGHEST_PROTOCOL)
+        # A call is a message of its pickle (its first byte: how many buffers follow), then one message per
+        # pickle.PickleBuffer among its arguments, sent from the caller's memory as it is (out of band: a large
+        # upload is not copied into the pickle first).
+        buffers: list[pickle.PickleBuffer] = []
+        payload = pickle.dumps((call_id, fn, args, kwargs), 5, buffer_callback=buffers.append)
+        if len(buffers) > 255:
+            raise ValueError("a worker call carries at most 255 out-of-band buffers")
+        message = bytes((len(buffers),)) + payload
         future: asyncio.Future[Any] = loop.create_future()
         self._pending[call_id] = (future, ended)
-        if len(payload) <= INLINE_SEND_BYTES and not self._queued:
+        if len(message) <= INLINE_SEND_BYTES and not buffers and not self._queued:
             try:
-                self.conn.send_bytes(payload)
+                self.conn.send_bytes(message)
             except OSError:
                 self._break()
         else:
             if self._sender is None:
                 self._sender = ThreadPoolExecutor(1, thread_name_prefix="sgs-verify-worker-send")
             self._queued += 1
-            sent = loop.run_in_executor(self._sender, self.conn.send_bytes, payload)
+            sent = loop.run_in_executor(self._sender, self._send_all, message, buffers)
             sent.add_done_callback(self._sent)
         return future
+
+    def _send_all(self, message: bytes, buffers: list[pickle.PickleBuffer]) -> None:
+        self.conn.send_bytes(message)
+        for buffer in buffers:
+            with buffer.raw() as view:
+                self.conn.send_bytes(view)
 
     def _sent(self, sent: asyncio.Future[None]) -> None:
         self._queued -= 1
@@ -253,6 +277,12 @@ class WorkerProcess:
         with contextlib.suppress(OSError):
             self.conn.close()
         self._reap()
+
+    def kill(self, why: str) -> None:
+        """End the process at once, whatever it is doing; every call waiting on it fails (WorkerLost)."""
+        with contextlib.suppress(OSError, ValueError):
+            self.process.kill()
+        self._break(BrokenProcessPool(f"the verification worker was killed: {why}"))
 
     def _reap(self) -> None:
         threading.Thread(target=self.process.join, name="sgs-verify-worker-reap", daemon=True).start()
@@ -343,6 +373,7 @@ class WorkerPool:
         cpus = worker_cpus(workers) if pin else [None] * workers
         self.workers = [Worker(WorkerProcess(cpu), cpu) for cpu in cpus]
         self._ids = itertools.count(1)
+        self.recycled = 0  # workers killed and replaced (a call past its deadline)
 
     def __len__(self) -> int:
         return len(self.workers)
@@ -386,16 +417,60 @@ class WorkerPool:
             worker.executor = WorkerProcess(worker.cpu)
             worker.games = 0
 
-    async def run(self, job: VerifyJob, timeout: float) -> Verified:
-        """Verify a whole log on the least busy worker (TimeoutError after ``timeout`` s). The
-        work is pure, so if the worker turns out to be dead it is tried once more on a fresh one."""
-        return await asyncio.wait_for(self._run(job), timeout)
+    async def run(self, job: VerifyJob, timeout: float, kill_after: float | None = None) -> Verified:
+        """Verify a whole log on the least busy worker: TimeoutError after ``timeout`` s, and if the worker is still
+        at it ``kill_after`` s after the start (the server's --deadline; default ``timeout``), it is killed and
+        replaced (``call_within``). The work is pure, so if the worker turns out to be dead it is tried once more
+        on a fresh one. The log's bytes go to the worker out of band, from where they are."""
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        for attempt in (1, 2):
+            try:
+                now = loop.time()
+                return await self.call_within(start + timeout - now, start + (kill_after or timeout) - now,
+                                              verify_job_data, dataclasses.replace(job, data=b""),
+                                              pickle.PickleBuffer(job.data))
+            except WorkerLost:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
 
-    async def _run(self, job: VerifyJob) -> Verified:
+    async def call_within(self, timeout: float, kill_after: float, fn: Callable[P, T], *args: P.args,
+                          **kwargs: P.kwargs) -> T:
+        """Run ``fn`` on the least busy worker; TimeoutError after ``timeout`` s. A call still running ``kill_after``
+        s from now — waited for to the end, or given up on earlier (the caller's own deadline, a cancel) — has its
+        worker process killed and replaced then: abandoned, it would go on spending a CPU and its memory (a record
+        that inflates to gigabytes, a game that takes minutes), and every call queued behind it would wait for it.
+        Those calls fail with WorkerLost, as when a worker dies. (Only ``kill_after``, the server's own limit,
+        kills: a client's short deadline must not end other clients' calls.)"""
+        if timeout <= 0:
+            raise TimeoutError
+        loop = asyncio.get_running_loop()
+        kill_at = loop.time() + kill_after
+        worker = min(self.workers, key=lambda w: (w.busy, w.games))
+        executor = worker.executor
+        task = self._send(worker, fn, *args, **kwargs)
         try:
-            return await self._call(min(self.workers, key=lambda w: (w.busy, w.games)), verify_job, job)
-        except WorkerLost:
-            return await self._call(min(self.workers, key=lambda w: (w.busy, w.games)), verify_job, job)
+            return await asyncio.wait_for(self._answer(worker, executor, task), timeout)
+        except (TimeoutError, asyncio.CancelledError):
+            def check() -> None:
+                if worker.executor is executor and any(f is task for f, _ in executor._pending.values()):
+                    self.recycle(worker, executor, f"it was still running {getattr(fn, '__name__', 'a call')} "
+                                 f"{kill_after:g} s after it was sent, past the server's --deadline")
+
+            loop.call_at(kill_at, check)
+            raise
+
+    def recycle(self, worker: Worker, executor: WorkerProcess, why: str) -> None:
+        """Kill the worker's process now (SIGKILL: a busy one would not read a request to stop) and start another
+        in its place; the calls it had fail with WorkerLost."""
+        if worker.executor is not executor:
+            return  # replaced already
+        log.warning("verification worker %s killed and replaced: %s", executor.process.pid, why)
+        self.recycled += 1
+        executor.kill(why)
+        worker.executor = WorkerProcess(worker.cpu)
+        worker.games = 0
 
     async def call_pinned(self, key: int, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run ``fn`` on the worker ``key`` picks (always the same one for the same key while the pool

@@ -19,7 +19,7 @@ from datetime import datetime
 from sqlalchemy import select
 
 from storage.models import ApiToken, AuditEntry
-from storage.store import Audit, InvalidQuery, StorageError, Store, tenant_problem
+from storage.store import DEFAULT_TENANT, Audit, InvalidQuery, StorageError, Store, tenant_problem
 
 TOKEN_PREFIX = "sgsv"
 TOKEN_FORMAT = re.compile(r"sgsv_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
@@ -123,6 +123,28 @@ def list_tokens(store: Store, include_revoked: bool = False) -> list[TokenInfo]:
 def any_active_token(store: Store) -> bool:
     with store.transaction() as session:
         return session.scalar(select(ApiToken.id).where(ApiToken.revoked_at.is_(None)).limit(1)) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class OpenModeExposure:
+    """What a store holds that a server running open (no active token) must not serve as if it were one user's."""
+
+    tokens: int  # tokens ever made, revoked ones included (none active, or the server would not run open)
+    other_tenants: list[str]  # tenants other than the default one with replays stored
+
+
+def open_mode_exposure(store: Store) -> OpenModeExposure:
+    """Counted at start by a server about to run open (issue 27, item 5): it says so loudly when the store was
+    used with tokens, or holds other tenants' replays — open mode serves the default tenant only."""
+    from sqlalchemy import func
+
+    from storage.models import Replay
+
+    with store.transaction() as session:
+        tokens = session.scalar(select(func.count()).select_from(ApiToken)) or 0
+        tenants = list(session.scalars(select(Replay.tenant).where(Replay.tenant != DEFAULT_TENANT)
+                                       .group_by(Replay.tenant).order_by(Replay.tenant).limit(20)))
+    return OpenModeExposure(int(tokens), tenants)
 
 
 def check_token(store: Store, token: str) -> TokenInfo | None:

@@ -3,6 +3,8 @@ writes) or PostgreSQL through psycopg 3 (pre-pinged pooled connections)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import threading
 import time
@@ -54,6 +56,36 @@ def sqlite_file(url: str | URL) -> Path | None:
     return Path(parsed.database)
 
 
+# The files of an SQLite database: the database, its write-ahead log and its shared-memory index.
+SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+
+
+def make_private_file(path: Path) -> None:
+    """Create the SQLite database ``path`` (and the folders it needs) readable by this user only — folders 0700,
+    the file 0600, whatever the umask — and tighten the files of one that exists: they hold every tenant's
+    replays, the audit log and the token hashes (issue 27, item 13). SQLite creates the WAL and SHM files with
+    the database file's mode."""
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(path.parent, 0o700)  # (mkdir's mode is masked by the umask; 0700 is wanted exactly)
+    if not path.exists():
+        with contextlib.suppress(FileExistsError):  # (another replica made it meanwhile)
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    for suffix in SQLITE_SUFFIXES:
+        make_private(Path(f"{path}{suffix}"), 0o600)
+
+
+def make_private(path: Path, mode: int) -> None:
+    """``chmod path mode`` when it exists, is this user's and is more open than ``mode``."""
+    try:
+        info = path.stat()
+    except OSError:
+        return
+    if info.st_uid == os.getuid() and info.st_mode & 0o777 & ~mode:
+        with contextlib.suppress(OSError):
+            os.chmod(path, mode)
+
+
 def is_sqlite(url: str | URL) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
 
@@ -71,9 +103,7 @@ def create_database_engine(url: str, *, busy_timeout_ms: int = DEFAULT_BUSY_TIME
         kwargs: dict[str, Any] = {}
         path = sqlite_file(parsed)
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if not path.exists():
-                sqlite3.connect(path).close()
+            make_private_file(path)
             timeout = busy_timeout_ms / 1000
             # Later connections open the file read-write but never create it: a database file moved or
             # deleted while the server runs is "unavailable", not silently replaced by an empty one.

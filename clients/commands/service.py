@@ -87,6 +87,9 @@ def register(sub: Any) -> None:
     serve.add_argument("--http", metavar="HOST:PORT", help="also serve the annotated replay viewer and its JSON API "
                        "over HTTP there, e.g. 127.0.0.1:8080 ($SGS_VERIFY_HTTP; needs the web extra; see "
                        "docs/viewer.md)")
+    serve.add_argument("--http-host", action="append", metavar="NAME", help="a host name the viewer answers to "
+                       "besides loopback names and --http's host (repeatable; $SGS_VERIFY_HTTP_HOSTS, "
+                       "comma-separated): the name a proxy or browser uses for it (docs/security.md#viewer)")
     serve.add_argument("--max-concurrent", type=int, help="RPCs in progress at once, over every tenant "
                        "($SGS_VERIFY_MAX_CONCURRENT; default 256)")
     serve.add_argument("--rate-limit", type=float, help="each tenant's requests per second, 0 for none "
@@ -99,7 +102,10 @@ def register(sub: Any) -> None:
                        "nothing for this long ($SGS_VERIFY_STREAM_IDLE_TIMEOUT; default 300)")
     serve.add_argument("--max-buffered-bytes", type=int, help="request bytes held at once over every request; a "
                        "request that does not fit waits, then is refused unread ($SGS_VERIFY_MAX_BUFFERED_BYTES; "
-                       "default 64 MiB)")
+                       "default 64 MiB; one tenant holds at most half of it)")
+    serve.add_argument("--first-message-timeout", type=float, metavar="SECONDS", help="end an RPC whose first "
+                       "request message has not come this long after the call "
+                       "($SGS_VERIFY_FIRST_MESSAGE_TIMEOUT; default 10)")
     serve.add_argument("--tls-cert", type=Path, metavar="PEM", help="serve TLS with this certificate chain "
                        "($SGS_VERIFY_TLS_CERT; with --tls-key)")
     serve.add_argument("--tls-key", type=Path, metavar="PEM",
@@ -274,7 +280,8 @@ def _service_config(args: argparse.Namespace) -> Any:
         ("rate_limit", getattr(args, "rate_limit", None)), ("rate_burst", getattr(args, "rate_burst", None)),
         ("max_streams_per_tenant", getattr(args, "max_streams_per_tenant", None)),
         ("stream_idle_seconds", getattr(args, "stream_idle_timeout", None)),
-        ("max_buffered_bytes", getattr(args, "max_buffered_bytes", None))) if value is not None}
+        ("max_buffered_bytes", getattr(args, "max_buffered_bytes", None)),
+        ("first_message_seconds", getattr(args, "first_message_timeout", None))) if value is not None}
     changes: dict[str, Any] = {name: value for name, value in (
         ("address", getattr(args, "address", None)), ("db_url", getattr(args, "db", None)),
         ("data_dir", getattr(args, "data_dir", None)), ("workers", getattr(args, "workers", None)),
@@ -282,7 +289,8 @@ def _service_config(args: argparse.Namespace) -> Any:
         ("migrate", getattr(args, "migrate", None)),
         ("http_address", getattr(args, "http", None)), ("tls_cert", getattr(args, "tls_cert", None)),
         ("tls_key", getattr(args, "tls_key", None)), ("tls_client_ca", getattr(args, "tls_client_ca", None)),
-        ("metrics_address", getattr(args, "metrics", None)))
+        ("metrics_address", getattr(args, "metrics", None)),
+        ("http_hosts", tuple(args.http_host) if getattr(args, "http_host", None) else None))
         if value is not None}
     if getattr(args, "insecure", False):
         changes["insecure"] = True

@@ -24,6 +24,7 @@ on ``request.state.principal``, and every handler sees only that caller's tenant
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import re
 from collections.abc import Awaitable, Callable
@@ -36,7 +37,7 @@ from typing import Any, ParamSpec, TypeVar
 import grpc
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -45,7 +46,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from service import viewing
 from service.config import Limits
 from service.convert import violation_code_problem
-from service.guard import Authenticator, Denied, Principal, RateLimiter
+from service.guard import Authenticator, Denied, GuardInterceptor, Principal, RateLimiter, StreamIdle, idle_limited
 from service.metrics import Metrics
 from service.servicer import RpcFailure, VerifierServicer, failure_for
 from service.workers import WorkerLost, WorkerPool
@@ -145,10 +146,11 @@ class GuardMiddleware:
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.retry_after = retry_after
 
 
 def error_response(status: int, message: str) -> JSONResponse:
@@ -323,8 +325,11 @@ class ViewerApi:
     """The handlers, over the gRPC service's store, worker pool and I/O threads."""
 
     def __init__(self, store: Store, servicer: VerifierServicer, pool: WorkerPool, io: Executor,
-                 limits: Limits) -> None:
+                 limits: Limits, admission: GuardInterceptor | None = None) -> None:
+        """``admission``: the gRPC guard, whose limits uploads go through (None: none, as in an embedding
+        program's tests)."""
         self.store = store
+        self.admission = admission
         self.servicer = servicer
         self.pool = pool
         self.io = io
@@ -399,31 +404,70 @@ class ViewerApi:
         return json_bytes(data)
 
     async def upload(self, request: Request) -> Response:
+        """The body is read only once the guard's limits admit it (service.guard.GuardInterceptor.admitted: the
+        same --max-concurrent, streams per tenant and byte budget as gRPC's uploads, with room set aside for its
+        declared length, or the limit without one), into one buffer of that length, and handed to the worker
+        from there (out of band: service.workers)."""
         q = request.query_params
         engine = q.get("engine", "").strip().lower()
         if engine in ("sgs-verify", "sgsverify", "log"):
             engine = ""
         limit = self.limits.max_record_bytes if engine else self.limits.max_message_bytes
-        declared = request.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > limit:
-            raise ApiError(413, f"the upload is {declared} bytes; this server takes at most {limit} "
-                           f"({'--max-record-bytes' if engine else '--max-message-bytes'})")
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise ApiError(413, f"the upload is over {limit} bytes, this server's limit "
-                               f"({'--max-record-bytes' if engine else '--max-message-bytes'})")
-            chunks.append(chunk)
+        option = "--max-record-bytes" if engine else "--max-message-bytes"
+        declared_text = request.headers.get("content-length")
+        declared = int(declared_text) if declared_text and declared_text.isdigit() else None
+        if declared is not None and declared > limit:
+            raise ApiError(413, f"the upload is {declared} bytes; this server takes at most {limit} ({option})")
         meta = SubmissionMetadata(tournament=q.get("tournament", "").strip(), round=q.get("round", "").strip(),
                                   table=q.get("table", "").strip(), submitter=q.get("submitter", "").strip())
         caller = principal(request)
-        response = await self.servicer.submit_encoded(b"".join(chunks), meta, engine=engine,
-                                                      name=q.get("name", ""), where="the upload", principal=caller)
+        async with contextlib.AsyncExitStack() as admitted:
+            if self.admission is not None:
+                try:
+                    await admitted.enter_async_context(self.admission.admitted(
+                        caller, "Viewer/Upload", limit if declared is None else declared))
+                except Denied as denied:
+                    raise ApiError(429 if denied.retry_after is not None else 413, denied.message,
+                                   retry_after=denied.retry_after) from None
+            body = await self._body(request, declared, limit, option)
+            # A log is stored as its bytes (immutable); a foreign record goes to the worker as it is and never
+            # comes back (the converted log does).
+            data: bytes | bytearray = body if engine else bytes(body)
+            del body
+            response = await self.servicer.submit_encoded(data, meta, engine=engine, name=q.get("name", ""),
+                                                          where="the upload", principal=caller)
+            del data
         summary = await self._io(self.store.get, response.info.id, tenant=caller.tenant)
         return JSONResponse({"created": response.created, "replay": summary_json(summary.summary)},
                             status_code=201 if response.created else 200)
+
+    async def _body(self, request: Request, declared: int | None, limit: int, option: str) -> bytearray:
+        """The request's body in one buffer (its declared length, allocated once: pages are touched only as the
+        bytes arrive); StreamIdle when the client sends nothing for --stream-idle-timeout."""
+        buffer = bytearray(declared or 0)
+        view = memoryview(buffer) if declared is not None else None
+        size = 0
+        chunks = idle_limited(request.stream(), self.limits.stream_idle_seconds, "the upload")
+        try:
+            async for chunk in chunks:
+                end = size + len(chunk)
+                if end > (limit if view is None else len(buffer)):
+                    raise ApiError(413, f"the upload is over {limit} bytes, this server's limit ({option})")
+                if view is not None:
+                    view[size:end] = chunk
+                else:
+                    buffer += chunk
+                size = end
+        except StreamIdle as idle:
+            raise ApiError(408, str(idle)) from None
+        except ClientDisconnect:
+            raise ApiError(400, f"the client went away after {size} bytes of its upload") from None
+        finally:
+            if view is not None:
+                view.release()
+        if declared is not None and size < declared:
+            raise ApiError(400, f"the upload ended after {size} of its {declared} bytes")
+        return buffer
 
 
 def _api_errors(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
@@ -432,7 +476,10 @@ def _api_errors(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[
         try:
             return await handler(request)
         except ApiError as err:
-            return error_response(err.status, err.message)
+            response = error_response(err.status, err.message)
+            if err.retry_after is not None:
+                response.headers["Retry-After"] = str(max(1, round(err.retry_after + 0.5)))
+            return response
         except Exception as err:
             failure = failure_for(err)
             if failure is None and isinstance(err, InvalidQuery):

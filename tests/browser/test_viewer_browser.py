@@ -69,7 +69,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         base = srv.http_url.rstrip("/")
         cheat = play_cheating_game(3, 8, CONSISTENT_KINDS[0])
         ids = {}
-        with httpx.Client(base_url=base, timeout=120) as http:
+        with httpx.Client(base_url=base, timeout=120, headers={"Content-Type": "application/octet-stream"}) as http:
             for name, data, params in (
                     ("second_slash", (EXAMPLES / "second_slash.json").read_bytes(), {"tournament": "spring-cup"}),
                     ("cheat", cheat.log.SerializeToString(), {"tournament": "spring-cup", "round": "2"}),
@@ -82,6 +82,13 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         srv.stop()
 
 
+def watch_csp(page: Page) -> list[str]:
+    """What the viewer's Content-Security-Policy blocked on this page (Chromium says each on the console)."""
+    blocked: list[str] = []
+    page.on("console", lambda m: blocked.append(m.text) if "Content Security Policy" in m.text else None)
+    return blocked
+
+
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
     context = browser.new_context(viewport={"width": 1360, "height": 900})
@@ -89,11 +96,13 @@ def page(browser: Browser) -> Iterator[Page]:
     pg.set_default_timeout(WAIT_MS)
     errors: list[str] = []
     pg.on("pageerror", lambda err: errors.append(str(err)))
+    blocked = watch_csp(pg)
     try:
         yield pg
     finally:
         context.close()
     assert errors == [], f"the page raised: {errors}"
+    assert blocked == [], f"the Content-Security-Policy blocked: {blocked}"
 
 
 def shot(page: Page, name: str) -> None:
@@ -285,7 +294,7 @@ def test_a_server_with_tokens_asks_for_one_and_keeps_it_in_the_tab(browser: Brow
     bravo = make_token(url, "bravo", "submit,read")
     with BackgroundServer(server_config(url, tmp_path, http_address="127.0.0.1:0")) as srv:
         base = srv.http_url.rstrip("/")
-        with httpx.Client(base_url=base, timeout=120) as http:
+        with httpx.Client(base_url=base, timeout=120, headers={"Content-Type": "application/octet-stream"}) as http:
             for token, game in ((acme, play_game(1, 5)), (bravo, play_game(2, 5))):
                 response = http.post("/api/replays", content=game.SerializeToString(),
                                      headers={"Authorization": f"Bearer {token}"})
@@ -293,6 +302,7 @@ def test_a_server_with_tokens_asks_for_one_and_keeps_it_in_the_tab(browser: Brow
         context = browser.new_context(viewport={"width": 1360, "height": 900})
         try:
             page = context.new_page()
+            blocked = watch_csp(page)
             sent: list[str] = []
             page.on("request", lambda r: sent.append(r.headers.get("authorization", "")) if "/api/" in r.url else None)
             page.goto(f"{base}/")
@@ -317,6 +327,7 @@ def test_a_server_with_tokens_asks_for_one_and_keeps_it_in_the_tab(browser: Brow
             expect(other.locator("dialog.token-dialog")).to_be_visible()
             assert acme not in page.url and "token" not in page.url
             assert not context.cookies()
+            assert blocked == [], f"the Content-Security-Policy blocked: {blocked}"
         finally:
             context.close()
 
@@ -330,7 +341,7 @@ def test_cards_on_a_general_and_a_reborn_seat(browser: Browser, tmp_path: Path) 
     with BackgroundServer(server_config(url, tmp_path, http_address="127.0.0.1:0")) as srv:
         base = srv.http_url.rstrip("/")
         ids = {}
-        with httpx.Client(base_url=base, timeout=120) as http:
+        with httpx.Client(base_url=base, timeout=120, headers={"Content-Type": "application/octet-stream"}) as http:
             for name in ("hegemony/wu/buqu_recover.json", "rebirth/reborn_again.json"):
                 response = http.post("/api/replays", content=scenario(name).SerializeToString())
                 assert response.status_code == 201, response.text
@@ -379,7 +390,7 @@ def test_who_made_each_decision(page: Page, site: dict[str, Any]) -> None:
 
     with httpx.Client(base_url=site["base"], timeout=120) as http:
         response = http.post("/api/replays", content=json_format.MessageToJson(attributed_log()).encode(),
-                             params={"tournament": "attributed"})
+                             params={"tournament": "attributed"}, headers={"Content-Type": "application/json"})
         assert response.status_code == 201, response.text
         replay_id = response.json()["replay"]["id"]
     open_list(page, site["base"])
@@ -444,3 +455,23 @@ def test_a_freekill_transcript_is_told_by_its_content(page: Page, site: dict[str
     page.click("#u-send")
     expect(page).to_have_url(re.compile(r"/replays/[0-9a-f]{64}(#.*)?$"))
     expect(page.locator("body[data-ready=true]")).to_be_attached()
+
+
+def test_the_content_security_policy_is_on_and_watched(browser: Browser, site: dict[str, Any]) -> None:
+    """The policy the other tests find nothing blocked by is really applied (an inline script is refused, and
+    the watch sees it), and no page of the viewer can be framed."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        blocked = watch_csp(page)
+        response = page.goto(f"{site['base']}/docs/security.md")
+        assert response is not None and "frame-ancestors 'none'" in response.headers["content-security-policy"]
+        assert response.headers["x-frame-options"] == "DENY"
+        page.evaluate("const s = document.createElement('script'); s.textContent = 'window.injected = 1';"
+                      "document.body.appendChild(s)")
+        expect(page.locator("body")).to_be_attached()
+        page.wait_for_function("() => true")
+        assert page.evaluate("window.injected") is None
+        assert any("inline script" in b.lower() or "script-src" in b for b in blocked), blocked
+    finally:
+        context.close()

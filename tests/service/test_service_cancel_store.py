@@ -245,7 +245,7 @@ class _SlowAnswer:
 class _VerifiedNow:
     """A worker pool that verifies at once, in this process."""
 
-    async def run(self, job: VerifyJob, timeout: float) -> Verified:
+    async def run(self, job: VerifyJob, timeout: float, kill_after: float | None = None) -> Verified:
         return verify_job(job)
 
 

@@ -23,6 +23,7 @@ from tests.service.conftest import BACKENDS, fresh_database, server_config
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "docs" / "examples"
+OCTETS = {"Content-Type": "application/octet-stream"}
 FREEKILL = ROOT / "tests" / "data" / "freekill" / "transcripts" / "fk_p5_r5.jsonl.xz"
 
 
@@ -42,7 +43,8 @@ def viewer(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 
 @pytest.fixture(scope="module")
 def http(viewer: BackgroundServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=viewer.http_url, timeout=120) as client:
+    # (an upload says its content type: one a cross-origin form could send is refused, docs/security.md#viewer)
+    with httpx.Client(base_url=viewer.http_url, timeout=120, headers=OCTETS) as client:
         yield client
 
 
@@ -232,7 +234,7 @@ def test_a_guard_decides_every_api_request(tmp_path: Path) -> None:
 
     url, _ = fresh_database("sqlite", tmp_path)
     with BackgroundServer(server_config(url, tmp_path, http_address="127.0.0.1:0"),
-                          viewer_guard=bearer) as srv, httpx.Client(base_url=srv.http_url) as client:
+                          viewer_guard=bearer) as srv, httpx.Client(base_url=srv.http_url, headers=OCTETS) as client:
         assert client.get("/api/replays").status_code == 401
         assert client.post("/api/replays", content=b"x").status_code == 401
         assert client.get("/api/replays", headers={"Authorization": "Bearer let-me-in"}).status_code == 200

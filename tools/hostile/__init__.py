@@ -1,0 +1,1 @@
+"""The hostile-client harness (issue 27): python -m tools.hostile; see README.md and base.py."""
