@@ -26,7 +26,6 @@ from clients.bridge.follower import Follower, Position
 from clients.bridge.replaylog import RotatingLog, interleave, room_records
 from clients.client import ListFilter, VerifierClient
 from importers.freekill import cbor, import_freekill
-from importers.freekill.api import uncompressed
 from service.server import BackgroundServer
 from sgsverify.v1 import annotation_pb2 as apb
 from tests.service.conftest import TcpProxy, fresh_database, server_config
@@ -115,7 +114,7 @@ def verdict(replay: apb.AnnotatedReplay) -> tuple[Any, ...]:
 
 
 def offline(game: str) -> tuple[Any, ...]:
-    return verdict(verify(import_freekill(uncompressed((DATA / game).read_bytes()), name=game).log))
+    return verdict(verify(import_freekill((DATA / game).read_bytes(), name=game).log))
 
 
 class Lines:
@@ -206,7 +205,7 @@ def test_rooms_in_a_rotating_log_are_verified_live_as_offline_and_stored_once(se
     # holds no replies: not known; fk_rand_p4_29 is an AI game)
     names = {"unspecified": 0, "client": 1, "ai": 2, "default": 3}
     for p in printed:
-        game_log = import_freekill(uncompressed((DATA / GAMES[p["room"]]).read_bytes())).log
+        game_log = import_freekill((DATA / GAMES[p["room"]]).read_bytes()).log
         assert game_log.header.seats[p["seat"]].player == f"freekill:{p['player']}"
         assert names[p["source"]] == game_log.events[p["event"]].source
     assert {p["source"] for p in printed} == {"unspecified", "ai"}
@@ -217,8 +216,8 @@ def test_rooms_in_a_rotating_log_are_verified_live_as_offline_and_stored_once(se
         sum(p["code"] == "SKILL_COST" for p in printed)
     assert sample("sgs_verify_bridge_rooms_total", {"outcome": "finished"}) == 3
     assert sample("sgs_verify_bridge_rooms_open") == 0
-    assert sample("sgs_verify_bridge_events_total") == sum(len(import_freekill(uncompressed(
-        (DATA / game).read_bytes())).log.events) for game in GAMES.values())
+    assert sample("sgs_verify_bridge_events_total") == sum(len(import_freekill(
+        (DATA / game).read_bytes()).log.events) for game in GAMES.values())
 
 
 def bridge_process(tmp: Path, address: str, tournament: str) -> subprocess.Popen[str]:

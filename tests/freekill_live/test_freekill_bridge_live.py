@@ -1,0 +1,103 @@
+"""End to end, live: FreeKill's real Lua core plays rooms headless with the tap installed (host.py), the tap's
+lines go into a rotating log, and `sgs-verify bridge` (clients/bridge/) follows that log *while the rooms are
+played*, streaming each room into a real `sgs-verify serve`.
+
+- every room is stored once, and its live verdict is the offline verdict of the same room (the tap's log read
+  back whole, imported and verified);
+- a modified client's substituted replies (host.CHEATS: a second 杀, a card another player holds, a card from
+  the draw pile, 桃 at full HP, a 杀 out of range, a skill the general lacks) are each printed by the bridge as
+  they are found: the right code, at the event the reply led to, naming the FreeKill player who sent it and
+  saying the reply was the client's; no other violation is printed on a client's reply.
+
+Needs $SGS_FREEKILL_CORE and lua5.4 with lua-socket and lua-filesystem (skips otherwise): see conftest.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from clients.client import VerifierClient
+from service.server import BackgroundServer
+from tests.freekill_live import judge as J
+from tests.freekill_live.host import CHEATS, GameRecord, RotatingLog
+from tests.freekill_live.test_freekill_live import play_or_retry
+from tests.service.conftest import fresh_database, server_config
+from tests.service.test_bridge import Running, stored, verdict, wait_for
+from verifier import verify
+
+AI_ROOMS = 1
+CHEAT_ROOMS_MAX = 6  # rooms tried until every kind of cheat found a moment to be placed
+TOURNAMENT = "fk-live"
+
+
+@pytest.fixture(scope="module")
+def played(fk_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, list[GameRecord],
+                                                                                        Running, BackgroundServer]]:
+    tmp = tmp_path_factory.mktemp("fkbridge")
+    url, _ = fresh_database("sqlite", tmp)
+    server = BackgroundServer(server_config(url, tmp)).start()
+    log_path = tmp / "freekill.log"
+    log = RotatingLog(log_path, max_bytes=400_000, backups=60)
+    run = Running(tmp, server.address, TOURNAMENT)  # following before the first line is written
+    games: list[GameRecord] = []
+    try:
+        for room in range(1, AI_ROOMS + 1):
+            games.append(play_or_retry(root=fk_root, log_path=log_path, players=5, room_id=room, log=log))
+        todo = list(CHEATS)
+        for n in range(CHEAT_ROOMS_MAX):
+            if not todo:
+                break
+            game = play_or_retry(root=fk_root, log_path=log_path, players=5, room_id=200 + n, seed=n, cheats=todo,
+                                 log=log)
+            games.append(game)
+            todo = [k for k in todo if k not in {c.kind for c in game.cheats}]
+        wait_for(lambda: len(run.lines.of("stored")) + len(run.lines.of("uncheckable")) >= len(games), 180)
+        yield log_path, games, run, server
+    finally:
+        run.stop()
+        log.close()
+        server.stop()
+
+
+def test_every_room_is_stored_once_with_its_offline_verdict(
+        played: tuple[Path, list[GameRecord], Running, BackgroundServer]) -> None:
+    log_path, games, run, server = played
+    assert run.lines.of("uncheckable") == [] and run.lines.of("changed") == []
+    rooms = J.read_rooms(log_path)
+    with VerifierClient(server.address, timeout=60) as client:
+        by_table = stored(client, TOURNAMENT)
+        assert sorted(by_table) == sorted(f"room {g.room_id}" for g in games)
+        for game in games:
+            infos = by_table[f"room {game.room_id}"]
+            assert len(infos) == 1, f"room {game.room_id} stored {len(infos)} times"
+            live = client.get(infos[0].id).replay
+            # offline: the room's transcript (as an operator would write it from the same log) imported whole
+            offline = verify(J.judge(rooms[game.room_id], via_transcript=True).log)
+            assert verdict(live) == verdict(offline), f"room {game.room_id}"
+
+
+def test_each_cheat_is_printed_live_with_its_code_event_player_and_the_clients_reply(
+        played: tuple[Path, list[GameRecord], Running, BackgroundServer]) -> None:
+    log_path, games, run, _ = played
+    printed = run.lines.of("violation")
+    placed = {c.kind for g in games for c in g.cheats}
+    assert placed == set(CHEATS), f"not placed: {set(CHEATS) - placed}"
+    rooms, raw = J.read_rooms(log_path), J.raw_records(log_path)
+    cheat_events: set[tuple[int, int]] = set()
+    for game in games:
+        result = J.evaluate(game, log_path, rooms, raw)
+        for cheat in result.cheats:
+            assert cheat.caught, f"room {game.room_id}: {cheat}"
+            assert cheat.event is not None
+            cheat_events.add((game.room_id, cheat.event))
+            hits = [p for p in printed if p["room"] == game.room_id and p["event"] == cheat.event
+                    and p["code"] == cheat.expected]
+            assert hits, f"room {game.room_id}: {cheat.kind} was not printed live at event {cheat.event}"
+            assert all(p["player"] == cheat.player and p["seat"] == cheat.seat and p["source"] == "client"
+                       for p in hits), hits
+    # a client's other replies broke no rule: nothing else printed on a client's reply
+    others = [p for p in printed if p["source"] == "client" and (p["room"], p["event"]) not in cheat_events]
+    assert others == []
