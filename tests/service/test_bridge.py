@@ -229,6 +229,8 @@ def bridge_process(tmp: Path, address: str, tournament: str) -> subprocess.Popen
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
     assert proc.stderr is not None
     first = proc.stderr.readline()
+    while first.startswith("  ") or "RuntimeWarning" in first:  # an engine run from its source says so first
+        first = proc.stderr.readline()
     assert first.startswith("sgs-verify: following"), first
     return proc
 
