@@ -222,7 +222,8 @@ class HarnessServer:
                    "--max-message-bytes", str(limits.max_message_bytes),
                    "--max-buffered-bytes", str(limits.max_buffered_bytes),
                    "--stream-idle-timeout", str(limits.stream_idle_seconds),
-                   "--first-message-timeout", str(limits.first_message_seconds)]
+                   "--first-message-timeout", str(limits.first_message_seconds),
+                   "--rate-limit", str(limits.rate_limit), "--rate-burst", str(limits.rate_burst)]
         with open(self.folder / "server.log", "w") as errors:  # (the child keeps its own copy of the descriptor)
             self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True, cwd=ROOT,
                                          env={**os.environ, "PYTHONPATH": str(ROOT)})

@@ -66,6 +66,8 @@ class ServerLimits:
     stream_idle_seconds: float
     first_message_seconds: float
     workers: int
+    rate_limit: float = 100.0  # each tenant's requests a second (--rate-limit)
+    rate_burst: int = 200  # and at once (--rate-burst)
 
 
 @dataclass(slots=True)

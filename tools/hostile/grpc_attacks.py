@@ -287,9 +287,12 @@ def _unauthenticated_large(ctx: Context) -> Outcome:
 def _rate_flood(ctx: Context) -> Outcome:
     from sgsverify.v1 import service_pb2 as spb
 
+    # Enough to pass the bucket's burst at once on a fast machine; held means no more were answered than the
+    # token bucket allows over the time they took (a slow machine spreads them out, and then all may be due).
     count = 300 if ctx.quick else 1000
     request = spb.ListReplaysRequest(page_size=1).SerializeToString()
     md = ctx.metadata("attacker-reader")
+    started = time.monotonic()
     with ctx.channel() as channel:
         call = _raw(channel, "unary_unary", "ListReplays")
         futures = [call.future(request, metadata=md, timeout=30) for _ in range(count)]
@@ -300,8 +303,11 @@ def _rate_flood(ctx: Context) -> Outcome:
                 results.append("OK")
             except grpc.RpcError as err:
                 results.append(str(err.code().name))
-    return Outcome(f"{count} ListReplays at once (one tenant)", _codes(results),
-                   "RESOURCE_EXHAUSTED" in results and set(results) <= {"OK", "RESOURCE_EXHAUSTED"})
+    elapsed = time.monotonic() - started
+    allowed = ctx.limits.rate_burst + ctx.limits.rate_limit * elapsed
+    return Outcome(f"{count} ListReplays at once (one tenant; the bucket allows {allowed:.0f} in the "
+                   f"{elapsed:.1f} s they took)", _codes(results),
+                   results.count("OK") <= allowed + 1 and set(results) <= {"OK", "RESOURCE_EXHAUSTED"})
 
 
 def _stream_cap(ctx: Context) -> Outcome:
