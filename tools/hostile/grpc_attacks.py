@@ -271,6 +271,33 @@ def _large_uploads(ctx: Context) -> Outcome:
                    f"{_codes(results)} (INVALID_ARGUMENT: read whole and judged: not a record)", held)
 
 
+def _inflating_record(ctx: Context) -> Outcome:
+    """The audit's bomb: a small gzip of a FreeKill transcript whose lines carry ``data`` of millions of empty
+    lists (126 MiB unpacked from ~130 KB); before the importer's bounds it took a worker to 3 GiB."""
+    import gzip
+    import json
+
+    from sgsverify.v1 import service_pb2 as spb
+
+    lines = [json.dumps({"kind": "meta", "players": 4, "settings": {"gameMode": "aaa_role_mode"}}).encode()]
+    bomb = b'{"kind": "notify", "seq": %d, "to": [1], "cmd": "GameLog", "data": [' + b",".join([b"[]"] * 2_000_000) \
+        + b"]}"
+    lines += [bomb % n for n in range(1, 21 if not ctx.quick else 4)]
+    packed = gzip.compress(b"\n".join(lines) + b"\n", 9)
+    request = spb.UploadLogRequest(foreign=spb.ForeignLog(engine="freekill", name="bomb.jsonl.gz", data=packed))
+    md = ctx.metadata("attacker")
+    with ctx.channel() as channel:
+        upload = _raw(channel, "stream_unary", "UploadLog")
+        started = time.monotonic()
+        results = _in_threads([lambda: upload(iter([request.SerializeToString()]), metadata=md, timeout=120)
+                               for _ in range(4)])
+        took = time.monotonic() - started
+    unpacked = sum(len(line) + 1 for line in lines)
+    return Outcome(f"4 uploads at once of a {len(packed) // 1024} KiB gzip of a FreeKill transcript "
+                   f"({unpacked // MIB} MiB unpacked: lines of 2,000,000 empty lists)",
+                   f"{_codes(results)} in {took:.1f} s", all(r == "INVALID_ARGUMENT" for r in results))
+
+
 # ---------------------------------------------------------------------------------------- more
 
 def _unauthenticated_large(ctx: Context) -> Outcome:
@@ -363,6 +390,7 @@ ATTACKS = [
     Attack("revoked-stream", 9, _revoked_stream, quick=False),
     Attack("reflection-flood", 10, _reflection_flood),
     Attack("concurrent-large-uploads", 11, _large_uploads, seconds=120.0),
+    Attack("inflating-record", 3, _inflating_record),
     Attack("unauthenticated-large", None, _unauthenticated_large),
     Attack("rate-flood", None, _rate_flood),
     Attack("stream-cap", None, _stream_cap),
