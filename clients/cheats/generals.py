@@ -1,7 +1,7 @@
 """Cheat kinds for the standard generals' skills, in the declarative style of clients/cheats/mutator.py
-(which imports this module to register them). They find places only in games with generals
-(self-play with ``generals=True``): a skill the general lacks, a once-per-phase skill used twice,
-a conversion from the wrong kind of card, a lord skill used by a general who is not the lord."""
+(clients/cheats/__init__.py imports this module, whose kinds register themselves). They find places only in games
+with generals (self-play with ``generals=True``): a skill the general lacks, a once-per-phase skill used twice, a
+conversion from the wrong kind of card, a lord skill used by a general who is not the lord."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Cheat kinds for the 军争 (maneuvering) cards, in the declarative style of clients/cheats/mutator.py
-(which imports this module to register them). They find places only in 160-card games
-(self-play with ``packages=("maneuvering",)``)."""
+(clients/cheats/__init__.py imports this module, whose kinds register themselves). They find places only in 160-card
+games (self-play with ``packages=("maneuvering",)``)."""
 
 from __future__ import annotations
 
