@@ -21,6 +21,7 @@ from setuptools import setup  # type: ignore[import-untyped]
 ROOT = Path(__file__).resolve().parent
 COMPILED = [
     "verifier/replay.py",
+    "verifier/pairing.py",
     "verifier/engine/game.py",
     "verifier/engine/effects.py",
     "verifier/engine/requests.py",

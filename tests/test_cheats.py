@@ -1,6 +1,6 @@
 """Cheat detection, measured: a small version of `sgs-verify cheats`.
 
-Self-play games are mutated in every applicable way (clients/mutator.py); every injected
+Self-play games are mutated in every applicable way (clients/cheats/mutator.py); every injected
 cheat must be reported with its code on its event, and no unaltered game may be flagged.
 The one kind self-play rarely offers a place for (the lord killing a loyalist, for the
 penalty) is also played deliberately.
@@ -14,9 +14,9 @@ from functools import cache
 import pytest
 from google.protobuf import json_format
 
+from clients.cheats.mutator import KINDS, find_mutations
 from clients.cli import main
 from clients.commands.cheats import Collateral, Report, Tally, check_game, run_report, select_kinds
-from clients.mutator import KINDS, find_mutations
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import verify
 from verifier.replay import completed

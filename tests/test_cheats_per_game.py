@@ -1,7 +1,7 @@
 """Several consistent cheats in one game: `sgs-verify cheats --consistent --cheats-per-game K`.
 
 Up to K bots cheat once each, one in each of K spans of the honest game's turns, and the engine
-carries every cheat out while the game goes on (clients/cheating_selfplay.py). Verification must
+carries every cheat out while the game goes on (clients/cheats/selfplay.py). Verification must
 report each cheat at its own event with its code and nothing else: a violation may neither hide
 the next one nor leave anything behind.
 """
@@ -13,7 +13,7 @@ from functools import cache
 
 import pytest
 
-from clients.cheating_selfplay import (
+from clients.cheats.selfplay import (
     CONSISTENT_KINDS,
     CheatingGame,
     PlacedCheat,

@@ -1,7 +1,7 @@
 """Consistent cheats, measured: a small version of `sgs-verify cheats --consistent`.
 
 A bot makes one illegal decision the engine still applies and the game goes on from it
-(clients/cheating_selfplay.py). Verifying such a log must report the cheat's code at the
+(clients/cheats/selfplay.py). Verifying such a log must report the cheat's code at the
 cheat's event and nothing else: the verifier applies the same decision, so everything after
 it matches. The seeds are chosen so that every kind is injected at least once.
 """
@@ -13,7 +13,8 @@ from functools import cache
 
 import pytest
 
-from clients.cheating_selfplay import (
+from clients.cheats.mutator import find_mutations
+from clients.cheats.selfplay import (
     CONSISTENT_KINDS,
     SLASHES,
     ConsistentKind,
@@ -23,8 +24,8 @@ from clients.cheating_selfplay import (
 )
 from clients.cli import main
 from clients.commands.cheats import ConsistentReport, run_consistent
-from clients.mutator import find_mutations
-from clients.selfplay import BotError, play_game
+from clients.selfplay import play_game
+from clients.selfplay.base import BotError
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import verify

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from clients.mutator import find_mutations
+from clients.cheats.mutator import find_mutations
 from clients.selfplay import play_game
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb

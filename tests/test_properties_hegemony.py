@@ -13,7 +13,7 @@ from functools import cache
 import pytest
 
 from clients.selfplay import play_game
-from clients.selfplay_hegemony import HegemonyBot, make_header
+from clients.selfplay.hegemony import HegemonyBot, make_header
 from sgsverify.v1 import game_log_pb2 as pb
 from tests.test_properties import (
     assert_cards_conserved,

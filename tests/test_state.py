@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from clients.cheating_selfplay import CONSISTENT_KINDS, play_cheating_game
+from clients.cheats.selfplay import CONSISTENT_KINDS, play_cheating_game
 from clients.selfplay import play_game
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import load_log, verify

@@ -41,7 +41,7 @@ from verifier.engine.requests import (
     Request,
     ShuffleRequest,
 )
-from verifier.generals import standard_generals
+from verifier.pairing import mismatch, paired, rules_outcome_of_kind, same_outcome, unexpected
 from verifier.rng import shuffled
 from verifier.setup import HeaderError, header_notices, new_game, ruleset_for, starting_hand_outcomes
 from verifier.version import engine_version
@@ -119,7 +119,7 @@ class Verifier:
         # (Annotation.source), never into a derived one's. It changes nothing the engine does.
         self.source = 0
         # A tool's look at each decision of the log just before the engine takes it, with the request it answers
-        # (clients/mutator.py; the core is compiled, so a tool hooks in here rather than in a subclass).
+        # (clients/cheats/mutator.py; the core is compiled, so a tool hooks in here rather than in a subclass).
         self.on_decision: Callable[[pb.Event, Request], None] | None = None
         try:
             self.game = new_game(header, ruleset or default_ruleset(header))
@@ -408,7 +408,7 @@ class Verifier:
                 return False
             self._step(None)
         head = expected[0]
-        return head.rule is None and self._same(head.event, ev)
+        return head.rule is None and same_outcome(head.event, ev, self.game)
 
     def _malformed_decision(self, ev: pb.Event, kind: str, msg: Any) -> list[Violation]:
         """``_malformed`` for decisions, reading only the fields each kind has (``msg``: the decision's
@@ -467,7 +467,7 @@ class Verifier:
             ev = bare
         used = False  # has this outcome answered the engine's chance (a draw, a judgment, a reshuffle)?
         while True:
-            k = self._match(ev, kind)
+            k = paired(self.expected, ev, kind, self.game)
             req = self.pending
             if k is not None or req is None:
                 break
@@ -488,19 +488,20 @@ class Verifier:
         if k is None:
             # Nothing derived is about what this outcome is about. If the rules give an outcome of its
             # kind here (about another seat, phase, ...), say which; it stays to be recorded or derived.
-            other = self._of_kind(ev, kind)
-            violation = mismatch(self.expected[other], ev, kind) if other is not None else self._unexpected(ev, kind)
+            other = rules_outcome_of_kind(self.expected, ev, kind)
+            violation = (mismatch(self.expected[other], ev, kind) if other is not None
+                         else unexpected(ev, kind, self.over and not self.expected))
             self._annotate(apb.STATUS_MISMATCH, [with_handling(violation, apb.HANDLING_IGNORED)], applied=False)
             return
         self._flush_expected(k)
         out = self.expected.popleft()
         wrong_scores = [] if scores is None or self.game is None else score_violations(self.game, scores)
-        if out.rule is not None and self._same(out.event, ev):
+        if out.rule is not None and same_outcome(out.event, ev, self.game):
             # A recorded outcome the rules do not give, taken into the game as it was played.
             v = mismatch(Outcome(out.rule, out.code), ev, kind)
             self._annotate(apb.STATUS_MISMATCH, [with_handling(v, apb.HANDLING_ADOPTED, "; adopted: the game goes "
                                                                "on with the recorded outcome")], applied=False)
-        elif self._same(out.event, ev):
+        elif same_outcome(out.event, ev, self.game):
             if wrong_scores:
                 self._annotate(apb.STATUS_MISMATCH, wrong_scores, applied=False)
             else:
@@ -584,73 +585,6 @@ class Verifier:
         p.hp = r.hp_after
         game.journal.append(f"('hp', {seat}, {p.hp})")
         return ADOPTED
-
-    def _of_kind(self, ev: pb.Event, kind: str) -> int | None:
-        """For a recorded outcome no derived one is about: the rules' outcome of its kind here, to report it
-        against — only for a turn or phase marker, damage, and a recorded reward or penalty (the first derived
-        one of those); None for every other kind (UNEXPECTED_OUTCOME: a draw of another seat or reason is not
-        a wrong count of this one)."""
-        claim = is_kill_consequence(ev, kind)
-        if not claim and kind not in NAMES_THE_RULES_OUTCOME:
-            return None
-        for i, o in enumerate(self.expected):
-            if o.event.WhichOneof("kind") == kind and (not claim or is_kill_consequence(o.event, kind)):
-                return i
-        return None
-
-    def _match(self, ev: pb.Event, kind: str) -> int | None:
-        """Which derived outcome a recorded one stands for: the first equal one, else the first of the
-        same kind about the same thing (its identity: seat, phase, reason, target, ...). Never one about
-        something else: a recorded outcome that stands for none is unexpected, not a mismatch."""
-        first_key = None
-        key = outcome_key(ev, kind)
-        claim = is_kill_consequence(ev, kind)
-        for i, o in enumerate(self.expected):
-            if o.event.WhichOneof("kind") != kind:
-                continue
-            if claim and not is_kill_consequence(o.event, kind):
-                # A recorded reward or penalty stands only for a derived one (none: it was not owed).
-                continue
-            if self._same(o.event, ev):
-                return i
-            if first_key is None and outcome_key(o.event, kind) == key:
-                first_key = i
-        return first_key
-
-    def _same(self, derived: pb.Event, recorded: pb.Event) -> bool:
-        """Equal outcomes, counting a dead damage source as no source (docs/rules.md): damage whose
-        source is already dead, and the death it causes, may be recorded with or without that source."""
-        if derived == recorded:
-            return True
-        kind = derived.WhichOneof("kind")
-        if kind == "cards_moved" and recorded.WhichOneof("kind") == kind:
-            return same_moved_cards(derived.cards_moved, recorded.cards_moved)
-        if kind not in ("damage", "death") or recorded.WhichOneof("kind") != kind:
-            return False
-        field = "source" if kind == "damage" else "killer"
-        d = getattr(derived, kind)
-        if not d.HasField(field) or self.game is None or self.game.players[getattr(d, field)].alive:
-            return False
-        without = pb.Event()
-        without.CopyFrom(derived)
-        getattr(without, kind).ClearField(field)
-        return bool(without == recorded)
-
-    def _unexpected(self, ev: pb.Event, kind: str) -> Violation:
-        what = text.describe(ev)
-        if self.over and not self.expected:
-            return Violation("AFTER_GAME_OVER", f"the game is already over: {what}")
-        if kind == "draw_cards" and ev.draw_cards.reason == pb.DRAW_REASON_KILL_REWARD:
-            return Violation("KILL_REWARD", f"a kill reward was recorded that the rules do not give here: {what}",
-                             ev.draw_cards.seat)
-        if kind == "cards_moved" and ev.cards_moved.reason == pb.MOVE_REASON_KILL_PENALTY:
-            return Violation("KILL_PENALTY", f"a kill penalty was recorded that the rules do not give here: {what}")
-        if kind == "game_over":
-            return Violation("GAME_RESULT", f"the log ends the game but by the rules it goes on: {what}")
-        if kind == "rebirth":
-            return Violation("REBIRTH_COUNT", f"no rebirth is due here: seat {ev.rebirth.seat} does not hold the "
-                             "sacrifices a rebirth needs, or is not dead: " + what, ev.rebirth.seat)
-        return Violation("UNEXPECTED_OUTCOME", f"the rules produce no such outcome here: {what}")
 
     def _asks_the_dead(self, seat: int, kind: str) -> bool:
         """Is this decision the one a character makes after its death (断肠's ChooseOption), asked now?"""
@@ -1055,92 +989,6 @@ def event_seats_and_cards(msg: Message) -> tuple[list[int], list[int]]:
             values = list(value) if fd.is_repeated else [value]
             (seats if fd.name in SEAT_FIELDS else cards).extend(values)
     return seats, cards
-
-
-def is_kill_consequence(ev: pb.Event, kind: str) -> bool:
-    """A kill reward (draw 3) or the lord's kill penalty (docs/rules.md#kill-reward, docs/rules.md#kill-penalty)."""
-    if kind == "draw_cards":
-        return ev.draw_cards.reason == pb.DRAW_REASON_KILL_REWARD
-    if kind == "cards_moved":
-        return ev.cards_moved.reason == pb.MOVE_REASON_KILL_PENALTY
-    return False
-
-
-def outcome_key(ev: pb.Event, kind: str) -> tuple[int, ...]:
-    """What an outcome is about — its identity (docs/log-format.md#outcomes): a recorded outcome pairs only with
-    a derived one of the same kind and identity. A draw is about its seat and reason; damage about its target;
-    a recovery, an HP loss, dying, a death, a turn, a rebirth or a judgment about its seat; a phase marker about
-    its seat and phase; a card move about its reason and where the cards come from (seat and zone). What the
-    outcome then says (cards, amount, HP after, source, nature, destination, ...) is its content: a difference
-    there is a mismatch of that outcome. A reveal, a general turned up, a kingdom fixed, a reshuffle and the end
-    are each the rules' one at that point (their codes name a seat, a general or a kingdom that differs)."""
-    m = getattr(ev, kind)
-    if kind == "draw_cards":
-        return (m.seat, m.reason)
-    if kind == "damage":
-        return (m.target,)
-    if kind in ("recover", "lose_hp", "dying", "death", "turn_start", "rebirth", "judgment"):
-        return (m.seat,)
-    if kind == "phase_start":
-        return (m.seat, m.phase)
-    if kind == "cards_moved":
-        return (m.reason, m.from_seat if m.HasField("from_seat") else -1, m.from_zone)
-    return ()
-
-
-# Outcomes whose recorded form, about another seat, phase or target than any derived one, is reported against
-# the rules' outcome of that kind here (docs/log-format.md#outcomes: a phase or turn marker about another seat
-# or phase is TURN_MISMATCH, damage to another target DAMAGE_MISMATCH); any other unpaired outcome is
-# UNEXPECTED_OUTCOME (or the code of a reward, penalty or ending: Verifier._unexpected).
-NAMES_THE_RULES_OUTCOME = frozenset({"turn_start", "phase_start", "damage"})
-
-# Zones whose cards are in an order the rules fix: a move from or to the draw pile keeps the pile's order
-# (top first: 不屈 takes the top cards one by one). Every other recorded move is a set of cards.
-ORDERED_ZONES = frozenset({pb.ZONE_DRAW_PILE})
-
-
-def same_moved_cards(derived: pb.CardsMoved, recorded: pb.CardsMoved) -> bool:
-    """One move, the rules putting no order on its cards (docs/log-format.md#move-order): the same cards, from
-    and to the same places, for the same reason, in any order — a kill penalty's equipment in use order or in
-    slot order. A move from or to the draw pile is ordered (ORDERED_ZONES): compared as a list."""
-    if derived.from_zone in ORDERED_ZONES or derived.to_zone in ORDERED_ZONES:
-        return False
-    if sorted(derived.cards) != sorted(recorded.cards):
-        return False
-    as_derived = pb.CardsMoved()
-    as_derived.CopyFrom(recorded)
-    del as_derived.cards[:]
-    as_derived.cards.extend(derived.cards)
-    return bool(as_derived == derived)
-
-
-def mismatch(out: Outcome, ev: pb.Event, kind: str) -> Violation:
-    """The violation for a recorded outcome that differs from the derived one."""
-    want, got = out.event, ev
-    detail = f"recorded «{text.describe(got)}», the rules give «{text.describe(want)}»"
-    code = out.code
-    if kind == "draw_cards":
-        w, g = want.draw_cards, got.draw_cards
-        if code != "KILL_REWARD":
-            code = "DRAW_NOT_TOP" if (w.seat == g.seat and len(w.cards) == len(g.cards)
-                                      and w.reason == g.reason) else "DRAW_COUNT"
-        return Violation(code, detail, g.seat)
-    if kind == "damage":
-        w2, g2 = want.damage, got.damage
-        same = (w2.target == g2.target and w2.amount == g2.amount and w2.nature == g2.nature
-                and w2.HasField("source") == g2.HasField("source") and w2.source == g2.source
-                and w2.chained == g2.chained)
-        return Violation("HP_MISMATCH" if same else "DAMAGE_MISMATCH", detail, g2.target)
-    if kind == "recover":
-        same = want.recover.seat == got.recover.seat and want.recover.amount == got.recover.amount
-        return Violation("HP_MISMATCH" if same else "RECOVER_MISMATCH", detail, got.recover.seat)
-    if kind == "rebirth":
-        # (The derived general is of the dead general's kingdom: another kingdom is that rule broken.)
-        generals = standard_generals()
-        w3, g3 = generals.get(want.rebirth.general), generals.get(got.rebirth.general)
-        wrong_kingdom = w3 is not None and (g3 is None or g3.kingdom != w3.kingdom)
-        return Violation("REBIRTH_KINGDOM" if wrong_kingdom else "REBIRTH_MISMATCH", detail, got.rebirth.seat)
-    return Violation(code, detail)
 
 
 def score_violations(game: Game, recorded: list[int]) -> list[Violation]:

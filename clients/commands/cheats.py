@@ -1,12 +1,12 @@
 """`cheats`: would this catch a cheating client? Plays self-play games, injects every known
-kind of cheat where the game offers a place for it (clients/mutator.py), verifies every
+kind of cheat where the game offers a place for it (clients/cheats/mutator.py), verifies every
 altered copy and every unaltered game, and prints the detection table.
 
 For complete-recording logs it also measures the collateral of each spliced cheat caught: the
 violations besides it in its altered log, which goes on as the game without the cheat (a figure
 for comparing verifiers, not a failure).
 
-With ``--consistent`` it measures consistent cheats instead (clients/cheating_selfplay.py): games
+With ``--consistent`` it measures consistent cheats instead (clients/cheats/selfplay.py): games
 in which a bot makes one illegal decision the engine still applies and the game goes on from it,
 so that the only violation verification may report is the cheat, at its event; with
 ``--cheats-per-game K``, up to K bots do so, one in each of K spans of the game's turns."""
@@ -24,7 +24,8 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Self, TypeVar
 
 from clients import interrupts
-from clients.cheating_selfplay import (
+from clients.cheats.mutator import HEGEMONY, IDENTITY, KINDS, CheatKind, Mutation, find_mutations
+from clients.cheats.selfplay import (
     CONSISTENT_KINDS,
     TAKE_PERCENT,
     ConsistentKind,
@@ -33,7 +34,6 @@ from clients.cheating_selfplay import (
     play_cheating_game,
 )
 from clients.commands.options import card_packages
-from clients.mutator import HEGEMONY, IDENTITY, KINDS, CheatKind, Mutation, find_mutations
 from clients.progress import GameProgress
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb

@@ -352,9 +352,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 async def _store_examples(server: Any) -> None:
-    """serve --examples: the example games (clients/examples.py), stored through the service's own
+    """serve --examples: the example games (clients/commands/examples.py), stored through the service's own
     submission path, when the store holds nothing yet."""
-    from clients.examples import TOURNAMENT, examples
+    from clients.commands.examples import TOURNAMENT, examples
     from storage.store import SubmissionMetadata
 
     store, servicer = server.store, server.servicer

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from clients.cheating_selfplay import CONSISTENT_KINDS, play_cheating_game
+from clients.cheats.selfplay import CONSISTENT_KINDS, play_cheating_game
 from clients.selfplay import play_game
 from service.server import BackgroundServer
 from tests.service.conftest import fresh_database, server_config

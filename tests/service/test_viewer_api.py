@@ -14,7 +14,7 @@ import pytest
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from clients.cheating_selfplay import CONSISTENT_KINDS, play_cheating_game
+from clients.cheats.selfplay import CONSISTENT_KINDS, play_cheating_game
 from clients.client import VerifierClient
 from clients.selfplay import play_game
 from service.config import Limits

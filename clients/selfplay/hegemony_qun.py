@@ -4,8 +4,7 @@ skill" (the bot goes on with its own cases)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from clients.selfplay.base import RandomBot
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import Color, Suit
 from verifier.engine.effects import Use, UsedCard
@@ -14,15 +13,12 @@ from verifier.engine.requests import CardRequest, OfferRequest
 from verifier.packages.generals_hegemony.package import same_kingdom
 from verifier.packages.generals_hegemony.qun import LIRANG, Luanwu, Shuangren
 
-if TYPE_CHECKING:
-    from clients.selfplay_hegemony import HegemonyBot
-
 QUN_ACTIVE = frozenset({"heg_lijian", "luanwu", "xiongyi", "huoshui", "qingcheng"})
 QUN_OFFERED = frozenset({"shuangxiong", "mengjin", "leiji", "guidao", "beige", "lirang", "shuangren", "sijian",
                          "kuangfu"})
 
 
-def active(bot: HegemonyBot, game: Game, seat: int, name: str, inv: pb.InvokeSkill) -> bool | None:
+def active(bot: RandomBot, game: Game, seat: int, name: str, inv: pb.InvokeSkill) -> bool | None:
     """Fill ``inv`` for a Qun active skill: True to use it, False to leave it, None if not a Qun skill."""
     if name not in QUN_ACTIVE:
         return None
@@ -54,7 +50,7 @@ def active(bot: HegemonyBot, game: Game, seat: int, name: str, inv: pb.InvokeSki
     return False
 
 
-def offered(bot: HegemonyBot, game: Game, seat: int, req: OfferRequest, inv: pb.InvokeSkill) -> bool | None:
+def offered(bot: RandomBot, game: Game, seat: int, req: OfferRequest, inv: pb.InvokeSkill) -> bool | None:
     """Fill ``inv`` for an offered Qun skill: True to invoke it, False to decline, None if not a Qun skill."""
     name = req.skill
     if name not in QUN_OFFERED:
@@ -124,7 +120,7 @@ def offered(bot: HegemonyBot, game: Game, seat: int, req: OfferRequest, inv: pb.
     return False
 
 
-def luanwu_slash(bot: HegemonyBot, game: Game, req: CardRequest) -> pb.Event | None:
+def luanwu_slash(bot: RandomBot, game: Game, req: CardRequest) -> pb.Event | None:
     """乱武: a 杀 on one of the nearest characters it can attack, or nothing (lose 1 HP)."""
     seat = req.seat
     assert seat is not None
@@ -139,7 +135,7 @@ def luanwu_slash(bot: HegemonyBot, game: Game, req: CardRequest) -> pb.Event | N
     return ev
 
 
-def converted(bot: HegemonyBot, game: Game, seat: int) -> pb.Event | None:
+def converted(bot: RandomBot, game: Game, seat: int) -> pb.Event | None:
     """乱击: two hand cards of one suit as 万箭齐发."""
     p = game.players[seat]
     if not any(e.name == "luanji" for e in p.skills):

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 
-from clients.cheating_selfplay import CONSISTENT_KINDS, play_cheating_game
+from clients.cheats.selfplay import CONSISTENT_KINDS, play_cheating_game
 from clients.selfplay import play_game
 from sgsverify.v1 import game_log_pb2 as pb
 

@@ -4,7 +4,8 @@ dead are reborn and play on."""
 
 from __future__ import annotations
 
-from clients.selfplay_generals import GeneralsBot
+from clients.selfplay.base import register_bot
+from clients.selfplay.generals import GeneralsBot
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.engine.game import Game
 from verifier.engine.requests import PlayRequest
@@ -14,6 +15,7 @@ from verifier.packages.modes.rebirth import RebirthMode
 SACRIFICE_CHANCE = 40
 
 
+@register_bot("rebirth")
 class RebirthBot(GeneralsBot):
     def play(self, game: Game, req: PlayRequest) -> pb.Event:
         seat = req.seat

@@ -6,13 +6,15 @@ declines every optional request explicitly (HegemonyBot.decide), so its logs hav
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
-from clients import selfplay_hegemony_qun as qun
-from clients.selfplay_generals import GeneralsBot, view_as
-from clients.selfplay_hegemony_wu import extra_target_slash, wu_active, wu_skill_args
+from clients.selfplay import hegemony_qun as qun
+from clients.selfplay.base import register_bot, register_header
+from clients.selfplay.generals import GeneralsBot, used, view_as
+from clients.selfplay.hegemony_wu import extra_target_slash, wu_active, wu_skill_args
 from sgsverify.v1 import game_log_pb2 as pb
-from verifier.engine.effects import Effect
+from verifier.engine.effects import Effect, Use
 from verifier.engine.game import Game
 from verifier.engine.requests import (
     CardRequest,
@@ -45,6 +47,14 @@ def make_header(seed: int, players: int) -> pb.GameHeader:
     return header
 
 
+@register_header(pb.MODE_HEGEMONY)
+def play_game_header(seed: int, players: int, role_variant: int = pb.ROLE_VARIANT_STANDARD,
+                     packages: Sequence[str] = (), generals: bool = False, rebirth: bool = False) -> pb.GameHeader:
+    """``make_header`` as play_game asks for it: hegemony has its own deck and generals, so the identity options
+    (role variant, packages, generals, rebirth) do not apply."""
+    return make_header(seed, players)
+
+
 def reveal_event(seat: int, slot: int, timing: int, skill: str = "") -> pb.Event:
     ev = pb.Event()
     r = ev.reveal_general
@@ -52,6 +62,7 @@ def reveal_event(seat: int, slot: int, timing: int, skill: str = "") -> pb.Event
     return ev
 
 
+@register_bot("hegemony")
 class HegemonyBot(GeneralsBot):
     def __init__(self, rng: Stream) -> None:
         super().__init__(rng)
@@ -204,9 +215,6 @@ class HegemonyBot(GeneralsBot):
         return super().active_skill(game, seat)
 
     def converted_use(self, game: Game, seat: int) -> pb.Event | None:
-        from clients.selfplay_generals import used
-        from verifier.engine.effects import Use
-
         if self.chance(30):
             luanji = qun.converted(self, game, seat)  # (Qun: 乱击's two cards)
             if luanji is not None:

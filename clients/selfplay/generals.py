@@ -6,7 +6,7 @@ anything else, which self-play treats as a bot or engine bug).
 
 from __future__ import annotations
 
-from clients.selfplay import RandomBot
+from clients.selfplay.base import RandomBot, register_bot
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import Color, Suit
 from verifier.engine.effects import Effect, Use, UsedCard
@@ -48,6 +48,7 @@ def used(game: Game, ref: pb.CardRef) -> UsedCard:
     return UsedCard(v.name, tuple(v.subcards), c.suit, c.color, c.number, skill=v.skill)
 
 
+@register_bot("generals")
 class GeneralsBot(RandomBot):
     def decide(self, game: Game, req: Request) -> pb.Event | None:
         if isinstance(req, PickRequest):

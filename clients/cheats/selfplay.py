@@ -1,7 +1,7 @@
 """Consistent cheats: self-play games in which one bot (or each of a few) makes exactly one illegal
 decision that the rules still let the engine carry out, and the game goes on through the engine as usual.
 
-The mutator (clients/mutator.py) splices a cheat into a finished log, so everything after it is
+The mutator (clients/cheats/mutator.py) splices a cheat into a finished log, so everything after it is
 the game *without* the cheat: a verifier that applies the cheat (docs/log-format.md, `applied`)
 then finds the rest of the log at odds with its own game. A real cheating client records the game
 its cheat made. Here the cheat is played: the engine applies it and derives its consequences (the
@@ -37,8 +37,9 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from clients.mutator import KINDS, choose_cards, use_card
-from clients.selfplay import BotError, RandomBot, make_bot, make_header, play, play_game
+from clients.cheats.mutator import KINDS, choose_cards, use_card
+from clients.selfplay.base import BotError, RandomBot, make_bot, play, play_game
+from clients.selfplay.identity import make_header
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.engine.effects import Use, UsedCard
@@ -360,7 +361,7 @@ def play_cheating_game(seed: int, players: int, kind: ConsistentKind, packages: 
     flag the cheats, and only them, where they were made: anything else is a BotError."""
     header = make_header(seed, players, packages=packages, generals=generals)
     spans = Spans(cheats, turns or honest_turns(seed, players, packages, generals)) if cheats > 1 else Spans()
-    bot = CheatingBot(make_bot(seed, generals), kind, Stream(seed, f"cheat/{kind.name}"), percent, spans)
+    bot = CheatingBot(make_bot(header), kind, Stream(seed, f"cheat/{kind.name}"), percent, spans)
     flags: list[tuple[int, list[Violation]]] = []
     log = play(header, bot, flagged=lambda at, violations: flags.append((at, violations)), chance=bot.chance)
     game = CheatingGame(seed, players, kind, log, wanted=cheats)

@@ -1,13 +1,13 @@
-"""Cheat kinds for the standard generals' skills, in the declarative style of clients/mutator.py
-(which imports this module to register them). They find places only in games with generals
-(self-play with ``generals=True``): a skill the general lacks, a once-per-phase skill used twice,
-a conversion from the wrong kind of card, a lord skill used by a general who is not the lord."""
+"""Cheat kinds for the standard generals' skills, in the declarative style of clients/cheats/mutator.py
+(clients/cheats/__init__.py imports this module, whose kinds register themselves). They find places only in games
+with generals (self-play with ``generals=True``): a skill the general lacks, a once-per-phase skill used twice, a
+conversion from the wrong kind of card, a lord skill used by a general who is not the lord."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
-from clients.mutator import HEGEMONY, IDENTITY, Edit, Moment, cheat, use_card
+from clients.cheats.mutator import HEGEMONY, IDENTITY, Edit, Moment, cheat, use_card
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import CardDef, Color, Suit
 from verifier.engine.requests import CardRequest

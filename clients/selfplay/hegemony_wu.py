@@ -1,10 +1,9 @@
-"""The hegemony bot's use of the Wu skills (clients/selfplay_hegemony.py asks here first): the arguments of each
+"""The hegemony bot's use of the Wu skills (clients/selfplay/hegemony.py asks here first): the arguments of each
 active skill and of each offered one, built to be legal; 短兵's and a won 天义's extra 杀 target."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from clients.selfplay.base import RandomBot
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import Suit
 from verifier.engine.effects import Effect, Use
@@ -12,14 +11,11 @@ from verifier.engine.game import Game
 from verifier.engine.requests import OfferRequest
 from verifier.packages.generals_hegemony.wu import GUZHENG, Haoshi
 
-if TYPE_CHECKING:
-    from clients.selfplay_hegemony import HegemonyBot
-
 WU_ACTIVE = frozenset({"heg_zhiheng", "tianyi", "dimeng", "zhijian", "fenxun"})
 WU_OFFERED = frozenset({"yinghun", "tianxiang", "buqu", "haoshi", "guzheng", "heg_xiaoji"})
 
 
-def wu_active(bot: HegemonyBot, game: Game, seat: int, name: str, inv: pb.InvokeSkill) -> bool | None:
+def wu_active(bot: RandomBot, game: Game, seat: int, name: str, inv: pb.InvokeSkill) -> bool | None:
     """Fill ``inv`` for the Wu active skill ``name``: True when it can be used now, False when not, None when
     ``name`` is no Wu skill of this module."""
     if name not in WU_ACTIVE:
@@ -71,7 +67,7 @@ def wu_active(bot: HegemonyBot, game: Game, seat: int, name: str, inv: pb.Invoke
     return True
 
 
-def wu_skill_args(bot: HegemonyBot, game: Game, seat: int, eff: Effect, req: OfferRequest,
+def wu_skill_args(bot: RandomBot, game: Game, seat: int, eff: Effect, req: OfferRequest,
                   inv: pb.InvokeSkill) -> bool | None:
     """Fill ``inv`` for the offered Wu skill ``eff``: True to invoke, False to decline, None when it is no Wu skill
     of this module (or needs no arguments)."""
@@ -107,7 +103,7 @@ def wu_skill_args(bot: HegemonyBot, game: Game, seat: int, eff: Effect, req: Off
     return True
 
 
-def extra_target_slash(bot: HegemonyBot, game: Game, seat: int) -> pb.Event | None:
+def extra_target_slash(bot: RandomBot, game: Game, seat: int) -> pb.Event | None:
     """A 杀 on two targets, when 短兵 or a won 天义 allows one more."""
     p = game.players[seat]
     if not any(e.name in ("duanbing", "tianyi") for e in p.skills):

@@ -1,13 +1,13 @@
-"""Cheat kinds of hegemony mode (国战), in the declarative style of clients/mutator.py (which imports this module
-to register them). They find places only in hegemony games: a face-down general's skill used without its
-reveal, a reveal out of timing, a same-kingdom kill without its penalty, a kill reward miscounted, a careerist
-recorded as of its kingdom, a winner declared while a living character has no kingdom."""
+"""Cheat kinds of hegemony mode (国战), in the declarative style of clients/cheats/mutator.py, each registering itself
+(clients/cheats/__init__.py imports this module). They find places only in hegemony games: a face-down general's
+skill used without its reveal, a reveal out of timing, a same-kingdom kill without its penalty, a kill reward
+miscounted, a careerist recorded as of its kingdom, a winner declared while a living character has no kingdom."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from clients.mutator import HEGEMONY, Edit, Moment, cheat, copy_event, top_first
+from clients.cheats.mutator import HEGEMONY, Edit, Moment, cheat, copy_event, top_first
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.engine.requests import PlayRequest
 from verifier.packages.modes.hegemony import CAREERIST, HegemonyMode

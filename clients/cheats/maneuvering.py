@@ -1,12 +1,12 @@
-"""Cheat kinds for the 军争 (maneuvering) cards, in the declarative style of clients/mutator.py
-(which imports this module to register them). They find places only in 160-card games
-(self-play with ``packages=("maneuvering",)``)."""
+"""Cheat kinds for the 军争 (maneuvering) cards, in the declarative style of clients/cheats/mutator.py
+(clients/cheats/__init__.py imports this module, whose kinds register themselves). They find places only in 160-card
+games (self-play with ``packages=("maneuvering",)``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from clients.mutator import Edit, Moment, cheat, copy_event, use_card
+from clients.cheats.mutator import Edit, Moment, cheat, copy_event, use_card
 from verifier.engine.requests import DECISION_KINDS, DiscardRequest
 from verifier.packages.maneuvering.basic import ANALEPTIC_USED
 from verifier.packages.maneuvering.tricks import is_chained

@@ -1,15 +1,19 @@
-"""Self-play: bots play whole games through the engine and the result is a complete log.
+"""Self-play's base: the loop that plays a whole game through the engine into a complete log, the random
+legal bot every mode's bot builds on, and the registers through which each mode's module
+(clients/selfplay/<mode>.py) hands in its bot and its header.
 
 The bot is a random legal policy drawn from its own seeded stream ("bots"), so a game is
 a pure function of (seed, players, options). Declines are left implicit in the log;
 every outcome is recorded (OUTCOME_RECORDING_COMPLETE). ``play`` runs the same loop with any bot
-(clients/cheating_selfplay.py: one that cheats once and lets the engine carry the cheat out).
+(clients/cheats/selfplay.py: one that cheats once and lets the engine carry the cheat out).
+A new mode's self-play is a module that registers its bot (``register_bot``, under the name ``bot_kind`` gives
+its headers) and its header (``register_header``), imported by clients/selfplay/__init__.py: nothing here changes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.engine.effects import Ruleset, Use, UsedCard
@@ -28,7 +32,8 @@ from verifier.engine.requests import (
     ShuffleRequest,
     name_matches,
 )
-from verifier.replay import default_ruleset, mismatch
+from verifier.pairing import mismatch
+from verifier.replay import default_ruleset
 from verifier.rng import Stream, shuffled
 from verifier.setup import new_game, starting_hand_outcomes
 
@@ -37,21 +42,6 @@ MAX_DECISIONS = 20_000
 
 class BotError(RuntimeError):
     """A bot made a move the engine rejected: a bug in the bot or the engine."""
-
-
-def make_header(seed: int, players: int, role_variant: int = pb.ROLE_VARIANT_STANDARD,
-                packages: Sequence[str] = (), generals: bool = False, rebirth: bool = False) -> pb.GameHeader:
-    """``rebirth``: the rebirth variant (options.rebirth), which needs generals: it implies ``generals``."""
-    header = pb.GameHeader(ruleset="identity/1", mode=pb.MODE_IDENTITY, seed=seed, recorder="sgs-verify selfplay")
-    header.options.generals = pb.GENERALS_MODE_STANDARD if generals or rebirth else pb.GENERALS_MODE_WHITE
-    if rebirth:
-        header.options.rebirth = True
-    header.options.packages.extend(packages)
-    header.options.outcomes = pb.OUTCOME_RECORDING_COMPLETE
-    header.options.role_variant = role_variant  # type: ignore[assignment]
-    for i in range(players):
-        header.seats.add(player=f"bot-{i}")
-    return header
 
 
 class RandomBot:
@@ -236,23 +226,55 @@ class RandomBot:
         return ev
 
 
-def make_bot(seed: int, generals: bool = False, hegemony: bool = False, rebirth: bool = False) -> RandomBot:
-    """The self-play bot of the game with this seed: random legal play from the stream "bots" (with
+# A mode's self-play header: (seed, players, role_variant, packages, generals, rebirth), the last four being the
+# identity options that a mode without them ignores.
+HeaderMaker = Callable[[int, int, int, Sequence[str], bool, bool], pb.GameHeader]
+BotMaker = Callable[[Stream], RandomBot]
+B = TypeVar("B", bound=BotMaker)
+H = TypeVar("H", bound=HeaderMaker)
+
+# Filled by the modes' modules as they are imported (clients/selfplay/__init__.py imports them all).
+BOTS: dict[str, BotMaker] = {}
+HEADERS: dict[int, HeaderMaker] = {}
+
+
+def register_bot(kind: str) -> Callable[[B], B]:
+    """Class decorator: the bot of the games whose ``bot_kind`` is ``kind``."""
+    def register(bot: B) -> B:
+        BOTS[kind] = bot
+        return bot
+    return register
+
+
+def register_header(mode: int) -> Callable[[H], H]:
+    """Function decorator: the header of the self-play games of ``mode`` (a pb.Mode value)."""
+    def register(maker: H) -> H:
+        HEADERS[mode] = maker
+        return maker
+    return register
+
+
+def bot_kind(header: pb.GameHeader) -> str:
+    """The name the bot of this game is registered under: the mode's own name ("hegemony" for MODE_HEGEMONY),
+    and in identity mode the variant that needs the most of a bot (rebirth, then the standard generals, then
+    the white generals: "identity")."""
+    if header.mode != pb.MODE_IDENTITY:
+        return pb.Mode.Name(header.mode).removeprefix("MODE_").lower()
+    if header.options.rebirth:
+        return "rebirth"
+    if header.options.generals == pb.GENERALS_MODE_STANDARD:
+        return "generals"
+    return "identity"
+
+
+def make_bot(header: pb.GameHeader) -> RandomBot:
+    """The self-play bot of the game ``header`` starts: random legal play from the stream "bots" of its seed (with
     generals, one that picks generals and uses their skills; in hegemony mode, one that also reveals them; with
     rebirth, one that also sacrifices to the dead)."""
-    if rebirth:
-        from clients.selfplay_rebirth import RebirthBot
-
-        return RebirthBot(Stream(seed, "bots"))
-    if hegemony:
-        from clients.selfplay_hegemony import HegemonyBot
-
-        return HegemonyBot(Stream(seed, "bots"))
-    if generals:
-        from clients.selfplay_generals import GeneralsBot  # picks generals and uses their skills
-
-        return GeneralsBot(Stream(seed, "bots"))
-    return RandomBot(Stream(seed, "bots"))
+    kind = bot_kind(header)
+    if kind not in BOTS:
+        raise BotError(f"no self-play bot for {kind!r} games (known: {', '.join(sorted(BOTS))})")
+    return BOTS[kind](Stream(header.seed, "bots"))
 
 
 class Bot(Protocol):
@@ -273,12 +295,10 @@ def play_game(seed: int, players: int, role_variant: int = pb.ROLE_VARIANT_STAND
               mode: int = pb.MODE_IDENTITY, rebirth: bool = False) -> pb.GameLog:
     """One complete self-play game as a log with every outcome recorded; ``packages`` as in the header
     (("maneuvering",) for the 160-card deck); ``mode`` MODE_HEGEMONY for 国战 (its deck and generals)."""
-    if mode == pb.MODE_HEGEMONY:
-        from clients.selfplay_hegemony import make_header as hegemony_header
-
-        return play(hegemony_header(seed, players), make_bot(seed, hegemony=True), ruleset)
-    header = make_header(seed, players, role_variant, packages, generals, rebirth)
-    return play(header, make_bot(seed, generals, rebirth=rebirth), ruleset)
+    if mode not in HEADERS:
+        raise BotError(f"no self-play for mode {mode}")
+    header = HEADERS[mode](seed, players, role_variant, packages, generals, rebirth)
+    return play(header, make_bot(header), ruleset)
 
 
 # Answers the engine's chance (a draw, a judgment) where a bot cheats with it: the cards to take instead of
