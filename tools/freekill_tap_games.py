@@ -9,10 +9,11 @@ PlayCard replies as a modified client would (every kind of tests/freekill_live/h
 placed where it applies). The log rotates like freekill.log (--max-bytes). It is the input for the
 bridge's latency benchmark and the 30-game measurement: the table says, per game and in all, the
 cheats placed by kind, those caught with the right code at the right event by the right player, the
-violations on other client replies (the target: none) and the others (FreeKill's AI's own deviations,
-and what a cheat the verifier refuses leads to). What was played (rooms, seats, each cheat's player, the
-tap seq of its reply, the code it must get) is written beside the log as <log>.games.json, for checking
-the same log through the live bridge. Needs lua5.4 with lua-socket and lua-filesystem.
+violations on other client replies (the target: none) and the others (FreeKill's AI's own deviations;
+by the last cheat before them, since a cheat the verifier did not follow as played would show there). What
+was played (rooms, seats, each cheat's player, the tap seq of its reply, the code it must get) is written
+beside the log as <log>.games.json, for checking the same log through the live bridge. Needs lua5.4 with
+lua-socket and lua-filesystem.
 """
 
 from __future__ import annotations
@@ -73,8 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         aborted: list[dict[str, Any]] = []
         try:
             for n in range(args.games):
-                # rotated from game to game: only one cheat the verifier refuses is placed a game (the
-                # first that applies, in this order), so each of them gets its turn
+                # rotated from game to game: each kind in turn is the first tried at a play phase
                 cheats = kinds[n % len(kinds):] + kinds[:n % len(kinds)] if kinds else []
                 if not (args.cheat_every and n % args.cheat_every == 0):
                     cheats = []

@@ -20,7 +20,7 @@ from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import text
 from verifier.codes import CATALOGUE, NOTICES, Kind
-from verifier.engine.effects import Ruleset, missing_skill
+from verifier.engine.effects import Ruleset, borrowed_skill, missing_skill
 from verifier.engine.game import Game, Notice, Outcome, Violation
 from verifier.engine.requests import (
     DECISION_KINDS,
@@ -264,7 +264,7 @@ class Verifier:
                     self.index = i + 1
                     continue
                 kind = ev.WhichOneof("kind")
-                if kind not in DECISION_KINDS:
+                if kind not in DECISION_KINDS or self._lacks(ev, kind):
                     self.held, self.held_kind = ev, kind
                     continue
             else:
@@ -293,15 +293,38 @@ class Verifier:
             return j.seat == req.seat and j.reason == req.reason and bool(pile) and j.card == pile[-1]
         return False
 
+    def _lacks(self, ev: pb.Event, kind: str) -> bool:
+        """Does the decision name a card its maker does not hold, or a skill they lack? It is then held for the
+        event after it: a recorded move taking that card, or the skill's recorded effect, shows the game that
+        was played carried it out (Game.evidence; docs/log-format.md#taken-cards). Only such decisions wait."""
+        game = self.game
+        if game is None:
+            return False
+        msg = getattr(ev, kind)
+        if kind in ("use_card", "respond"):
+            if msg.card.WhichOneof("kind") != "id" or msg.seat >= game.n:
+                return False
+            p = game.players[msg.seat]
+            return msg.card.id not in p.hand and msg.card.id not in p.equips.values()
+        if kind == "invoke_skill":
+            return msg.seat < game.n and not game.has_effect(msg.seat, msg.skill)
+        return False
+
     def _feed_held(self, lookahead: pb.Event | None) -> None:
         held, self.held = self.held, None
         assert held is not None
         self.lookahead = lookahead
+        game = self.game
+        if game is not None and lookahead is not None and self.held_kind in DECISION_KINDS \
+                and lookahead.WhichOneof("kind") not in DECISION_KINDS:
+            game.evidence = lookahead
         try:
             self._feed_one(held, self.held_kind)
         finally:
             self.lookahead = None
             self._explained = None
+            if game is not None:
+                game.evidence = None
         self.index += 1
 
     def _next_answers(self, req: Request) -> bool:
@@ -622,7 +645,8 @@ class Verifier:
             self._reject([Violation("SKILL_LIMIT", f"{text.describe(ev)}: seat {seat} already used the limited skill "
                                     f"{ev.invoke_skill.skill} (once a game)", seat)])
             return
-        if kind == "invoke_skill" and not game.has_effect(seat, ev.invoke_skill.skill):
+        if kind == "invoke_skill" and not game.has_effect(seat, ev.invoke_skill.skill) \
+                and not self._borrows(seat, ev.invoke_skill.skill):
             # Effects are only gained by decisions: no later request could take this one either.
             missing = missing_skill(game, seat, ev.invoke_skill.skill)
             self._reject([missing or Violation("SKILL_NOT_AVAILABLE", f"{text.describe(ev)}: seat {seat} has no "
@@ -666,6 +690,13 @@ class Verifier:
         else:
             self.rejects_in_row = 0
             self._annotate(self._status_for(violations) if violations else apb.STATUS_OK, violations)
+
+    def _borrows(self, seat: int, skill: str) -> bool:
+        """Is a skill ``seat`` lacks carried out all the same (SKILL_NOT_OWNED, applied): an active skill in their
+        own play phase whose effect the log records next (effects.borrowed_skill)?"""
+        req = self.pending
+        assert self.game is not None
+        return isinstance(req, PlayRequest) and req.seat == seat and borrowed_skill(self.game, seat, skill) is not None
 
     def _tries_to_answer(self, req: Request, ev: pb.Event, kind: str, seat: int) -> bool:
         """A decision that does not fit ``req`` but can only be meant for it: the seat asked for a

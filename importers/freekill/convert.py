@@ -37,7 +37,7 @@ FK_PLAY = 5
 # Card areas (Card.Area).
 HAND, EQUIP, JUDGE, PROCESSING, DRAW_PILE, DISCARD_PILE, VOID = 1, 2, 3, 5, 6, 7, 8
 # Move reasons (fk.ReasonXxx) read here.
-R_DRAW, R_GIVE, R_JUDGE, R_RECAST = 2, 4, 11, 12
+R_DRAW, R_GIVE, R_USE, R_RESPONSE, R_JUDGE, R_RECAST = 2, 4, 9, 10, 11, 12
 SUIT_CHOICES = {"spade": pb.SUIT_SPADE, "club": pb.SUIT_CLUB, "heart": pb.SUIT_HEART, "diamond": pb.SUIT_DIAMOND}
 
 NATURES = {"normal_damage": pb.DAMAGE_NATURE_NORMAL, "fire_damage": pb.DAMAGE_NATURE_FIRE,
@@ -446,6 +446,11 @@ class Converter:
                     raise self.fail(str(err)) from None
         to_area, reason, skill = move.get("toArea"), move.get("moveReason"), move.get("skillName") or ""
         to, frm, proposer = move.get("to"), move.get("from"), move.get("proposer")
+        if reason in (R_USE, R_RESPONSE) and to_area == PROCESSING:
+            # The card of a use or response that was not its user's (a modified client's reply FreeKill carried
+            # out): taken from another's hand or equipment, or from the draw pile (not 五谷丰登's reveal).
+            self.taken(infos, frm)
+            infos = [i for i in infos if i.get("fromArea") != DRAW_PILE]
         from_pile = [i["cardId"] for i in infos if i.get("fromArea") == DRAW_PILE]
         for info in infos:
             self.leave(info["cardId"], info.get("fromArea"), frm)
@@ -480,6 +485,30 @@ class Converter:
                 self.effect_on(self.seat(chooser))
                 self.emit(pb.Event(choose_cards=pb.ChooseCards(seat=self.seat(chooser), cards=[self.card(c)
                                                                                               for c in ids])))
+
+    def taken(self, infos: list[dict[str, Any]], frm: Any) -> None:
+        """The used or played cards that came from where the last decision's maker did not hold them, each as a
+        CardsMoved (MOVE_REASON_TAKEN) into the maker's hand, right after the decision
+        (docs/log-format.md#taken-cards)."""
+        last = self.events[-1] if self.events else None
+        kind = last.WhichOneof("kind") if last is not None else None
+        if last is None or kind not in ("use_card", "respond"):
+            return
+        user = getattr(last, kind).seat
+        for info in infos:
+            area, cid = info.get("fromArea"), info["cardId"]
+            move = pb.CardsMoved(cards=[self.card(cid)], to_seat=user, to_zone=pb.ZONE_HAND,
+                                 reason=pb.MOVE_REASON_TAKEN)
+            if area == DRAW_PILE:
+                self.leave(cid, area, frm)
+                self.take_from_pile(1)
+                move.from_zone = pb.ZONE_DRAW_PILE
+            elif area in (HAND, EQUIP) and frm in self.seat_of and self.seat(frm) != user:
+                move.from_seat = self.seat(frm)
+                move.from_zone = pb.ZONE_HAND if area == HAND else pb.ZONE_EQUIPMENT
+            else:
+                continue
+            self.emit(pb.Event(cards_moved=move))
 
     def leave(self, cid: int, area: Any, owner: Any) -> None:
         if area == DRAW_PILE:

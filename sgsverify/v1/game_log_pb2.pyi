@@ -123,6 +123,7 @@ class MoveReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     MOVE_REASON_LIGHTNING_MOVES: _ClassVar[MoveReason]
     MOVE_REASON_WEAPON_GIVEN: _ClassVar[MoveReason]
     MOVE_REASON_LEFTOVER: _ClassVar[MoveReason]
+    MOVE_REASON_TAKEN: _ClassVar[MoveReason]
 
 class Side(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -204,6 +205,7 @@ MOVE_REASON_EQUIP_REPLACED: MoveReason
 MOVE_REASON_LIGHTNING_MOVES: MoveReason
 MOVE_REASON_WEAPON_GIVEN: MoveReason
 MOVE_REASON_LEFTOVER: MoveReason
+MOVE_REASON_TAKEN: MoveReason
 SIDE_UNSPECIFIED: Side
 SIDE_LORD: Side
 SIDE_REBELS: Side

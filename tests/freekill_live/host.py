@@ -67,12 +67,10 @@ CHEATS: dict[str, str] = {
     "skill_not_owned": "SKILL_NOT_OWNED",  # 制衡 by a general without it
 }
 
-# Cheats the verifier refuses to carry out (a card from a place the player does not hold it, a skill the
-# general lacks) while FreeKill's server carries them out: from there the verifier's game parts from
-# FreeKill's and later events are misjudged. The planner places one of these last in a game, no cheat after.
-PARTING = frozenset({"not_held", "draw_pile", "skill_not_owned"})
-# Play phases after which a parting cheat is placed even if other kinds found no moment yet.
-PARTING_AFTER_PHASES = 15
+# Every kind is placed wherever it first applies, several in one game, in any order: a card used from another
+# player's hand or the draw pile and a skill the general lacks, which FreeKill's server carries out, are
+# followed by the verifier as played (docs/log-format.md#taken-cards), so no cheat has to come last. (They were
+# once refused, and the verifier's game parted from FreeKill's after them: they were placed last, one a game.)
 
 SLASHES = frozenset({"slash", "fire__slash", "thunder__slash"})
 WEAPON_RANGE = {"crossbow": 1, "double_swords": 2, "qinggang_sword": 2, "ice_sword": 2, "guding_blade": 2,
@@ -367,14 +365,10 @@ class Planner:
         if not first or not self.todo:
             return None
         self.phases += 1
-        others = [k for k in self.todo if k not in PARTING]
-        kinds = others if others and self.phases < PARTING_AFTER_PHASES else self.todo
-        for kind in sorted(kinds, key=lambda k: k in PARTING):
+        for kind in self.todo:
             made = self.make(kind, pid)
             if made is not None:
                 self.todo.remove(kind)
-                if kind in PARTING:
-                    self.todo = []
                 return made
         return None
 

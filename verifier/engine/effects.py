@@ -407,7 +407,8 @@ class Ruleset:
                 game.report([Violation("UNKNOWN_CARD", f"card #{cid} is not in this game's deck", seat, cid,
                                        hard=True)])
                 return None
-            if game.report(game.verify_own_cards(seat, [cid], zones)):
+            problems = game.verify_own_cards(seat, [cid], zones)
+            if problems and not game.take_recorded(seat, cid, problems) and game.report(problems):
                 return None
             if self.suit_filters:
                 seen = game.card_as(seat, cid)
@@ -460,6 +461,11 @@ class Ruleset:
     def invoke_in_play(self, game: Game, seat: int, inv: pb.InvokeSkill) -> Settle[None]:
         name = inv.skill
         effect = next((e for e in game.effects_of(seat) if e.name == name), None)
+        if effect is None:
+            borrowed = borrowed_skill(game, seat, name)
+            if borrowed is not None:
+                game.violations.append(borrowed)
+                effect = self.effects[name]
         if effect is not None and effect.active:
             p = game.players[seat]
             if effect.per_phase and p.skill_uses.get(name, 0) >= effect.per_phase:
@@ -720,3 +726,25 @@ def missing_skill(game: Game, seat: int, name: str) -> Violation | None:
         return Violation("SKILL_NOT_OWNED", f"seat {seat} ({game.players[seat].general or 'no general'}) does "
                          f"not have the skill {name}", seat, hard=True)
     return None
+
+
+def borrowed_skill(game: Game, seat: int, name: str) -> Violation | None:
+    """A general's active skill ``seat`` lacks, invoked in their play phase, carried out as the game that was
+    played did (docs/log-format.md#taken-cards): the soft SKILL_NOT_OWNED to report, when the log's very next
+    event (Game.evidence) is an outcome about ``seat`` — the skill's effect recorded (制衡's draw); None
+    otherwise (the invocation is refused: SKILL_NOT_OWNED, hard)."""
+    ev = game.evidence
+    eff = game.ruleset.effects.get(name)
+    if ev is None or eff is None or not eff.active:
+        return None
+    kind = ev.WhichOneof("kind")
+    if kind is None or kind in ("cards_moved", "reveal", "reshuffle", "game_over"):
+        about = ev.cards_moved.from_seat if kind == "cards_moved" and ev.cards_moved.HasField("from_seat") else -1
+    else:
+        about = getattr(getattr(ev, kind), "seat", -1)
+    if about != seat:
+        return None
+    missing = missing_skill(game, seat, name)
+    if missing is None or missing.code != "SKILL_NOT_OWNED":
+        return None
+    return Violation(missing.code, f"{missing.message}; carried out: the log records its effect", seat)

@@ -291,6 +291,10 @@ class Game:
         # Do draws and judgments ask the driver first (DrawChance, JudgeChance)? The replay driver sets it to
         # take the cards a log recorded when they differ from the rules' (adoption); self-play leaves it off.
         self.adopting = False
+        # The recorded outcome right after the decision being judged, when the driver holds that decision for
+        # it (replay: a card or skill its maker lacks): a taken card's move (take_recorded) or a skill's
+        # recorded effect (Ruleset.invoke_in_play). None otherwise; self-play never sets it.
+        self.evidence: pb.Event | None = None
         # While generals are being picked: each seat's candidates (None otherwise).
         self.selection: dict[int, tuple[str, ...]] | None = None
         # Extra turns a skill gave, to be played after the current one (放权).
@@ -1279,6 +1283,53 @@ class Game:
                 out.append(Violation("CARD_NOT_OWNED", f"seat {seat} does not have {self.label(cid)} in "
                                      f"their {where}", seat, cid, hard=True))
         return out
+
+    def take_recorded(self, seat: int, card_id: int, problems: list[Violation]) -> bool:
+        """A card ``seat`` uses or plays from where it does not hold it, carried out as the game that was played
+        did (docs/log-format.md#taken-cards): when ``problems`` is that one CARD_NOT_OWNED and the log's very next
+        event records the card taken (a CardsMoved, MOVE_REASON_TAKEN, of this card alone into ``seat``'s hand,
+        from where the card really is: another character's hand or equipment, or the draw pile). The violation
+        stays, soft (APPLIED); the card moves to the hand, recorded as that outcome, and the decision goes on
+        from there. False (nothing done) otherwise: the decision is refused as before."""
+        ev = self.evidence
+        if ev is None or len(problems) != 1 or problems[0].code != "CARD_NOT_OWNED" or problems[0].card != card_id \
+                or not ev.HasField("cards_moved"):
+            return False
+        m = ev.cards_moved
+        if m.reason != pb.MOVE_REASON_TAKEN or list(m.cards) != [card_id] or not m.HasField("to_seat") \
+                or m.to_seat != seat or m.to_zone != pb.ZONE_HAND:
+            return False
+        owner = self.owner_zone(card_id)
+        if owner is not None:
+            zone = {"hand": pb.ZONE_HAND, "equip": pb.ZONE_EQUIPMENT}.get(owner[1])
+            if owner[0] == seat or zone is None or not m.HasField("from_seat") or m.from_seat != owner[0] \
+                    or m.from_zone != zone:
+                return False
+            where = f"seat {owner[0]}'s {owner[1]}"
+        elif card_id in self.draw_pile:
+            if m.HasField("from_seat") or m.from_zone != pb.ZONE_DRAW_PILE:
+                return False
+            where = "the draw pile"
+        else:
+            return False
+        v = problems[0]
+        self.violations.append(Violation(v.code, f"{v.message}; carried out: taken from {where}, as the log's move "
+                                         "records", v.seat, v.card))
+        if owner is not None:
+            self._move_out(owner[0], [card_id], m.from_zone, pb.MOVE_REASON_TAKEN, "MOVE_MISMATCH", to_seat=seat)
+        else:
+            taken = pb.Event()
+            t = taken.cards_moved
+            t.cards.append(card_id)
+            t.from_zone = pb.ZONE_DRAW_PILE
+            t.to_seat = seat
+            t.to_zone = pb.ZONE_HAND
+            t.reason = pb.MOVE_REASON_TAKEN
+            self.emit(taken, "MOVE_MISMATCH")
+            self.draw_pile.remove(card_id)
+            self.players[seat].hand.append(card_id)
+            self.journal.append(f"('take', {seat}, {card_id})")
+        return True
 
     def verify_cost_cards(self, seat: int, card_ids: list[int], zones: tuple[str, ...], what: str
                           ) -> list[Violation]:
