@@ -174,3 +174,104 @@ def test_dask_cluster_gives_the_local_report(store: Store) -> None:
     key = lambda r: r.replay_id  # noqa: E731
     assert sorted(remote.reports, key=key) == sorted(local.reports, key=key)
     assert len(store.run_ids("dask")) == len(GAMES)
+
+
+# ---------------------------------------------------------------------------------------- the same report (issue 31)
+
+def reference_reports(store: Store, against: str = "", engine: str = "") -> list[ReplayReport]:
+    """The reports as the implementation before issue 31 made them, kept here as the yardstick: every log and
+    stored verdict read whole, the new replay built from ``Verifier.finish`` with every annotation a message,
+    and the two compared annotation by annotation."""
+    from service.regress import compare, load_engine
+    from verifier import Verifier, load_log
+
+    ids = store.ids()
+    logs = store.logs(ids)
+    base = store.verdict_blobs(ids, against)
+    if against:
+        base.update(store.verdict_blobs([i for i in ids if i not in base], ""))
+    version, variant = load_engine(engine)
+    out = []
+    for replay_id in ids:
+        log = load_log(logs[replay_id])
+        verifier = Verifier(log.header, None if variant is None else variant.ruleset(log.header))
+        if variant is not None and verifier.game is not None:
+            variant.prepare(verifier.game)
+        verifier.follow(log.events)
+        new = verifier.finish(replay_id)
+        new.engine_version = version
+        out.append(compare(replay_id, apb.AnnotatedReplay.FromString(base[replay_id]), new))
+    return sorted(out, key=lambda r: r.replay_id)
+
+
+def _edited(replay: apb.AnnotatedReplay, how: int) -> bytes:
+    """A stored verdict changed in one of the ways a regression run must see (or, the last two, encoded
+    differently but the same replay)."""
+    r = apb.AnnotatedReplay()
+    r.CopyFrom(replay)
+    mid = len(r.annotations) // 2
+    if how == 0:
+        r.annotations[mid].digest = bytes(len(r.annotations[mid].digest))
+    elif how == 1:
+        del r.annotations[-1]
+    elif how == 2:
+        r.header_violations.add(code="BAD_HEADER", message="edited")
+    elif how == 3:
+        r.result.winners.append(9)
+    elif how == 4:
+        r.final_digest = b"\x01" * 32
+    elif how == 5:
+        r.engine_version = "an older engine"
+    elif how == 6:
+        r.annotations[mid].status = apb.STATUS_ILLEGAL
+        r.annotations[mid].violations.add(code="SLASH_LIMIT", message="edited")
+    elif how == 7:
+        r.annotations.add().CopyFrom(r.annotations[-1])
+    elif how == 8:
+        del r.annotations[:]
+    elif how == 9:
+        r.result.scores[0].score += 1 if r.result.scores else 0
+        r.followed = not r.followed
+    elif how == 10:  # the annotations last (field order is not canonical): the same replay
+        anns = apb.AnnotatedReplay()
+        anns.annotations.extend(r.annotations)
+        del r.annotations[:]
+        return r.SerializeToString(deterministic=True) + anns.SerializeToString(deterministic=True)
+    elif how == 11:  # no head fields at all: the same replay without engine version and hash
+        r.ClearField("engine_version")
+        r.ClearField("log_sha256")
+    return r.SerializeToString(deterministic=True)
+
+
+EDITS = 12
+
+
+def test_reports_are_those_of_the_implementation_before_issue_31(store: Store) -> None:
+    """Comparing the annotations' bytes first must give exactly the report the annotation-by-annotation
+    comparison gave: on unchanged replays, on the variant's, and on stored verdicts edited every way."""
+    from sqlalchemy import update
+
+    from storage.models import Verdict
+
+    ids = store.ids()
+    for how, replay_id in enumerate(ids[:EDITS]):
+        stored = apb.AnnotatedReplay.FromString(store.verdict_blobs([replay_id])[replay_id])
+        with store.transaction(write=True) as session:
+            session.execute(update(Verdict).where(Verdict.replay_id == replay_id, Verdict.run == "")
+                            .values(replay_blob=_edited(stored, how)))
+    key = lambda r: r.replay_id  # noqa: E731
+    for engine in ("", VARIANT):
+        got = sorted(regress(store, RegressOptions(engine=engine, chunk_size=5), LocalBackend(0)).reports, key=key)
+        assert got == reference_reports(store, engine=engine)
+    plain = {r.replay_id: r for r in reference_reports(store)}
+    # (the engine version is recorded, never compared: edit 5 is no change)
+    assert [plain[i].changed for i in ids[:EDITS]] == [True] * 5 + [False] + [True] * 4 + [False] * 2
+    # A named run stores the verdicts the replays' full encoding gives, and is compared against the same way.
+    regress(store, RegressOptions(engine=VARIANT, run="v"), LocalBackend(0))
+    for replay_id, blob in store.verdict_blobs(ids, "v").items():
+        log = store.logs([replay_id])[replay_id]
+        from service.regress import reverify
+
+        assert blob == reverify(replay_id, log, VARIANT).SerializeToString(deterministic=True)
+    got = sorted(regress(store, RegressOptions(against="v"), LocalBackend(0)).reports, key=key)
+    assert got == reference_reports(store, against="v")
