@@ -156,51 +156,69 @@ def result_text(replay: apb.AnnotatedReplay) -> str:
     return f"{side} win {list(res.winners)}"
 
 
-def _keyed(replay: apb.AnnotatedReplay) -> dict[tuple[int, bool, int], apb.Annotation]:
+# An annotation as compared: its event index, derived or not, status, violation codes, state digest.
+_Row = tuple[int, bool, int, tuple[str, ...], bytes]
+_STATUS_NAMES = {v.number: v.name.removeprefix("STATUS_") for v in apb.Status.DESCRIPTOR.values}
+
+
+def _rows(replay: apb.AnnotatedReplay) -> list[_Row]:
+    """Each annotation read once (protobuf's attributes cost most of a comparison)."""
+    return [(a.index, a.derived, a.status, tuple([v.code for v in a.violations]), a.digest)
+            for a in replay.annotations]
+
+
+def _keyed(rows: list[_Row]) -> dict[tuple[int, bool, int], _Row]:
     """Annotations by (event index, derived, ordinal among the derived outcomes before that event)."""
-    out: dict[tuple[int, bool, int], apb.Annotation] = {}
-    seen: Counter[tuple[int, bool]] = Counter()
-    for ann in replay.annotations:
-        key = (ann.index, ann.derived)
-        out[(ann.index, ann.derived, seen[key])] = ann
-        seen[key] += 1
+    out: dict[tuple[int, bool, int], _Row] = {}
+    seen: dict[tuple[int, bool], int] = {}
+    for row in rows:
+        key = (row[0], row[1])
+        n = seen.get(key, 0)
+        out[(row[0], row[1], n)] = row
+        seen[key] = n + 1
     return out
 
 
-def _status(ann: apb.Annotation | None) -> str:
-    if ann is None:
+def _status(row: _Row | None) -> str:
+    if row is None:
         return ""
-    name = apb.Status.Name(ann.status).removeprefix("STATUS_")
-    return " ".join([name, *(v.code for v in ann.violations)])
+    name = _STATUS_NAMES.get(row[2])
+    if name is None:
+        name = apb.Status.Name(row[2]).removeprefix("STATUS_")  # (raises on an unknown value, as it did)
+    return " ".join([name, *row[3]])
 
 
-def _violations(replay: apb.AnnotatedReplay) -> Counter[ViolationAt]:
+def _violations(replay: apb.AnnotatedReplay, rows: list[_Row]) -> Counter[ViolationAt]:
     out: Counter[ViolationAt] = Counter(ViolationAt(-1, False, v.code) for v in replay.header_violations)
-    for ann in replay.annotations:
-        for v in ann.violations:
-            out[ViolationAt(ann.index, ann.derived, v.code)] += 1
+    for index, derived, _, codes, _ in rows:
+        for code in codes:
+            out[ViolationAt(index, derived, code)] += 1
     return out
 
 
 def compare(replay_id: str, stored: apb.AnnotatedReplay, new: apb.AnnotatedReplay) -> ReplayReport:
-    old_v, new_v = _violations(stored), _violations(new)
+    old_rows, new_rows = _rows(stored), _rows(new)
+    old_v, new_v = _violations(stored, old_rows), _violations(new, new_rows)
     added = tuple(sorted((new_v - old_v).elements(), key=lambda v: (v.index, not v.derived, v.code)))
     gone = tuple(sorted((old_v - new_v).elements(), key=lambda v: (v.index, not v.derived, v.code)))
-    old_k, new_k = _keyed(stored), _keyed(new)
-    changes = []
-    for key in sorted(old_k.keys() | new_k.keys(), key=lambda k: (k[0], not k[1], k[2])):
-        a, b = _status(old_k.get(key)), _status(new_k.get(key))
-        if a != b:
-            changes.append(StatusChange(key[0], key[1], a, b))
+    old_k, new_k = _keyed(old_rows), _keyed(new_rows)
+    differing = []
+    for key in old_k.keys() | new_k.keys():
+        a, b = old_k.get(key), new_k.get(key)
+        # (equal status and codes give equal texts: only the others are written out and compared)
+        if (a is None or b is None or a[2:4] != b[2:4]) and _status(a) != _status(b):
+            differing.append(key)
+    differing.sort(key=lambda k: (k[0], not k[1], k[2]))
+    changes = [StatusChange(k[0], k[1], _status(old_k.get(k)), _status(new_k.get(k))) for k in differing]
     divergence = None
-    for i in range(max(len(stored.annotations), len(new.annotations))):
-        sa = stored.annotations[i] if i < len(stored.annotations) else None
-        na = new.annotations[i] if i < len(new.annotations) else None
-        if sa is None or na is None or (sa.index, sa.derived, sa.digest) != (na.index, na.derived, na.digest):
+    for i in range(max(len(old_rows), len(new_rows))):
+        sa = old_rows[i] if i < len(old_rows) else None
+        na = new_rows[i] if i < len(new_rows) else None
+        if sa is None or na is None or (sa[0], sa[1], sa[4]) != (na[0], na[1], na[4]):
             at = na if na is not None else sa
             assert at is not None
-            divergence = Divergence(at.index, at.derived, sa.digest.hex() if sa is not None else "",
-                                    na.digest.hex() if na is not None else "")
+            divergence = Divergence(at[0], at[1], sa[4].hex() if sa is not None else "",
+                                    na[4].hex() if na is not None else "")
             break
     r1, r2 = stored.result, new.result
     winner_changed = (r1.finished, r1.side, list(r1.winners)) != (r2.finished, r2.side, list(r2.winners))
