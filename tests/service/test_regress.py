@@ -310,10 +310,10 @@ def _edited(replay: apb.AnnotatedReplay, how: int) -> bytes:
         r.result.scores[0].score += 1 if r.result.scores else 0
         r.followed = not r.followed
     elif how == 10:  # the annotations last (field order is not canonical): the same replay
-        anns = apb.AnnotatedReplay()
-        anns.annotations.extend(r.annotations)
+        only = apb.AnnotatedReplay()
+        only.annotations.extend(r.annotations)
         del r.annotations[:]
-        return r.SerializeToString(deterministic=True) + anns.SerializeToString(deterministic=True)
+        return r.SerializeToString(deterministic=True) + only.SerializeToString(deterministic=True)
     elif how == 11:  # no head fields at all: the same replay without engine version and hash
         r.ClearField("engine_version")
         r.ClearField("log_sha256")
