@@ -27,11 +27,11 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from typing import Any, Protocol
 
-from service.work import verdict_facts
+from service.work import finished_facts
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from storage.models import SUBMISSION_RUN
@@ -39,6 +39,7 @@ from storage.store import InvalidQuery, ReplayFilter, Store, VerdictFacts
 from verifier import Verifier, engine_version, load_log
 from verifier.engine.effects import Ruleset
 from verifier.engine.game import Game
+from verifier.replay import Finished
 
 DEFAULT_CHUNK = 16
 
@@ -77,6 +78,12 @@ def load_engine(spec: str) -> tuple[str, EngineVariant | None]:
 
 
 def reverify(replay_id: str, log_bytes: bytes, engine: str = "") -> apb.AnnotatedReplay:
+    return reverify_finished(replay_id, log_bytes, engine).replay()
+
+
+def reverify_finished(replay_id: str, log_bytes: bytes, engine: str = "") -> Finished:
+    """``reverify`` in parts (Verifier.finished): the annotations stay in their wire form, to be compared with
+    the stored verdict's bytes and stored as they are, never built as messages when nothing changed."""
     version, variant = load_engine(engine)
     log = load_log(log_bytes)
     if variant is None:
@@ -86,9 +93,7 @@ def reverify(replay_id: str, log_bytes: bytes, engine: str = "") -> apb.Annotate
         if verifier.game is not None:
             variant.prepare(verifier.game)
     verifier.follow(log.events)
-    replay = verifier.finish(replay_id)
-    replay.engine_version = version
-    return replay
+    return replace(verifier.finished(replay_id), engine_version=version)
 
 
 # ---------------------------------------------------------------------------------------- comparing
@@ -151,51 +156,69 @@ def result_text(replay: apb.AnnotatedReplay) -> str:
     return f"{side} win {list(res.winners)}"
 
 
-def _keyed(replay: apb.AnnotatedReplay) -> dict[tuple[int, bool, int], apb.Annotation]:
+# An annotation as compared: its event index, derived or not, status, violation codes, state digest.
+_Row = tuple[int, bool, int, tuple[str, ...], bytes]
+_STATUS_NAMES = {v.number: v.name.removeprefix("STATUS_") for v in apb.Status.DESCRIPTOR.values}
+
+
+def _rows(replay: apb.AnnotatedReplay) -> list[_Row]:
+    """Each annotation read once (protobuf's attributes cost most of a comparison)."""
+    return [(a.index, a.derived, a.status, tuple([v.code for v in a.violations]), a.digest)
+            for a in replay.annotations]
+
+
+def _keyed(rows: list[_Row]) -> dict[tuple[int, bool, int], _Row]:
     """Annotations by (event index, derived, ordinal among the derived outcomes before that event)."""
-    out: dict[tuple[int, bool, int], apb.Annotation] = {}
-    seen: Counter[tuple[int, bool]] = Counter()
-    for ann in replay.annotations:
-        key = (ann.index, ann.derived)
-        out[(ann.index, ann.derived, seen[key])] = ann
-        seen[key] += 1
+    out: dict[tuple[int, bool, int], _Row] = {}
+    seen: dict[tuple[int, bool], int] = {}
+    for row in rows:
+        key = (row[0], row[1])
+        n = seen.get(key, 0)
+        out[(row[0], row[1], n)] = row
+        seen[key] = n + 1
     return out
 
 
-def _status(ann: apb.Annotation | None) -> str:
-    if ann is None:
+def _status(row: _Row | None) -> str:
+    if row is None:
         return ""
-    name = apb.Status.Name(ann.status).removeprefix("STATUS_")
-    return " ".join([name, *(v.code for v in ann.violations)])
+    name = _STATUS_NAMES.get(row[2])
+    if name is None:
+        name = apb.Status.Name(row[2]).removeprefix("STATUS_")  # (raises on an unknown value, as it did)
+    return " ".join([name, *row[3]])
 
 
-def _violations(replay: apb.AnnotatedReplay) -> Counter[ViolationAt]:
+def _violations(replay: apb.AnnotatedReplay, rows: list[_Row]) -> Counter[ViolationAt]:
     out: Counter[ViolationAt] = Counter(ViolationAt(-1, False, v.code) for v in replay.header_violations)
-    for ann in replay.annotations:
-        for v in ann.violations:
-            out[ViolationAt(ann.index, ann.derived, v.code)] += 1
+    for index, derived, _, codes, _ in rows:
+        for code in codes:
+            out[ViolationAt(index, derived, code)] += 1
     return out
 
 
 def compare(replay_id: str, stored: apb.AnnotatedReplay, new: apb.AnnotatedReplay) -> ReplayReport:
-    old_v, new_v = _violations(stored), _violations(new)
+    old_rows, new_rows = _rows(stored), _rows(new)
+    old_v, new_v = _violations(stored, old_rows), _violations(new, new_rows)
     added = tuple(sorted((new_v - old_v).elements(), key=lambda v: (v.index, not v.derived, v.code)))
     gone = tuple(sorted((old_v - new_v).elements(), key=lambda v: (v.index, not v.derived, v.code)))
-    old_k, new_k = _keyed(stored), _keyed(new)
-    changes = []
-    for key in sorted(old_k.keys() | new_k.keys(), key=lambda k: (k[0], not k[1], k[2])):
-        a, b = _status(old_k.get(key)), _status(new_k.get(key))
-        if a != b:
-            changes.append(StatusChange(key[0], key[1], a, b))
+    old_k, new_k = _keyed(old_rows), _keyed(new_rows)
+    differing = []
+    for key in old_k.keys() | new_k.keys():
+        a, b = old_k.get(key), new_k.get(key)
+        # (equal status and codes give equal texts: only the others are written out and compared)
+        if (a is None or b is None or a[2:4] != b[2:4]) and _status(a) != _status(b):
+            differing.append(key)
+    differing.sort(key=lambda k: (k[0], not k[1], k[2]))
+    changes = [StatusChange(k[0], k[1], _status(old_k.get(k)), _status(new_k.get(k))) for k in differing]
     divergence = None
-    for i in range(max(len(stored.annotations), len(new.annotations))):
-        sa = stored.annotations[i] if i < len(stored.annotations) else None
-        na = new.annotations[i] if i < len(new.annotations) else None
-        if sa is None or na is None or (sa.index, sa.derived, sa.digest) != (na.index, na.derived, na.digest):
+    for i in range(max(len(old_rows), len(new_rows))):
+        sa = old_rows[i] if i < len(old_rows) else None
+        na = new_rows[i] if i < len(new_rows) else None
+        if sa is None or na is None or (sa[0], sa[1], sa[4]) != (na[0], na[1], na[4]):
             at = na if na is not None else sa
             assert at is not None
-            divergence = Divergence(at.index, at.derived, sa.digest.hex() if sa is not None else "",
-                                    na.digest.hex() if na is not None else "")
+            divergence = Divergence(at[0], at[1], sa[4].hex() if sa is not None else "",
+                                    na[4].hex() if na is not None else "")
             break
     r1, r2 = stored.result, new.result
     winner_changed = (r1.finished, r1.side, list(r1.winners)) != (r2.finished, r2.side, list(r2.winners))
@@ -212,6 +235,49 @@ def compare(replay_id: str, stored: apb.AnnotatedReplay, new: apb.AnnotatedRepla
         followed_changed=followed_changed, final_digest_changed=final_changed,
         stored_scores=old_scores if scores_changed else (), new_scores=new_scores if scores_changed else (),
         scores_changed=scores_changed)
+
+
+# AnnotatedReplay's fields 1 (engine_version) and 2 (log_sha256) as wire-format tags: what precedes the
+# annotations (field 3) in a canonical encoding.
+_HEAD_TAGS = (0x0A, 0x12)
+
+
+def _head_end(blob: bytes) -> int:
+    """Where the fields before the annotations end in a stored replay's encoding (its start if it has none)."""
+    pos, size = 0, len(blob)
+    while pos < size and blob[pos] in _HEAD_TAGS:
+        pos += 1
+        length = shift = 0
+        while pos < size:
+            byte = blob[pos]
+            pos += 1
+            length |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                break
+        pos += length
+    return min(pos, size)
+
+
+def compare_encoded(replay_id: str, stored_blob: bytes, new: Finished) -> ReplayReport:
+    """``compare`` of a stored verdict's encoding with a finished verification, the same report.
+
+    Most replays are unchanged, and every annotation's status, codes and digest are then the same: so the
+    annotations' bytes are compared first, in one piece. When the stored encoding holds exactly the new
+    annotations' bytes after its head, the two lists of annotations are equal, and ``compare`` of the two
+    replays without them gives the same report (no status change, no divergence; the violations that differ
+    can only be the header's). Only otherwise are both replays decoded whole and compared annotation by
+    annotation."""
+    start = _head_end(stored_blob)
+    end = start + len(new.annotations)
+    if stored_blob.startswith(new.annotations, start):
+        # (The new annotations are whole fields, so the stored encoding's fields end where theirs do.)
+        stored = apb.AnnotatedReplay.FromString(stored_blob[:start] + stored_blob[end:])
+        if not stored.annotations:
+            summary = apb.AnnotatedReplay(engine_version=new.engine_version, log_sha256=new.log_sha256)
+            summary.MergeFrom(new.summary)
+            return compare(replay_id, stored, summary)
+    return compare(replay_id, apb.AnnotatedReplay.FromString(stored_blob), new.replay())
 
 
 # ---------------------------------------------------------------------------------------- the work
@@ -240,10 +306,9 @@ def store_for(url: str) -> Store:
 
 def regress_chunk(task: ChunkTask) -> list[ReplayReport]:
     store = store_for(task.db_url)
-    logs = store.logs(task.ids)
-    base = store.verdict_blobs(task.ids, task.against)
+    logs, base = store.logs_and_verdict_blobs(task.ids, task.against)
     if task.against != SUBMISSION_RUN:
-        missing = [i for i in task.ids if i not in base]
+        missing = [i for i in task.ids if i in logs and i not in base]
         if missing:
             base.update(store.verdict_blobs(missing, SUBMISSION_RUN))
     reports: list[ReplayReport] = []
@@ -253,14 +318,13 @@ def regress_chunk(task: ChunkTask) -> list[ReplayReport]:
             reports.append(ReplayReport(replay_id, changed=False, error="the replay was deleted during the run"))
             continue
         try:
-            new = reverify(replay_id, logs[replay_id], task.engine)
+            new = reverify_finished(replay_id, logs[replay_id], task.engine)
         except Exception as err:  # a log the engine cannot take any more is a finding, not a crash
             reports.append(ReplayReport(replay_id, changed=True, error=f"{type(err).__name__}: {err}"))
             continue
-        stored = apb.AnnotatedReplay.FromString(base[replay_id])
-        reports.append(compare(replay_id, stored, new))
+        reports.append(compare_encoded(replay_id, base[replay_id], new))
         if task.run:
-            verdicts.append((replay_id, verdict_facts(new)))
+            verdicts.append((replay_id, finished_facts(new)))
     if verdicts:
         store.save_verdicts(task.run, verdicts)
     return reports
@@ -315,6 +379,11 @@ class LocalBackend:
                 yield regress_chunk(task)
             return
         context = multiprocessing.get_context(self.start_method)
+        if isinstance(context, multiprocessing.context.ForkServerContext):
+            # Each worker would import the engine, the store and SQLAlchemy itself: about 0.5 s of CPU a
+            # worker, as much as verifying 100 games. The fork server imports them once (when it starts: once
+            # per process, so a server's later runs pay nothing) and every worker is forked with them loaded.
+            context.set_forkserver_preload([__name__])
         pool = ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_ignore_sigint)
         try:
             futures: list[Future[list[ReplayReport]]] = [pool.submit(regress_chunk, t) for t in tasks]

@@ -637,6 +637,23 @@ class Store:
                                    .where(Verdict.replay_id.in_(ids), Verdict.run == run)).all()
         return {i: b for i, b in rows}
 
+    def logs_and_verdict_blobs(self, ids: Sequence[str], run: str = SUBMISSION_RUN
+                               ) -> tuple[dict[str, bytes], dict[str, bytes]]:
+        """``logs`` and ``verdict_blobs`` in one query (a regression run's input): the logs of these replays,
+        and the serialized AnnotatedReplay of each one's verdict of ``run`` (if any)."""
+        _check_run_name(run)
+        query = (select(Replay.id, Replay.log_bytes, Verdict.replay_blob)
+                 .outerjoin(Verdict, and_(Verdict.replay_id == Replay.id, Verdict.run == run))
+                 .where(Replay.id.in_(ids)))
+        logs: dict[str, bytes] = {}
+        blobs: dict[str, bytes] = {}
+        with self._unavailable_on_failure(), self.engine.connect() as conn:
+            for replay_id, log, blob in conn.execute(query):
+                logs[replay_id] = log
+                if blob is not None:
+                    blobs[replay_id] = blob
+        return logs, blobs
+
     def run_ids(self, run: str) -> set[str]:
         """The replays that already have a verdict of this run."""
         _check_run_name(run)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,11 +18,15 @@ from clients.cli import main
 from clients.selfplay import play_game
 from service.regress import (
     ChunkTask,
+    Divergence,
     LocalBackend,
     RegressError,
     RegressOptions,
     ReplayReport,
+    StatusChange,
+    ViolationAt,
     regress,
+    result_text,
 )
 from service.work import VerifyJob, run_job
 from sgsverify.v1 import annotation_pb2 as apb
@@ -174,3 +179,176 @@ def test_dask_cluster_gives_the_local_report(store: Store) -> None:
     key = lambda r: r.replay_id  # noqa: E731
     assert sorted(remote.reports, key=key) == sorted(local.reports, key=key)
     assert len(store.run_ids("dask")) == len(GAMES)
+
+
+# ---------------------------------------------------------------------------------------- the same report (issue 31)
+
+# The comparison as it was before issue 31 (service/regress.py at 3aa18bf), verbatim but for the names.
+
+def _ref_keyed(replay: apb.AnnotatedReplay) -> dict[tuple[int, bool, int], apb.Annotation]:
+    """Annotations by (event index, derived, ordinal among the derived outcomes before that event)."""
+    out: dict[tuple[int, bool, int], apb.Annotation] = {}
+    seen: Counter[tuple[int, bool]] = Counter()
+    for ann in replay.annotations:
+        key = (ann.index, ann.derived)
+        out[(ann.index, ann.derived, seen[key])] = ann
+        seen[key] += 1
+    return out
+
+
+def _ref_status(ann: apb.Annotation | None) -> str:
+    if ann is None:
+        return ""
+    name = apb.Status.Name(ann.status).removeprefix("STATUS_")
+    return " ".join([name, *(v.code for v in ann.violations)])
+
+
+def _ref_violations(replay: apb.AnnotatedReplay) -> Counter[ViolationAt]:
+    out: Counter[ViolationAt] = Counter(ViolationAt(-1, False, v.code) for v in replay.header_violations)
+    for ann in replay.annotations:
+        for v in ann.violations:
+            out[ViolationAt(ann.index, ann.derived, v.code)] += 1
+    return out
+
+
+def reference_compare(replay_id: str, stored: apb.AnnotatedReplay, new: apb.AnnotatedReplay) -> ReplayReport:
+    old_v, new_v = _ref_violations(stored), _ref_violations(new)
+    added = tuple(sorted((new_v - old_v).elements(), key=lambda v: (v.index, not v.derived, v.code)))
+    gone = tuple(sorted((old_v - new_v).elements(), key=lambda v: (v.index, not v.derived, v.code)))
+    old_k, new_k = _ref_keyed(stored), _ref_keyed(new)
+    changes = []
+    for key in sorted(old_k.keys() | new_k.keys(), key=lambda k: (k[0], not k[1], k[2])):
+        a, b = _ref_status(old_k.get(key)), _ref_status(new_k.get(key))
+        if a != b:
+            changes.append(StatusChange(key[0], key[1], a, b))
+    divergence = None
+    for i in range(max(len(stored.annotations), len(new.annotations))):
+        sa = stored.annotations[i] if i < len(stored.annotations) else None
+        na = new.annotations[i] if i < len(new.annotations) else None
+        if sa is None or na is None or (sa.index, sa.derived, sa.digest) != (na.index, na.derived, na.digest):
+            at = na if na is not None else sa
+            assert at is not None
+            divergence = Divergence(at.index, at.derived, sa.digest.hex() if sa is not None else "",
+                                    na.digest.hex() if na is not None else "")
+            break
+    r1, r2 = stored.result, new.result
+    winner_changed = (r1.finished, r1.side, list(r1.winners)) != (r2.finished, r2.side, list(r2.winners))
+    followed_changed = (stored.followed, stored.stopped_at) != (new.followed, new.stopped_at)
+    final_changed = stored.final_digest != new.final_digest
+    old_scores, new_scores = tuple(s.score for s in r1.scores), tuple(s.score for s in r2.scores)
+    scores_changed = bool(old_scores) and old_scores != new_scores
+    changed = bool(added or gone or changes or divergence or winner_changed or followed_changed or final_changed
+                   or scores_changed)
+    return ReplayReport(
+        replay_id=replay_id, changed=changed, stored_engine=stored.engine_version, new_engine=new.engine_version,
+        new_violations=added, vanished_violations=gone, status_changes=tuple(changes), first_divergence=divergence,
+        stored_result=result_text(stored), new_result=result_text(new), winner_changed=winner_changed,
+        followed_changed=followed_changed, final_digest_changed=final_changed,
+        stored_scores=old_scores if scores_changed else (), new_scores=new_scores if scores_changed else (),
+        scores_changed=scores_changed)
+
+
+def reference_reports(store: Store, against: str = "", engine: str = "") -> list[ReplayReport]:
+    """The reports as the implementation before issue 31 made them, kept here as the yardstick: every log and
+    stored verdict read whole, the new replay built from ``Verifier.finish`` with every annotation a message,
+    and the two compared annotation by annotation."""
+    from service.regress import load_engine
+    from verifier import Verifier, load_log
+
+    ids = store.ids()
+    logs = store.logs(ids)
+    base = store.verdict_blobs(ids, against)
+    if against:
+        base.update(store.verdict_blobs([i for i in ids if i not in base], ""))
+    version, variant = load_engine(engine)
+    out = []
+    for replay_id in ids:
+        log = load_log(logs[replay_id])
+        verifier = Verifier(log.header, None if variant is None else variant.ruleset(log.header))
+        if variant is not None and verifier.game is not None:
+            variant.prepare(verifier.game)
+        verifier.follow(log.events)
+        new = verifier.finish(replay_id)
+        new.engine_version = version
+        out.append(reference_compare(replay_id, apb.AnnotatedReplay.FromString(base[replay_id]), new))
+    return sorted(out, key=lambda r: r.replay_id)
+
+
+def _edited(replay: apb.AnnotatedReplay, how: int) -> bytes:
+    """A stored verdict changed in one of the ways a regression run must see (or, the last two, encoded
+    differently but the same replay)."""
+    r = apb.AnnotatedReplay()
+    r.CopyFrom(replay)
+    mid = len(r.annotations) // 2
+    if how == 0:
+        r.annotations[mid].digest = bytes(len(r.annotations[mid].digest))
+    elif how == 1:
+        del r.annotations[-1]
+    elif how == 2:
+        r.header_violations.add(code="BAD_HEADER", message="edited")
+    elif how == 3:
+        r.result.winners.append(9)
+    elif how == 4:
+        r.final_digest = b"\x01" * 32
+    elif how == 5:  # a run of statuses changed: log events and the outcomes derived before them
+        anns = [apb.Annotation() for _ in r.annotations]
+        for copy, ann in zip(anns, r.annotations, strict=True):
+            copy.CopyFrom(ann)
+        extra = apb.Annotation(index=anns[mid].index, derived=True, status=apb.STATUS_MISMATCH)
+        anns[mid].status = apb.STATUS_ILLEGAL
+        del r.annotations[:]
+        r.annotations.extend([*anns[:mid], extra, *anns[mid:]])
+        r.engine_version = "an older engine"  # (recorded, never compared)
+    elif how == 6:
+        r.annotations[mid].status = apb.STATUS_ILLEGAL
+        r.annotations[mid].violations.add(code="SLASH_LIMIT", message="edited")
+    elif how == 7:
+        r.annotations.add().CopyFrom(r.annotations[-1])
+    elif how == 8:
+        del r.annotations[:]
+    elif how == 9:
+        r.result.scores[0].score += 1 if r.result.scores else 0
+        r.followed = not r.followed
+    elif how == 10:  # the annotations last (field order is not canonical): the same replay
+        only = apb.AnnotatedReplay()
+        only.annotations.extend(r.annotations)
+        del r.annotations[:]
+        return r.SerializeToString(deterministic=True) + only.SerializeToString(deterministic=True)
+    elif how == 11:  # no head fields at all: the same replay without engine version and hash
+        r.ClearField("engine_version")
+        r.ClearField("log_sha256")
+    return r.SerializeToString(deterministic=True)
+
+
+EDITS = 12
+
+
+def test_reports_are_those_of_the_implementation_before_issue_31(store: Store) -> None:
+    """Comparing the annotations' bytes first must give exactly the report the annotation-by-annotation
+    comparison gave: on unchanged replays, on the variant's, and on stored verdicts edited every way."""
+    from sqlalchemy import update
+
+    from storage.models import Verdict
+
+    ids = store.ids()
+    for how, replay_id in enumerate(ids[:EDITS]):
+        stored = apb.AnnotatedReplay.FromString(store.verdict_blobs([replay_id])[replay_id])
+        with store.transaction(write=True) as session:
+            session.execute(update(Verdict).where(Verdict.replay_id == replay_id, Verdict.run == "")
+                            .values(replay_blob=_edited(stored, how)))
+    key = lambda r: r.replay_id  # noqa: E731
+    for engine in ("", VARIANT):
+        got = sorted(regress(store, RegressOptions(engine=engine, chunk_size=5), LocalBackend(0)).reports, key=key)
+        assert got == reference_reports(store, engine=engine)
+    plain = {r.replay_id: r for r in reference_reports(store)}
+    assert [plain[i].changed for i in ids[:EDITS]] == [True] * 10 + [False] * 2
+    assert any(c.derived for c in plain[ids[5]].status_changes)
+    # A named run stores the verdicts the replays' full encoding gives, and is compared against the same way.
+    regress(store, RegressOptions(engine=VARIANT, run="v"), LocalBackend(0))
+    for replay_id, blob in store.verdict_blobs(ids, "v").items():
+        log = store.logs([replay_id])[replay_id]
+        from service.regress import reverify
+
+        assert blob == reverify(replay_id, log, VARIANT).SerializeToString(deterministic=True)
+    got = sorted(regress(store, RegressOptions(against="v"), LocalBackend(0)).reports, key=key)
+    assert got == reference_reports(store, against="v")
