@@ -554,14 +554,22 @@ class VerifierClient:
                 yield _events_request(pending)
 
         call = self._live_bytes(requests(), timeout=self._timeout(timeout), metadata=self.metadata)
+        finished = False
         try:
             for res in call:
+                finished = finished or res.HasField("finished")
                 yield LiveUpdate(list(res.annotations), res.events_received, res.game_over,
                                  res.finished if res.HasField("finished") else None)
         except grpc.RpcError as err:
             raise service_error(err) from None
         finally:
-            call.cancel()
+            if finished:
+                # The last answer came (the game is stored): the call is let end, not cancelled — a cancel that
+                # reaches the server before its write of that answer completes makes it delete the game again
+                # (a caller that stops at the finished update lost its replay to that race, 1 in ~7 here).
+                call.code()
+            else:
+                call.cancel()
 
     def live_call(self, header: pb.GameHeader, batches: Iterable[Sequence[pb.Event]],
                   metadata: Metadata | None = None, *, discard: bool = False) -> LiveCall:
