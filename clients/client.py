@@ -385,8 +385,10 @@ class VerifierClient:
     def __init__(self, address: str | None = None, *, timeout: float | None = None,
                  max_message_bytes: int = MAX_MESSAGE_BYTES, token: str | None = None, tls: bool | None = None,
                  tls_ca: str | Path | None = None, client_cert: str | Path | None = None,
-                 client_key: str | Path | None = None) -> None:
-        """``token``: the bearer token sent with every call (default $SGS_VERIFY_TOKEN; "" sends none).
+                 client_key: str | Path | None = None, lb_policy: str | None = None) -> None:
+        """``lb_policy``: gRPC's load balancing over the addresses a target resolves to, e.g. ``round_robin`` with
+        ``ipv4:10.0.0.1:50051,10.0.0.2:50051`` (every replica in turn, as a load balancer would).
+        ``token``: the bearer token sent with every call (default $SGS_VERIFY_TOKEN; "" sends none).
         TLS (default: $SGS_VERIFY_TLS, or when a CA or a client certificate is given): ``tls_ca`` the CA that
         signed the server's certificate (default $SGS_VERIFY_TLS_CA, else the system's roots),
         ``client_cert`` / ``client_key`` a client certificate (default $SGS_VERIFY_CLIENT_CERT /
@@ -403,8 +405,10 @@ class VerifierClient:
             tls = _env_flag(ENV_TLS) or bool(tls_ca or client_cert)
         if bool(client_cert) != bool(client_key):
             raise ValueError("a client certificate needs its key, and a key its certificate")
-        options = [("grpc.max_receive_message_length", max_message_bytes),
+        options: list[tuple[str, Any]] = [("grpc.max_receive_message_length", max_message_bytes),
                    ("grpc.max_send_message_length", max_message_bytes)]
+        if lb_policy:
+            options.append(("grpc.lb_policy_name", lb_policy))
         self.tls = tls
         if tls:
             credentials = grpc.ssl_channel_credentials(root_certificates=_read(tls_ca), private_key=_read(client_key),
@@ -550,14 +554,22 @@ class VerifierClient:
                 yield _events_request(pending)
 
         call = self._live_bytes(requests(), timeout=self._timeout(timeout), metadata=self.metadata)
+        finished = False
         try:
             for res in call:
+                finished = finished or res.HasField("finished")
                 yield LiveUpdate(list(res.annotations), res.events_received, res.game_over,
                                  res.finished if res.HasField("finished") else None)
         except grpc.RpcError as err:
             raise service_error(err) from None
         finally:
-            call.cancel()
+            if finished:
+                # The last answer came (the game is stored): the call is let end, not cancelled — a cancel that
+                # reaches the server before its write of that answer completes makes it delete the game again
+                # (a caller that stops at the finished update lost its replay to that race, 1 in ~7 here).
+                call.code()
+            else:
+                call.cancel()
 
     def live_call(self, header: pb.GameHeader, batches: Iterable[Sequence[pb.Event]],
                   metadata: Metadata | None = None, *, discard: bool = False) -> LiveCall:

@@ -35,6 +35,7 @@ ENV_MAX_CONCURRENT = "SGS_VERIFY_MAX_CONCURRENT"
 ENV_RATE_LIMIT = "SGS_VERIFY_RATE_LIMIT"
 ENV_RATE_BURST = "SGS_VERIFY_RATE_BURST"
 ENV_MAX_STREAMS = "SGS_VERIFY_MAX_STREAMS_PER_TENANT"
+ENV_SHARED_LIMITS = "SGS_VERIFY_SHARED_LIMITS"
 ENV_STREAM_IDLE = "SGS_VERIFY_STREAM_IDLE_TIMEOUT"
 ENV_MAX_BUFFERED_BYTES = "SGS_VERIFY_MAX_BUFFERED_BYTES"
 ENV_FIRST_MESSAGE = "SGS_VERIFY_FIRST_MESSAGE_TIMEOUT"
@@ -116,6 +117,9 @@ class Limits:
     rate_burst: int = 200
     # Upload and live streams one tenant may have open at once.
     max_streams_per_tenant: int = 32
+    # The rate and streams limits above hold over every replica sharing the store (service/shared_limits.py),
+    # not only this one; $SGS_VERIFY_SHARED_LIMITS=0: each replica's own only (no store write per request).
+    shared_limits: bool = True
     # A client stream (upload, live game) that sends nothing for this long is ended.
     stream_idle_seconds: float = 300.0
     # Request bytes the server holds at once, over every request: a request is admitted only when its
@@ -143,6 +147,8 @@ class Limits:
                    rate_limit=_env_float(ENV_RATE_LIMIT, d.rate_limit),
                    rate_burst=_env_int(ENV_RATE_BURST, d.rate_burst),
                    max_streams_per_tenant=_env_int(ENV_MAX_STREAMS, d.max_streams_per_tenant),
+                   shared_limits=os.environ.get(ENV_SHARED_LIMITS, "1").strip().lower() not in ("0", "false", "no",
+                                                                                               "off"),
                    stream_idle_seconds=_env_float(ENV_STREAM_IDLE, d.stream_idle_seconds),
                    max_buffered_bytes=_env_int(ENV_MAX_BUFFERED_BYTES, d.max_buffered_bytes),
                    first_message_seconds=_env_float(ENV_FIRST_MESSAGE, d.first_message_seconds))

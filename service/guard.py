@@ -40,6 +40,7 @@ from google.rpc import error_details_pb2, status_pb2
 
 from service.config import Limits
 from service.metrics import Metrics
+from service.shared_limits import SharedLimits
 from sgsverify.v1 import service_pb2 as spb
 from storage.access import SCOPES, TokenInfo, check_token, token_hash
 from storage.store import DEFAULT_TENANT, StorageUnavailable
@@ -478,8 +479,10 @@ def _code_name(context: grpc.aio.ServicerContext, error: BaseException | None) -
 class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Request ids, authentication, scopes and limits for every VerifierService RPC (see the module's text)."""
 
-    def __init__(self, auth: Authenticator, limits: Limits, metrics: Metrics) -> None:
+    def __init__(self, auth: Authenticator, limits: Limits, metrics: Metrics,
+                 shared: SharedLimits | None = None) -> None:
         self.auth = auth
+        self.shared = shared  # the rate and streams limits over every replica (the replica's own apply too)
         self.limits = limits
         self.metrics = metrics
         self.rates = RateLimiter(limits.rate_limit, limits.rate_burst)
@@ -524,6 +527,10 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if not principal.allows(scope_needed):
             raise Denied(grpc.StatusCode.PERMISSION_DENIED, f"{method} needs a token with the {scope_needed!r} scope; "
                          f"this one ({principal.token_id}) has {', '.join(sorted(principal.scopes))}", "permission")
+        if self.shared is not None:
+            refusal = await self.shared.admit(method, principal.tenant)
+            if refusal is not None:
+                raise Denied(grpc.StatusCode.RESOURCE_EXHAUSTED, refusal.message, refusal.reason, refusal.retry_after)
         if self.in_flight >= limits.max_concurrent_rpcs:
             raise Denied(grpc.StatusCode.RESOURCE_EXHAUSTED, f"the server has {limits.max_concurrent_rpcs} requests in "
                          "progress, its limit (--max-concurrent); retry in 1 s", "concurrency", retry_after=1.0)

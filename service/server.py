@@ -30,11 +30,12 @@ from grpc_health.v1 import health, health_pb2
 from service import tls
 from service.checked import OpenStreams, add_health
 from service.config import ENV_DATA, ServiceConfig, default_data_dir, is_loopback, split_address
-from service.guard import Authenticator, GuardInterceptor
+from service.guard import CLIENT_STREAMS, Authenticator, GuardInterceptor
 from service.health import StoreHealth
 from service.metrics import Metrics
 from service.reflection import enable_server_reflection
 from service.servicer import SERVICE_NAME, VerifierServicer, new_io_executor
+from service.shared_limits import SharedLimits
 from service.work import freeze_long_lived_objects
 from service.workers import WorkerPool
 from storage import migrate
@@ -98,6 +99,7 @@ class VerificationServer:
         self.auth: Authenticator | None = None
         self.guard: GuardInterceptor | None = None
         self.store_health: StoreHealth | None = None
+        self.shared_limits: SharedLimits | None = None
         self.exposure: list[str] = []  # what a start on this configuration warns of
         # The viewer's connection bounds (service.web.server.HttpFrontend: max_connections, header_seconds), when
         # not the defaults (the tests' smaller ones).
@@ -171,7 +173,10 @@ class VerificationServer:
         self.auth = Authenticator(self.store, self._io, required=tokens)
         if not tokens:
             store_health.on_token = self.auth.require
-        self.guard = GuardInterceptor(self.auth, limits, self.metrics)
+        if limits.shared_limits:
+            self.shared_limits = SharedLimits(self.store, self._io, limits.rate_limit, limits.rate_burst,
+                                              limits.max_streams_per_tenant, CLIENT_STREAMS)
+        self.guard = GuardInterceptor(self.auth, limits, self.metrics, self.shared_limits)
         server = grpc.aio.server(interceptors=[self.guard], options=[
             ("grpc.max_receive_message_length", limits.max_message_bytes),
             ("grpc.max_send_message_length", max(4 * limits.max_message_bytes, 64 * 1024 * 1024)),
@@ -215,6 +220,8 @@ class VerificationServer:
         self.server = server
         await store_health.check()  # SERVING (the store was just opened), and from now on as the store goes
         store_health.start()
+        if self.shared_limits is not None:
+            self.shared_limits.start()
         return self.port
 
     def _start_metrics(self) -> None:
@@ -276,6 +283,8 @@ class VerificationServer:
         if self.server is not None:
             await self.server.stop(grace)
             self.server = None
+        if self.shared_limits is not None:
+            await self.shared_limits.stop()  # (the leases of the streams just ended deleted first)
         await asyncio.to_thread(self.metrics.stop)
         await self._close_resources()
 

@@ -12,6 +12,8 @@
                  (the token itself is never stored); revoked tokens stay, with revoked_at
     audit_log    one row per audited action (a replay deleted, a token created or revoked): when,
                  who, which tenant, what
+    tenant_rates one token bucket per tenant, shared by every replica (service/shared_limits.py)
+    stream_leases one row per client stream open on any replica, with an expiry its replica renews
 
 Changing a model needs a migration: ``alembic revision --autogenerate`` (see docs/service.md),
 and ``tests/test_service_migrations.py`` fails while models and migrations disagree.
@@ -27,6 +29,7 @@ from sqlalchemy import (
     Boolean,
     DateTime,
     Dialect,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -226,3 +229,29 @@ class AuditEntry(Base):
     target: Mapped[str] = mapped_column(String(200))
     request_id: Mapped[str] = mapped_column(String(64))
     detail: Mapped[str] = mapped_column(Text)
+
+
+class TenantRate(Base):
+    """A tenant's request-rate token bucket, over every replica (service/shared_limits.py): ``tokens`` left at
+    ``at`` (the database's clock, seconds since the epoch); ``granted``: whether the last request got one."""
+
+    __tablename__ = "tenant_rates"
+
+    tenant: Mapped[str] = mapped_column(String(64), primary_key=True)
+    tokens: Mapped[float] = mapped_column(Float)
+    at: Mapped[float] = mapped_column(Float)
+    granted: Mapped[bool] = mapped_column(Boolean)
+
+
+class StreamLease(Base):
+    """A client stream open on some replica: counted against its tenant's streams at once until it ends or,
+    its replica gone, ``expires_at`` (the database's clock) passes without a renewal."""
+
+    __tablename__ = "stream_leases"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    tenant: Mapped[str] = mapped_column(String(64))
+    replica: Mapped[str] = mapped_column(String(32), index=True)
+    expires_at: Mapped[float] = mapped_column(Float)
+
+    __table_args__ = (Index("ix_stream_leases_tenant_expires_at", "tenant", "expires_at"),)

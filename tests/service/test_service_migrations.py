@@ -19,7 +19,8 @@ from tests.service.conftest import BACKENDS
 
 pytestmark = pytest.mark.parametrize("backend", BACKENDS)
 
-TABLES = {"replays", "replay_seats", "verdicts", "violations", "api_tokens", "audit_log"}
+TABLES = {"replays", "replay_seats", "verdicts", "violations", "api_tokens", "audit_log",
+          "tenant_rates", "stream_leases"}
 
 
 def test_upgrade_from_empty_and_check_clean(backend: str, empty_database: str) -> None:
