@@ -30,6 +30,10 @@ from tests.service.conftest import fresh_database, server_config
 from tests.service.test_bridge import Running, stored, verdict, wait_for
 from verifier import verify
 
+# Rooms are played in the module's fixture, while the bridge follows them (a 5-player game takes 2-35 s here,
+# one given up after 90 s and played again): more than a test's usual 5 minutes on a slow machine.
+pytestmark = pytest.mark.timeout(1200)
+
 AI_ROOMS = 1
 CHEAT_ROOMS_MAX = 6  # rooms tried until every kind of cheat found a moment to be placed
 # A longer run (the figures in the closing note and docs/freekill-bridge.md): at least this many rooms with
