@@ -20,6 +20,9 @@ from sgsverify.v1 import game_log_pb2 as pb
 from tests.freekill_live import judge as J
 from tests.freekill_live.host import CHEATS, GameRecord, HostError, RotatingLog, play_game
 
+# The games are played in the module's fixtures: more than a test's usual 5 minutes on a slow machine.
+pytestmark = pytest.mark.timeout(1200)
+
 AI_GAMES = 3
 CHEAT_GAMES_MAX = 6  # games tried until every kind of cheat found a moment to be placed (usually all in one)
 # A game of FreeKill's AI now and then runs into a stalemate (華佗 healing forever): given up after this
