@@ -414,6 +414,16 @@ async def serve(config: ServiceConfig, announce: Callable[[str], None] = print,
     announce(f"sgs-verify: stopping (in-flight requests have {config.grace_seconds:g} s to finish)")
     sys.stdout.flush()
     await server.stop()
+    # The loop's handlers go when asyncio.run closes the loop, which puts SIGTERM back to its default: a SIGTERM
+    # then (a supervisor's or a test's second one, sent while the process is still ending: its workers, the
+    # loop's shutdown) killed it with -15 after a clean stop. From here on a SIGTERM is ignored: the stop it
+    # asks for is done. (SIGTERM blocked while the handler is swapped, so none lands on the default between.)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        loop.remove_signal_handler(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     announce("sgs-verify: stopped")
 
 
