@@ -398,6 +398,12 @@ async def serve(config: ServiceConfig, announce: Callable[[str], None] = print,
                 started: Callable[[VerificationServer], Awaitable[None]] | None = None) -> None:
     """Run until SIGTERM/SIGINT, then stop gracefully. ``started`` runs once the server serves."""
     return_large_blocks_to_the_system()
+    # The handlers come before the "listening" line, which a supervisor (or a test) may take as leave to send
+    # SIGTERM: one that came before them ended the process with -15 (a stop asked for early is done at once).
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
     server = VerificationServer(config)
     await server.start()
     announce(describe_start(server))
@@ -406,10 +412,6 @@ async def serve(config: ServiceConfig, announce: Callable[[str], None] = print,
         await started(server)
         sys.stdout.flush()
     freeze_long_lived_objects()
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stopping.set)
     await stopping.wait()
     announce(f"sgs-verify: stopping (in-flight requests have {config.grace_seconds:g} s to finish)")
     sys.stdout.flush()
