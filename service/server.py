@@ -407,6 +407,12 @@ async def serve(config: ServiceConfig, announce: Callable[[str], None] = print,
                 started: Callable[[VerificationServer], Awaitable[None]] | None = None) -> None:
     """Run until SIGTERM/SIGINT, then stop gracefully. ``started`` runs once the server serves."""
     return_large_blocks_to_the_system()
+    # The handlers come before the "listening" line, which a supervisor (or a test) may take as leave to send
+    # SIGTERM: one that came before them ended the process with -15 (a stop asked for early is done at once).
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
     server = VerificationServer(config)
     await server.start()
     announce(describe_start(server))
@@ -415,14 +421,20 @@ async def serve(config: ServiceConfig, announce: Callable[[str], None] = print,
         await started(server)
         sys.stdout.flush()
     freeze_long_lived_objects()
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stopping.set)
     await stopping.wait()
     announce(f"sgs-verify: stopping (in-flight requests have {config.grace_seconds:g} s to finish)")
     sys.stdout.flush()
     await server.stop()
+    # The loop's handlers go when asyncio.run closes the loop, which puts SIGTERM back to its default: a SIGTERM
+    # then (a supervisor's or a test's second one, sent while the process is still ending: its workers, the
+    # loop's shutdown) killed it with -15 after a clean stop. From here on a SIGTERM is ignored: the stop it
+    # asks for is done. (SIGTERM blocked while the handler is swapped, so none lands on the default between.)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        loop.remove_signal_handler(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     announce("sgs-verify: stopped")
 
 

@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,7 +38,7 @@ from clients.files import (
     freekill_kind,
     is_unambiguous_freekill,
 )
-from clients.interrupts import EXIT_INTERRUPTED
+from clients.interrupts import EXIT_INTERRUPTED, deferred
 from clients.progress import ProgressBar
 from importers import ENGINES
 from sgsverify.v1 import annotation_pb2 as apb
@@ -589,8 +589,13 @@ def run_submit(args: argparse.Namespace) -> int:
         done = 0
         try:
             for path, label, future in futures:
-                record(path, label, future)
-                done += 1
+                # Ctrl-C may stop the wait for a file's answer, but not its tally: a Ctrl-C between the tally
+                # and `done` moving on (the test's, just after the first "stored" line) had the in-flight loop
+                # below count the same file again (the summary said 2 stored, the server held 1).
+                wait([future])
+                with deferred():
+                    record(path, label, future)
+                    done += 1
         except KeyboardInterrupt:
             # Stop sending: the files not yet started are cancelled; the ones on their way are waited for, so
             # that the summary can say whether each was stored (a second Ctrl-C stops waiting).
@@ -605,7 +610,9 @@ def run_submit(args: argparse.Namespace) -> int:
             try:
                 for path, label, future in futures[done:]:
                     if not future.cancelled():
-                        record(path, label, future)
+                        wait([future])
+                        with deferred():
+                            record(path, label, future)
             except KeyboardInterrupt:
                 unknown = sum(1 for _, _, f in futures[done:] if not f.cancelled() and not f.done())
                 print(f"{unknown} file(s) were being sent: whether the server stored them is unknown "

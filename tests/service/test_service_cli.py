@@ -208,3 +208,16 @@ def test_submit_waits_out_the_servers_rate_limit(env: dict[str, str], tmp_path: 
         assert "submitted 6 of 6 file(s)" in out.stdout and "not submitted" not in out.stderr
     finally:
         server.kill()
+
+
+def test_a_second_sigterm_while_the_server_ends_is_not_fatal(env: dict[str, str]) -> None:
+    """A supervisor's (or terminate()'s) second SIGTERM after the stop: once stopped, the loop's handler is gone
+    with the loop; the process must still end with 0, not die of the signal (-15)."""
+    server = ServeProcess([], env)
+    try:
+        server.proc.send_signal(signal.SIGTERM)
+        server.wait_for_line("stopped")
+        server.proc.send_signal(signal.SIGTERM)  # the process is still ending (its loop, its workers)
+        assert server.terminate() == 0, server.lines
+    finally:
+        server.kill()
