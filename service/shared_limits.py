@@ -19,6 +19,7 @@ outage of the limits' table into an outage of health checks or of the error answ
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
@@ -151,9 +152,14 @@ class SharedLimits:
 
     def _release_soon(self, lease: str) -> None:
         self.leases.discard(lease)
-        future = asyncio.ensure_future(self.io(self._release, lease))
+        future = asyncio.ensure_future(self._release_later(lease))
         self._pending.add(future)
         future.add_done_callback(self._pending.discard)
+
+    async def _release_later(self, lease: str) -> None:
+        # (a stream ended as the server stopped, its I/O threads gone: the lease lapses on its own)
+        with contextlib.suppress(RuntimeError):
+            await self.io(self._release, lease)
 
     def _release(self, lease: str) -> None:
         try:
