@@ -49,9 +49,9 @@ def played(fk_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     url, _ = fresh_database("sqlite", tmp)
     server = BackgroundServer(server_config(url, tmp)).start()
     log_path = tmp / "freekill.log"
-    # ~1 MB of tap lines a room into 400 kB files: enough backups that the offline reading finds every room whole
+    # 1-5 MB of tap lines a room into 400 kB files: enough backups that the offline reading finds every room whole
     rooms = AI_ROOMS + max(CHEAT_ROOMS_MAX, CHEAT_ROOMS_MIN)
-    log = RotatingLog(log_path, max_bytes=400_000, backups=10 + 4 * rooms)
+    log = RotatingLog(log_path, max_bytes=400_000, backups=20 + 12 * rooms)  # (a long room: 5 MB)
     run = Running(tmp, server.address, TOURNAMENT)  # following before the first line is written
     games: list[GameRecord] = []
     try:
