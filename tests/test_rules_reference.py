@@ -78,7 +78,7 @@ PUBLISHED: dict[str, frozenset[str]] = {
     "docs/log-format.md": ids("""
         header setup events implicit-declines respond-target outcomes complete-outcomes canonical-outcomes
         maneuvering hegemony hegemony-example annotated-replay following example-game scores rebirth move-order
-        decision-source
+        decision-source taken-cards
     """),
     "docs/cards.md": ids("card-ids standard-equipment maneuvering standard-deck maneuvering-deck hegemony-deck"),
 }
