@@ -8,18 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from clients.commands.options import positive_int
+from clients.commands.options import positive_int, positive_seconds
 from clients.commands.service import _server_option, connect
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0, not {text}")
-    return value
 
 
 def _address(text: str) -> str:
@@ -39,13 +29,14 @@ def register(sub: Any) -> None:
     p.add_argument("--state", type=Path, required=True, metavar="DIR",
                    help="the bridge's state directory (follow position, each open room's spool)")
     _server_option(p)
-    p.add_argument("--room-timeout", type=_seconds, default=600.0, metavar="SECONDS",
+    p.add_argument("--room-timeout", type=positive_seconds, default=600.0, metavar="SECONDS",
                    help="end a room silent this long: its game is stored unfinished (default 600)")
-    p.add_argument("--gap-wait", type=_seconds, default=10.0, metavar="SECONDS",
+    p.add_argument("--gap-wait", type=positive_seconds, default=10.0, metavar="SECONDS",
                    help="how long a room's missing record is waited for before the room is given up (default 10)")
-    p.add_argument("--rotate-grace", type=_seconds, default=10.0, metavar="SECONDS",
+    p.add_argument("--rotate-grace", type=positive_seconds, default=10.0, metavar="SECONDS",
                    help="read a rotated-away log until it has been quiet this long (default 10)")
-    p.add_argument("--poll", type=_seconds, default=0.2, metavar="SECONDS", help="log poll interval (default 0.2)")
+    p.add_argument("--poll", type=positive_seconds, default=0.2, metavar="SECONDS",
+                   help="log poll interval (default 0.2)")
     p.add_argument("--json", action="store_true", help="JSON lines on stdout instead of text")
     p.add_argument("--metrics", type=_address, metavar="HOST:PORT", help="serve Prometheus metrics here")
     p.add_argument("--tournament", default="freekill", help="the tournament label stored with each room's replay "
