@@ -109,8 +109,11 @@ def test_each_cheat_is_printed_live_with_its_code_event_player_and_the_clients_r
             assert hits, f"room {game.room_id}: {cheat.kind} was not printed live at event {cheat.event}"
             assert all(p["player"] == cheat.player and p["seat"] == cheat.seat and p["source"] == "client"
                        for p in hits), hits
-    # a client's other replies broke no rule: nothing else printed on a client's reply
-    others = [p for p in printed if p["source"] == "client" and (p["room"], p["event"]) not in cheat_events]
+    # a client's other replies broke no rule: nothing else printed on a client's reply (in the rooms played to the
+    # end: a room the host gave up, its AI stuck, holds cheats of its own that no record lists)
+    played_rooms = {g.room_id for g in games}
+    others = [p for p in printed if p["source"] == "client" and p["room"] in played_rooms
+              and (p["room"], p["event"]) not in cheat_events]
     assert others == []
 
 
@@ -130,7 +133,10 @@ def test_the_table(played: tuple[Path, list[GameRecord], Running, BackgroundServ
             if any(p["room"] == game.room_id and p["event"] == cheat.event and p["code"] == cheat.expected
                    and p["player"] == cheat.player and p["source"] == "client" for p in printed):
                 caught[cheat.kind] += 1
-    others = Counter(p["source"] for p in printed if (p["room"], p["event"]) not in at_cheats)
+    played_rooms = {g.room_id for g in games}
+    given_up = sorted({p["room"] for p in printed} - played_rooms)
+    others = Counter(p["source"] for p in printed
+                     if p["room"] in played_rooms and (p["room"], p["event"]) not in at_cheats)
     print(f"\n{len(games)} rooms ({sum(1 for g in games if g.cheats)} with cheats), all followed live by the bridge")
     print("| cheat | placed | printed live: right code, event, player, client's reply |")
     print("|---|---|---|")
@@ -138,5 +144,7 @@ def test_the_table(played: tuple[Path, list[GameRecord], Running, BackgroundServ
         print(f"| {kind} | {placed[kind]} | {caught[kind]} |")
     print(f"| all | {sum(placed.values())} | {sum(caught.values())} |")
     print(f"other violations printed, by who decided: {dict(sorted(others.items())) or 'none'}")
+    if given_up:
+        print(f"rooms the host gave up (FreeKill's AI stuck; played again under another id): {given_up}")
     assert caught == placed
     assert others["client"] == 0
