@@ -465,3 +465,23 @@ def _utf8(value: str) -> bytes:
     except UnicodeEncodeError as e:  # a lone surrogate: no UTF-8 exists for it
         raise CborError(f"string is not encodable as UTF-8 ({e.reason})") from None
 
+
+
+def json_shaped(value: Any) -> Any:
+    """A decoded FreeKill payload as JSON would say it (the shape the transcripts have): byte strings as text
+    (Lua's strings are bytes), undefined as null. CborError (offset None) for a string that is not UTF-8, or
+    a simple value, which no FreeKill message holds; its message reads on after the name of what held it."""
+    if isinstance(value, list):
+        return [json_shaped(v) for v in value]
+    if isinstance(value, dict):
+        return {k: json_shaped(v) for k, v in value.items()}
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise CborError(f"(a string in it) is not UTF-8 text ({e.reason} at byte {e.start})") from None
+    if value is UNDEFINED:
+        return None
+    if isinstance(value, Simple):
+        raise CborError(f"holds CBOR simple value {value.value}, which no FreeKill message has")
+    return value

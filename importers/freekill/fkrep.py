@@ -325,7 +325,10 @@ class _CborContainer:
             raise FreeKillFormatError(f"{where} is not CBOR: {e.reason} at byte {e.offset} of its {len(value)}") \
                 from None
         self._take(count)
-        return _plain(decoded, where)
+        try:
+            return cbor.json_shaped(decoded)
+        except cbor.CborError as e:
+            raise FreeKillFormatError(f"{where} {e.reason}") from None
 
 
 class _JsonContainer:
@@ -438,21 +441,6 @@ def _json_kind(value: Any) -> str:
         return "null"
     return {int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(
         type(value), type(value).__name__)
-
-
-def _plain(value: Any, where: str) -> Any:
-    # What JSON can say: byte strings as text (Lua strings are bytes), undefined as null.
-    if isinstance(value, list):
-        return [_plain(v, where) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v, where) for k, v in value.items()}
-    if isinstance(value, bytes):
-        return _text(value, where + " (a string in it)")
-    if value is cbor.UNDEFINED:
-        return None
-    if isinstance(value, cbor.Simple):
-        raise FreeKillFormatError(f"{where} holds CBOR simple value {value.value}, which no FreeKill message has")
-    return value
 
 
 def _text(value: Any, where: str) -> str:

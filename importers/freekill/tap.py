@@ -108,24 +108,10 @@ def decode_payload(b64: Any, where: str) -> Any:
         value = cbor.decode(raw, str_keys=True, skip_tags=True)
     except cbor.CborError as err:
         raise TapError(f"{where}: the payload is not CBOR ({err})") from None
-    return _plain(value, where)
-
-
-def _plain(value: Any, where: str) -> Any:
-    if isinstance(value, list):
-        return [_plain(v, where) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v, where) for k, v in value.items()}
-    if isinstance(value, bytes):
-        try:
-            return value.decode("utf-8")
-        except UnicodeDecodeError:
-            raise TapError(f"{where}: a string in the payload is not UTF-8") from None
-    if value is cbor.UNDEFINED:
-        return None
-    if isinstance(value, cbor.Simple):
-        raise TapError(f"{where}: CBOR simple value {value.value}, which no FreeKill message has")
-    return value
+    try:
+        return cbor.json_shaped(value)
+    except cbor.CborError as err:
+        raise TapError(f"{where}: the payload {err}") from None
 
 
 def _to(value: Any, where: str) -> tuple[int, ...]:
