@@ -119,6 +119,7 @@ class Room:
     counted: bool = False  # in the rooms_open gauge
     call: LiveCall | None = None
     printed: set[tuple[int, bool, str, str]] = field(default_factory=set)
+    judged: int = 0  # events whose verdict has come (a stream streamed again from its start re-sends them)
     cond: threading.Condition = field(default_factory=threading.Condition)
 
     def __post_init__(self) -> None:
@@ -514,7 +515,10 @@ class Bridge:
         now = time.time()
         for ann in update.annotations:
             lag = None
-            if not ann.derived and ann.index < len(room.written):
+            if not ann.derived and room.judged <= ann.index < len(room.written):
+                # Counted once per event: after a retry the room is streamed again from its start, and the verdicts
+                # of the events already judged come again.
+                room.judged = ann.index + 1
                 lag = max(0.0, now - room.written[ann.index])
                 self.metrics.events.inc()
                 self.metrics.lag.observe(lag)

@@ -305,6 +305,10 @@ def test_the_service_going_away_and_coming_back(server: BackgroundServer, tmp_pa
     # each violation printed once, though the room was streamed twice
     events = [p["event"] for p in run.lines.of("violation")]
     assert len(events) == len(set(events)) == len(offline(GAMES[2])[3])
+    # and each event counted once as judged, though its verdict came twice
+    sample = run.bridge.metrics.registry.get_sample_value
+    assert sample("sgs_verify_bridge_stream_retries_total") >= 1
+    assert sample("sgs_verify_bridge_events_total") == len(import_freekill((DATA / GAMES[2]).read_bytes()).log.events)
 
 
 def test_a_silent_room_is_ended_and_stored_unfinished(server: BackgroundServer, tmp_path: Path) -> None:
