@@ -55,8 +55,10 @@ class DarkSouls(IdentityMode):
 
     intercepts = True
     hp_hook = True
-    decisions: ClassVar[frozenset[str]] = frozenset({"possess", "soul_act"})
-    dead_decisions: ClassVar[frozenset[str]] = frozenset({"possess", "soul_act"})
+    # A dead seat's Decline is among them so that a soul may decline its 罗汉 offer explicitly (the offer is the one
+    # request that asks a dead seat for a decline); one made where nothing asks it is DEAD_PLAYER (wrong_timing).
+    decisions: ClassVar[frozenset[str]] = frozenset({"possess", "soul_act", "decline"})
+    dead_decisions: ClassVar[frozenset[str]] = frozenset({"possess", "soul_act", "decline"})
 
     def __init__(self) -> None:
         super().__init__()
@@ -271,6 +273,11 @@ class DarkSouls(IdentityMode):
         if kind == "possess":
             return Violation("POSSESS_TIMING", f"{what}: a dead character possesses once, right after its death is "
                              f"settled; the game is waiting for {waiting_for}", seat)
+        if kind == "decline":
+            if game.players[seat].alive:
+                return None  # (the usual WRONG_TIMING)
+            return Violation("DEAD_PLAYER", f"{what}: seat {seat} is dead, and nothing asks its soul for an answer "
+                             f"now (the game is waiting for {waiting_for})", seat)
         if kind == "soul_act":
             problems = self.why_no_soul(game, seat)
             if problems:
