@@ -90,6 +90,7 @@ class DarkSouls(IdentityMode):
             if soul.host == victim and soul.live:
                 soul.gone = HOST_DIED
                 game.journal.append(f"('soul_gone', {seat})")
+                game.set_mark(seat, soul.kind, 0)
                 if soul.card is not None:
                     card, soul.card = soul.card, None
                     game.pile_out(seat, [card], pb.MOVE_REASON_DEATH)
@@ -113,6 +114,8 @@ class DarkSouls(IdentityMode):
                 break
         self.souls[seat] = soul = Soul(kind, host)
         game.journal.append(f"('possess', {seat}, {host})")
+        # On the dead character while its soul may act, for the table's view: the soul's kind, its host + 1.
+        game.set_mark(seat, kind, host + 1)
         if kind == XUANWU:
             card = yield from game.take_top()
             game.to_pile(seat, [card])
@@ -164,8 +167,10 @@ class DarkSouls(IdentityMode):
             return True
 
     def spend(self, game: Game, seat: int) -> None:
-        self.souls[seat].gone = ACTED
+        soul = self.souls[seat]
+        soul.gone = ACTED
         game.journal.append(f"('soul_act', {seat})")
+        game.set_mark(seat, soul.kind, 0)
 
     # ------------------------------------------------------------------ D-4, D-5: 玄武 and 游助
 
