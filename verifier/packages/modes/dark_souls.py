@@ -62,7 +62,17 @@ class DarkSouls(IdentityMode):
 
     def __init__(self) -> None:
         super().__init__()
-        self.souls: dict[int, Soul] = {}  # dead seat -> its soul, from its possession on
+        self._souls: dict[int, Soul] = {}
+
+    @property
+    def souls(self) -> dict[int, Soul]:
+        """Dead seat -> its soul, from its possession on. (Made on first use too: composed with other house rules,
+        this class's __init__ runs only if theirs call super().__init__().)"""
+        try:
+            return self._souls
+        except AttributeError:
+            self._souls = {}
+            return self._souls
 
     # ------------------------------------------------------------------ questions (bots, cheats, the viewer)
 
