@@ -91,7 +91,9 @@ def possession_left_out(m: Moment) -> Iterator[Edit]:
         stop += 1  # (玄武's set-aside card goes with it: no possession, no card set aside)
     else:
         stop = m.index + 1
-    if stop < len(events):  # (the log must go on for the possession to be missing)
+    # The log must go on for the possession to be missing, and not with a soul's own decision: that one is judged
+    # itself (a soul's act while a possession is due is out of timing) and the possession is missed after it.
+    if stop < len(events) and events[stop].WhichOneof("kind") not in ("possess", "soul_act", "decline"):
         yield m.remove(stop - m.index, f"dead seat {m.event.possess.seat} possesses nobody")
 
 
