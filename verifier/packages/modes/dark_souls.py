@@ -76,9 +76,6 @@ class DarkSouls(IdentityMode):
 
     # ------------------------------------------------------------------ questions (bots, cheats, the viewer)
 
-    def soul(self, seat: int) -> Soul | None:
-        return self.souls.get(seat)
-
     def live_souls(self, game: Game, kind: str | None = None, host: int | None = None) -> list[int]:
         """The seats of the souls that may still act (of ``kind``, possessing ``host``), in seat order from the
         current player's (the order in which several are offered the same moment: D-3)."""
