@@ -55,6 +55,16 @@ def hegemony_report() -> Report:
     return report
 
 
+@cache
+def dark_souls_report() -> Report:
+    """Identity games with dark souls (暗魂): its kinds find places only there (a soul that acted, a live 游助 or 罗汉,
+    a possession); seeds 12-15 with 5 and 10 players offer places for each."""
+    return run_report(4, PLAYERS, SEED, per_kind=2, dark_souls=True)
+
+
+DARK_SOULS_KINDS = {"soul_acts_twice", "youzhu_out_of_timing", "luohan_out_of_damage", "possession_left_out",
+                    "possess_the_dead"}
+
 HEGEMONY_KINDS = {"hidden_skill", "reveal_out_of_timing", "same_kingdom_kill_unpunished", "reward_miscounted",
                   "careerist_not_made", "winner_declared_early"}
 
@@ -104,13 +114,14 @@ def describe_failures(report: Report) -> str:
 
 def report_for(deck: str) -> Report:
     return {"standard": small_report, "maneuvering": maneuvering_report, "generals": generals_report,
-            "hegemony": hegemony_report}[deck]()
+            "hegemony": hegemony_report, "dark_souls": dark_souls_report}[deck]()
 
 
-@pytest.mark.parametrize("deck", ["standard", "maneuvering", "generals", "hegemony"])
+@pytest.mark.parametrize("deck", ["standard", "maneuvering", "generals", "hegemony", "dark_souls"])
 def test_no_false_positives(deck: str) -> None:
     report = report_for(deck)
-    assert report.games == {"generals": 4, "hegemony": 3}.get(deck, GAMES * len(PLAYERS))
+    assert report.games == {"generals": 4, "hegemony": 3, "dark_souls": 4 * len(PLAYERS)}.get(deck,
+                                                                                            GAMES * len(PLAYERS))
     assert report.false_positives == []
 
 
@@ -125,7 +136,7 @@ def test_hegemony_kinds() -> None:
     assert {"reward_for_non_rebel", "missing_lord_penalty", "unowed_penalty", "wrong_winner"}.isdisjoint(tallies)
 
 
-@pytest.mark.parametrize("deck", ["standard", "maneuvering", "generals", "hegemony"])
+@pytest.mark.parametrize("deck", ["standard", "maneuvering", "generals", "hegemony", "dark_souls"])
 def test_every_injected_cheat_is_caught_with_its_code_at_its_event(deck: str) -> None:
     report = report_for(deck)
     assert report.missed == 0, describe_failures(report)
@@ -140,6 +151,15 @@ def test_generals_skill_abuse_kinds() -> None:
         assert generals[name].injected > 0, name
         assert generals[name].caught == generals[name].injected, (name, generals[name])
         assert small_report().tallies[name].injected == 0, name  # no skills without generals
+
+
+def test_dark_souls_kinds() -> None:
+    """Every dark-souls kind is injected in the dark-souls games (and only there) and caught right."""
+    tallies = dark_souls_report().tallies
+    for name in DARK_SOULS_KINDS:
+        assert tallies[name].injected > 0, name
+        assert tallies[name].caught == tallies[name].injected, (name, tallies[name])
+        assert small_report().tallies[name].injected == 0, name  # no souls without the option
 
 
 def test_lord_penalty_played_deliberately() -> None:
@@ -176,6 +196,8 @@ def test_every_kind_is_injected() -> None:
         injected[name] += t.injected
     for name, t in hegemony_report().tallies.items():
         injected[name] = injected.get(name, 0) + t.injected
+    for name in DARK_SOULS_KINDS:
+        injected[name] += dark_souls_report().tallies[name].injected
     injected["limited_twice"] += check_game(0, 4, log=limited_skill_used(), mode="hegemony",
                                             kind_names=["limited_twice"]).tallies["limited_twice"].injected
     assert {k.name for k in KINDS} == set(injected)

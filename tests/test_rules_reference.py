@@ -65,6 +65,8 @@ PUBLISHED: dict[str, frozenset[str]] = {
         scoring scoring-table scoring-bonus scoring-spy scoring-final-duel scoring-draw scoring-two-spies tournament
         rebirth rebirth-dead rebirth-sacrifice rebirth-general rebirth-victory
         tournament-house-rules house-rule-combinations
+        dark-souls dark-souls-possession dark-souls-acts dark-souls-luohan dark-souls-xuanwu dark-souls-youzhu
+        dark-souls-scoring
     """),
     "docs/generals.md": ids("""
         selection skills-in-the-log skill-rulings two-delayed-tricks skills jianxiong hujia guicai fankui
@@ -79,7 +81,7 @@ PUBLISHED: dict[str, frozenset[str]] = {
     "docs/log-format.md": ids("""
         header setup events implicit-declines respond-target outcomes complete-outcomes canonical-outcomes
         maneuvering hegemony hegemony-example annotated-replay following example-game scores rebirth move-order
-        decision-source taken-cards house-rules
+        decision-source taken-cards house-rules dark-souls
     """),
     "docs/cards.md": ids("card-ids standard-equipment maneuvering standard-deck maneuvering-deck hegemony-deck"),
 }

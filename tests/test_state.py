@@ -233,3 +233,25 @@ def test_a_reborn_seat_is_marked_from_its_rebirth_on() -> None:
         assert [g["name_zh"] for g in again["reborn_as"]] == ["貂蝉", "华佗"] and again["general"] == "huatuo"
         assert timeline.state(23, view) == state_at(log, 23, view)
     assert all(s["reborn_as"] == [] for s in Timeline(example("short_game.json")).state(30)["seats"])
+
+
+def test_a_soul_and_its_set_aside_card_are_shown_while_the_soul_may_act() -> None:
+    """Dark souls (xuanwu_exchange): from the dead rebel's possession of the spy to its exchange, seat 1 is marked
+    with its soul (玄武, host seat 3: the mark is host + 1) in every view, and the card set aside on its general is
+    face down: listed in the open view and seat 1's own, counted only in the others'. After the exchange the soul
+    is gone and the card is in the spy's hand."""
+    log = scenario("dark_souls/xuanwu_exchange.json")
+    kinds = [ev.WhichOneof("kind") for ev in log.events]
+    possessed, acted = kinds.index("possess"), kinds.index("soul_act")
+    timeline = Timeline(log)
+    before = timeline.state(possessed - 1)["seats"][1]
+    assert not before["alive"] and before["marks"] == {} and before["general_cards_count"] == 0
+    for p in range(possessed + 1, acted):  # (the set-aside card's move follows the possession)
+        for view in (None, 0, 1, 3):
+            dead = timeline.state(p, view)["seats"][1]
+            assert dead["marks"] == {"xuanwu": 4} and dead["general_cards_count"] == 1
+            shown = dead["general_cards"]
+            assert shown is None if view in (0, 3) else [c["id"] for c in shown] == [6], (p, view)
+    after = timeline.state(acted + 1)["seats"]
+    assert after[1]["marks"] == {} and after[1]["general_cards_count"] == 0
+    assert 6 in [c["id"] for c in after[3]["hand"]]

@@ -65,6 +65,7 @@ class SelfPlay:
     two_spies: bool = False
     hegemony: bool = False  # 国战: its own deck and generals (packages and generals unused)
     rebirth: bool = False  # the rebirth variant (options.rebirth, with generals)
+    dark_souls: bool = False  # seed 003's dark souls (options.dark_souls)
 
     @property
     def name(self) -> str:
@@ -75,6 +76,8 @@ class SelfPlay:
         spies = "-twospies" if self.two_spies else ""
         if self.rebirth:
             return f"selfplay-rebirth-p{self.players}-s{self.seed}"
+        if self.dark_souls:
+            return f"selfplay-darksouls{gen}-p{self.players}-s{self.seed}"
         return f"selfplay-{deck}{gen}{spies}-p{self.players}-s{self.seed}"
 
     def play(self) -> pb.GameLog:
@@ -84,6 +87,10 @@ class SelfPlay:
             return play_game(self.seed, self.players, mode=pb.MODE_HEGEMONY)
         if self.rebirth:
             return play_game(self.seed, self.players, rebirth=True)
+        if self.dark_souls:
+            from clients.selfplay import dark_souls
+
+            return dark_souls.play_game(self.seed, self.players, generals=self.generals)
         variant = pb.ROLE_VARIANT_TWO_SPIES if self.two_spies else pb.ROLE_VARIANT_STANDARD
         return play_game(self.seed, self.players, variant, packages=self.packages, generals=self.generals)
 
@@ -109,6 +116,9 @@ SELFPLAY: tuple[SelfPlay, ...] = (
     # Rebirth: the shortest games with a rebirth among seeds 0-9 at 5 and 8 players.
     SelfPlay((), True, 5, 3, rebirth=True),
     SelfPlay((), True, 8, 9, rebirth=True),
+    # Dark souls: the shortest games among seeds 0-9 at 5 and 8 players in which a soul acts (white generals).
+    SelfPlay((), False, 5, 6, dark_souls=True),
+    SelfPlay((), False, 8, 6, dark_souls=True),
 )
 
 

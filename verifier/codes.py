@@ -57,7 +57,7 @@ _CODES = [
     Code("WRONG_TIMING", Kind.ILLEGAL, "docs/rules.md#timing; docs/codes.md#one-code",
          "The decision does not answer what the game is waiting for (wrong phase of one's own turn, wrong kind "
          "of card, or nobody asked for it), where no more specific code says so (OUT_OF_TURN, SKILL_TIMING, "
-         "SKILL_NOT_AVAILABLE, REVEAL_TIMING, SACRIFICE_TIMING)."),
+         "SKILL_NOT_AVAILABLE, REVEAL_TIMING, SACRIFICE_TIMING, POSSESS_TIMING, SOUL_TIMING)."),
     Code("DEAD_PLAYER", Kind.ILLEGAL, "docs/rules.md#death",
          "A dead character made a decision."),
     Code("CARD_NOT_OWNED", Kind.ILLEGAL, "docs/rules.md#using-cards; docs/codes.md#one-code",
@@ -142,6 +142,29 @@ _CODES = [
     Code("SACRIFICE_TARGET", Kind.ILLEGAL, "docs/rules.md#rebirth-sacrifice; docs/rules.md#rebirth-general",
          "Rebirth: a sacrifice to a character who cannot take one: a living character (the giver too), or a dead "
          "one that takes no more (no unused general of its kingdom was left). It has no effect."),
+    # --- dark souls (暗魂, options.dark_souls)
+    Code("POSSESS_TIMING", Kind.ILLEGAL, "docs/rules.md#dark-souls-possession",
+         "Dark souls: a possession nobody asked for: by a living character, by a dead one whose possession is not "
+         "due now (a second one, or one out of its place: D-1). It has no effect."),
+    Code("POSSESS_TARGET", Kind.ILLEGAL, "docs/rules.md#dark-souls-possession",
+         "Dark souls: a possession of a character who is not alive (D-1: any living character, one already "
+         "possessed too). It has no effect; the possession is still due."),
+    Code("POSSESS_MISSING", Kind.ILLEGAL, "docs/rules.md#dark-souls-possession",
+         "Dark souls: the log goes on without the possession due right after a loyalist's, rebel's or spy's death "
+         "(D-1). That character has no soul for the rest of the game."),
+    Code("NO_SOUL", Kind.ILLEGAL, "docs/rules.md#dark-souls-acts",
+         "Dark souls: a soul's act by a seat that has no soul: a living character, the lord, or a dead character "
+         "that possessed nobody (D-2). It has no effect."),
+    Code("SOUL_SPENT", Kind.ILLEGAL, "docs/rules.md#dark-souls-acts",
+         "Dark souls: a soul's act by a soul that is gone: it acted already, or its host died before it acted "
+         "(D-1, D-2: each soul acts once). It has no effect."),
+    Code("SOUL_TIMING", Kind.ILLEGAL, "docs/rules.md#dark-souls-acts; docs/codes.md#one-code",
+         "Dark souls: a soul acts out of its timing: a 罗汉 when its host is not about to take damage (D-3), a 玄武 "
+         "when no play phase waits for an action (D-4), a 游助 when its host's own play phase does not (D-5). It "
+         "has no effect."),
+    Code("SOUL_CARD", Kind.ILLEGAL, "docs/rules.md#dark-souls-acts",
+         "Dark souls: a 玄武's act that names no card, or a 罗汉's or 游助's act that names one (D-3 to D-5; a card "
+         "named that is not in the host's hand is CARD_NOT_OWNED). It has no effect."),
     # --- recorded outcomes checked against the derived ones
     Code("DRAW_COUNT", Kind.MISMATCH, "docs/rules.md#draw-phase",
          "The recorded draw has a different number of cards than the rules give."),
@@ -274,6 +297,11 @@ def catalogue_markdown() -> str:
         "  another seat or reason was `DRAW_COUNT`); only turn and phase markers (`TURN_MISMATCH`), damage",
         "  (`DAMAGE_MISMATCH`) and rewards, penalties and endings keep their own codes",
         "  ([log-format.md](log-format.md#outcomes)).",
+        "- **A dark soul's act out of its timing** is `SOUL_TIMING` at any request that it does not answer and that",
+        "  cannot be declined (a play phase waiting, a choice, a discard phase with cards due: the act is no sign of",
+        "  the log going on without the answer), whoever's turn it is; a soul that is gone is `SOUL_SPENT` and a",
+        "  seat without a soul `NO_SOUL` wherever they act. Optional requests open before it are declined first, as",
+        "  for any decision ([log-format.md](log-format.md#implicit-declines)).",
         "",
         "Scenarios: `tests/scenarios/hegemony/reveal/*_in_others_turn.json`, `turn/out_of_turn_*.json`,",
         "`equipment/axe_invoked_when_nothing_asks.json`, `hegemony/cards/triblade_*cost*.json`.",

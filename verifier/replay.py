@@ -676,12 +676,14 @@ class Verifier:
                 break
             if req.optional:
                 self._step(None)
-            elif req.has_default and not (seat == req.seat and (kind in PLAY_KINDS or kind == "sacrifice")):
+            elif req.has_default and not (seat == req.seat and (kind in PLAY_KINDS or kind == "sacrifice")) \
+                    and not (kind in MODE_ONLY_KINDS and kind in game.mode.dead_decisions):
                 self._unanswered()
             else:
                 # (A play-phase action by the very seat the mandatory request waits on — a card
                 # used in one's own discard phase — is that seat acting at the wrong time, not
-                # the log going on without the answer.)
+                # the log going on without the answer; so is a decision of the dead that a mode
+                # takes — a soul's act in a discard phase — whoever's request is open.)
                 self._reject([self._wrong_timing(req, ev, kind, seat)])
                 return
             while isinstance(self.pending, ChanceRequest):

@@ -314,8 +314,10 @@ def _render(tl: Timeline, position: int, view: int | None) -> dict[str, Any]:
             "hand": [card_json(c) for c in hand] if shown else None, "hand_count": len(hand),
             "equipment": {slot: card_json(c) for slot, c in equips},
             "judgment": [dict(card_json(c), **({"as": names.get(a, a)} if a else {})) for c, a in judgment],
-            # The cards on a general are face up (不屈's 创: their numbers decide the dying state), seen by all.
-            "general_cards": [card_json(c) for c in pile], "general_cards_count": len(pile),
+            # The cards on a general are face up (不屈's 创: their numbers decide the dying state), seen by all; on a
+            # dead character's they are face down (dark souls: 玄武's set-aside card), seen by its owner only.
+            "general_cards": [card_json(c) for c in pile] if alive or shown else None,
+            "general_cards_count": len(pile),
             # A rebirth is public: the generals reborn as, oldest first (the last is the one played now).
             "reborn_as": [{"name": name, "name_zh": zh.get(name, name)} for name in rebirths],
             "marks": dict(marks), "chained": bool(dict(marks).get("chained")),

@@ -166,14 +166,18 @@ def judge(m: Mutation, replay: apb.AnnotatedReplay) -> str:
 
 def check_game(seed: int, players: int, kind_names: Sequence[str] | None = None, per_kind: int = 3,
                log: pb.GameLog | None = None, packages: Sequence[str] = (), generals: bool = False,
-               mode: str = IDENTITY) -> GameResult:
+               mode: str = IDENTITY, dark_souls: bool = False) -> GameResult:
     """One game: verify it unaltered, then every mutation of it. ``packages``: the header's card packages
     for the self-play game (("maneuvering",): the 160-card deck); ``generals``: played with the standard
-    generals and their skills; ``mode``: "hegemony" for a 国战 game (then only the kinds of that mode)."""
+    generals and their skills; ``mode``: "hegemony" for a 国战 game (then only the kinds of that mode);
+    ``dark_souls``: an identity game with seed 003's dark souls (its kinds find places only there)."""
+    from clients.selfplay import dark_souls as dark_souls_selfplay
     from clients.selfplay import play_game
 
     kinds = select_kinds(kind_names, mode)
-    if log is None:
+    if log is None and dark_souls:
+        log = dark_souls_selfplay.play_game(seed, players, packages=packages, generals=generals)
+    elif log is None:
         log = play_game(seed, players, packages=packages, generals=generals,
                         mode=pb.MODE_HEGEMONY if mode == HEGEMONY else pb.MODE_IDENTITY)
     clean = verify(log)
@@ -209,9 +213,10 @@ def check_game(seed: int, players: int, kind_names: Sequence[str] | None = None,
     return GameResult(seed, players, len(log.events), [], tallies, failures, collateral)
 
 
-def _check(args: tuple[int, int, tuple[str, ...] | None, int, tuple[str, ...], bool, str]) -> GameResult:
-    seed, players, names, per_kind, packages, generals, mode = args
-    return check_game(seed, players, names, per_kind, packages=packages, generals=generals, mode=mode)
+def _check(args: tuple[int, int, tuple[str, ...] | None, int, tuple[str, ...], bool, str, bool]) -> GameResult:
+    seed, players, names, per_kind, packages, generals, mode, dark_souls = args
+    return check_game(seed, players, names, per_kind, packages=packages, generals=generals, mode=mode,
+                      dark_souls=dark_souls)
 
 
 K = TypeVar("K", CheatKind, ConsistentKind)
@@ -239,13 +244,14 @@ def select_consistent(names: Sequence[str] | None) -> list[ConsistentKind]:
 
 def run_report(games: int, players: Sequence[int], seed: int, kind_names: Sequence[str] | None = None,
                per_kind: int = 3, jobs: int = 1, packages: Sequence[str] = (), generals: bool = False,
-               mode: str = IDENTITY, on_game: Callable[[], None] | None = None) -> Report:
+               mode: str = IDENTITY, on_game: Callable[[], None] | None = None, dark_souls: bool = False) -> Report:
     """Games seed, seed+1, ... for each player count; every applicable cheat in each (``generals``: games
-    with the standard generals; ``mode`` "hegemony": 国战 games and the kinds that apply to them).
-    ``on_game`` is called as each game is done (progress)."""
+    with the standard generals; ``mode`` "hegemony": 国战 games and the kinds that apply to them; ``dark_souls``:
+    identity games with dark souls). ``on_game`` is called as each game is done (progress)."""
     kinds = select_kinds(kind_names, mode)
     names = tuple(k.name for k in kinds) if kind_names else None
-    work = [(seed + i, p, names, per_kind, tuple(packages), generals, mode) for p in players for i in range(games)]
+    work = [(seed + i, p, names, per_kind, tuple(packages), generals, mode, dark_souls) for p in players
+            for i in range(games)]
     report = Report(kinds, tallies={k.name: Tally() for k in kinds})
     for r in each_game(_check, work, jobs, chunksize=4):
         report.add(r)
@@ -436,6 +442,8 @@ def register(sub: Any) -> None:
                    "deck)")
     p.add_argument("--generals", action="store_true", help="play the games with the standard generals (their "
                    "skills; the skill-abuse kinds find places only there)")
+    p.add_argument("--dark-souls", action="store_true", help="play identity games with seed 003's dark souls "
+                   "(暗魂, options.dark_souls; its kinds find places only there; not with --consistent)")
     p.add_argument("--mode", choices=[IDENTITY, HEGEMONY], default=IDENTITY,
                    help="identity (default) or hegemony: 国战 games, with the hegemony kinds and the identity kinds "
                    "that apply to them (not with --consistent, --packages or --generals)")
@@ -465,6 +473,10 @@ def run_cheats(args: argparse.Namespace) -> int:
     if args.mode == HEGEMONY and (args.consistent or args.packages or args.generals):
         print("--mode hegemony has its own deck and generals, and no consistent cheats yet: no --consistent, "
               "--packages or --generals", file=sys.stderr)
+        return 2
+    if args.dark_souls and (args.mode == HEGEMONY or args.consistent):
+        print("--dark-souls is an identity-mode option, and has no consistent cheats yet: no --mode hegemony or "
+              "--consistent", file=sys.stderr)
         return 2
     try:
         players = [int(x) for x in args.players.split(",") if x.strip()]
@@ -502,7 +514,7 @@ def run_cheats(args: argparse.Namespace) -> int:
         return 0 if consistent.ok else 1
     try:
         report = run_report(args.games, players, args.seed, names, args.per_game, max(1, args.jobs), packages,
-                            args.generals, args.mode, on_game=progress.advance)
+                            args.generals, args.mode, on_game=progress.advance, dark_souls=args.dark_souls)
     finally:
         progress.close()
     seconds = time.perf_counter() - started
@@ -516,7 +528,8 @@ def run_cheats(args: argparse.Namespace) -> int:
 def report_json(report: Report, args: argparse.Namespace, seconds: float) -> dict[str, Any]:
     return {
         "games": report.games, "players": args.players, "seed": args.seed, "per_game": args.per_game,
-        "generals": args.generals, "events": report.events, "seconds": round(seconds, 2),
+        "generals": args.generals, "dark_souls": getattr(args, "dark_souls", False), "events": report.events,
+        "seconds": round(seconds, 2),
         "kinds": [{"kind": k.name, "code": k.code, "summary": k.summary, **asdict(report.tallies[k.name]),
                    "collateral": report.collateral.get(k.name, Collateral()).as_json()} for k in report.kinds],
         "collateral": total_collateral(report).as_json(),
@@ -546,6 +559,7 @@ def run_scope(args: argparse.Namespace, players: list[int]) -> str:
     deck = " with " + ",".join(args.packages) if args.packages else ""
     deck += " with generals" if args.generals else ""
     deck += " in hegemony mode" if getattr(args, "mode", IDENTITY) == HEGEMONY else ""
+    deck += " with dark souls" if getattr(args, "dark_souls", False) else ""
     return (f"{args.games} game(s) × {','.join(map(str, players))} players{deck}, seeds "
             f"{args.seed}..{args.seed + args.games - 1}")
 

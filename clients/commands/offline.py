@@ -72,6 +72,8 @@ def register(sub: Any) -> None:
                     "generals and use their skills) instead of white generals")
     sp.add_argument("--rebirth", action="store_true", help="the rebirth variant (转世, options.rebirth; implies "
                     "--generals): bots sacrifice hand cards to the dead, who are reborn")
+    sp.add_argument("--dark-souls", action="store_true", help="seed 003's dark souls (暗魂, options.dark_souls): "
+                    "bots possess living characters with the souls of the dead and act with them")
     sp.add_argument("--mode", choices=["identity", "hegemony"], default="identity",
                     help="identity (身份局, default) or hegemony (国战: its 108-card deck, the 60 generals, "
                     "bots that reveal them)")
@@ -282,6 +284,9 @@ def run_selfplay(args: argparse.Namespace) -> int:
         print("--mode hegemony has its own deck and generals: no --packages, --two-spies, --generals or --rebirth",
               file=sys.stderr)
         return 2
+    if args.dark_souls and (mode == pb.MODE_HEGEMONY or args.rebirth):
+        print("--dark-souls is an identity-mode option and is not combined with --rebirth", file=sys.stderr)
+        return 2
     rebirths = 0
     args.out.mkdir(parents=True, exist_ok=True)
     with interrupts.deferred():  # Ctrl-C between two games, not inside the compiled engine (clients/interrupts.py)
@@ -294,10 +299,13 @@ def run_selfplay(args: argparse.Namespace) -> int:
 
 def _play_one(args: argparse.Namespace, seed: int, variant: int, packages: list[str], mode: int) -> int:
     """Play and write one self-play game; its number of rebirths."""
-    from clients.selfplay import play_game
+    from clients.selfplay import dark_souls, play_game
 
-    log = play_game(seed, args.players, variant, packages=packages, generals=args.generals, mode=mode,
-                    rebirth=args.rebirth)
+    if args.dark_souls:
+        log = dark_souls.play_game(seed, args.players, variant, packages, generals=args.generals)
+    else:
+        log = play_game(seed, args.players, variant, packages=packages, generals=args.generals, mode=mode,
+                        rebirth=args.rebirth)
     stem = args.out / f"game-s{seed}-p{args.players}"
     if args.format == "json":
         stem.with_suffix(".json").write_text(json_format.MessageToJson(log, indent=1, ensure_ascii=False),

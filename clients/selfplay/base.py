@@ -257,11 +257,13 @@ def register_header(mode: int) -> Callable[[H], H]:
 def bot_kind(header: pb.GameHeader) -> str:
     """The name the bot of this game is registered under: the mode's own name ("hegemony" for MODE_HEGEMONY),
     and in identity mode the variant that needs the most of a bot (rebirth, then the standard generals, then
-    the white generals: "identity")."""
+    the white generals: "identity"); with dark souls, "dark_souls" (its bot decides for the dead too)."""
     if header.mode != pb.MODE_IDENTITY:
         return pb.Mode.Name(header.mode).removeprefix("MODE_").lower()
     if header.options.rebirth:
         return "rebirth"
+    if header.options.dark_souls:
+        return "dark_souls"
     if header.options.generals == pb.GENERALS_MODE_STANDARD:
         return "generals"
     return "identity"

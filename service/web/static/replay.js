@@ -6,6 +6,8 @@ import { api, cardHtml, codeChip, esc, resultText, ruleLinks, sourceTag, typing,
 const $ = (id) => document.getElementById(id);
 const SLOTS = { weapon: "weapon", armor: "armor", defensive_horse: "+1 horse", offensive_horse: "−1 horse" };
 const MARKS = { chained: "chained 铁索", drunk: "drunk 酒" };
+// Dark souls (暗魂): a dead character's soul that may still act, marked with its host's seat + 1.
+const SOUL_MARKS = { luohan: "罗汉", xuanwu: "玄武", youzhu: "游助" };
 const HIDDEN_MARKS = new Set(["analeptic_used"]);
 
 const replayId = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop() || "");
@@ -180,7 +182,7 @@ function seatHtml(s, state) {
     ? `<span class="reborn-tag" data-reborn="${rebornAs.length}" title="reborn as ${esc(rebornAs.join(", then "))}">reborn${rebornAs.length > 1 ? " ×" + rebornAs.length : ""}</span>`
     : "";
   const marks = Object.entries(s.marks).filter(([k]) => !HIDDEN_MARKS.has(k))
-    .map(([k]) => `<span class="mark-tag mark-${esc(k)}">${esc(MARKS[k] || k)}</span>`).join(" ");
+    .map(([k, v]) => `<span class="mark-tag mark-${esc(k)}">${esc(SOUL_MARKS[k] ? `${SOUL_MARKS[k]} soul → seat ${v - 1}` : MARKS[k] || k)}</span>`).join(" ");
   const classes = ["seat", s.current ? "current" : "", s.alive ? "" : "dead", state.view === s.seat ? "viewer" : "", s.chained ? "chained" : ""];
   return `<article class="${classes.filter(Boolean).join(" ")}" data-seat="${s.seat}" aria-label="seat ${s.seat}">
     <header><span class="seat-no">${s.seat}</span> <b class="player">${esc(s.player || "seat " + s.seat)}</b> ${roleText}

@@ -78,3 +78,4 @@ def house_mode(options: pb.GameOptions) -> IdentityMode | None:
 
 def load() -> None:
     """Import the house rules' packages, each registering itself (idempotent)."""
+    from verifier.packages.modes import dark_souls  # noqa: F401
