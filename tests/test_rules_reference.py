@@ -64,7 +64,7 @@ PUBLISHED: dict[str, frozenset[str]] = {
         known-both befriend-attacking wu-six-swords triblade hegemony-skills
         scoring scoring-table scoring-bonus scoring-spy scoring-final-duel scoring-draw scoring-two-spies tournament
         rebirth rebirth-dead rebirth-sacrifice rebirth-general rebirth-victory
-        last-three-clock first-out-protection
+        tournament-house-rules house-rule-combinations last-three-clock first-out-protection
     """),
     "docs/generals.md": ids("""
         selection skills-in-the-log skill-rulings two-delayed-tricks skills jianxiong hujia guicai fankui
@@ -79,7 +79,7 @@ PUBLISHED: dict[str, frozenset[str]] = {
     "docs/log-format.md": ids("""
         header setup events implicit-declines respond-target outcomes complete-outcomes canonical-outcomes
         maneuvering hegemony hegemony-example annotated-replay following example-game scores rebirth move-order
-        decision-source taken-cards last-three-clock first-out-protection
+        decision-source taken-cards house-rules last-three-clock first-out-protection
     """),
     "docs/cards.md": ids("card-ids standard-equipment maneuvering standard-deck maneuvering-deck hegemony-deck"),
 }

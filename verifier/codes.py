@@ -30,8 +30,10 @@ class Code:
 
 _CODES = [
     # --- header and malformed events
-    Code("BAD_HEADER", Kind.MALFORMED, "docs/log-format.md#header",
-         "The header is unusable: wrong player count, mode, ruleset or seats."),
+    Code("BAD_HEADER", Kind.MALFORMED, "docs/log-format.md#header; docs/rules.md#house-rule-combinations",
+         "The header is unusable: wrong player count, mode, ruleset or seats, options that cannot be combined "
+         "(first-out protection with dark souls, a house rule with rebirth), or a protected seat not at the "
+         "table."),
     Code("UNSUPPORTED_OPTION", Kind.MALFORMED, "docs/log-format.md#header; docs/rules.md#not-implemented",
          "The header asks for a mode, package or option this engine version does not implement."),
     Code("BAD_ROLES", Kind.MALFORMED, "docs/rules.md#role-table; docs/rules.md#house-role-table",

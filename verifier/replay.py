@@ -461,6 +461,11 @@ class Verifier:
             if msg.target >= n:
                 return [self._seat_out_of_range(ev, msg.target)]
             cards = (msg.card,)
+        elif kind == "possess":
+            if msg.host >= n:
+                return [self._seat_out_of_range(ev, msg.host)]
+        elif kind == "soul_act":
+            cards = (msg.card,) if msg.HasField("card") else ()
         elif kind == "invoke_skill":
             cards = msg.cards
             for target in msg.targets:
@@ -610,7 +615,11 @@ class Verifier:
         return ADOPTED
 
     def _asks_the_dead(self, seat: int, kind: str) -> bool:
-        """Is this decision the one a character makes after its death (断肠's ChooseOption), asked now?"""
+        """Is this decision the one a character makes after its death (断肠's ChooseOption), asked now, or one the
+        mode lets the dead make (dark souls: Mode.dead_decisions; the mode judges it)?"""
+        assert self.game is not None
+        if kind in self.game.mode.dead_decisions:
+            return True
         req = self.pending
         return kind == "choose_option" and isinstance(req, OptionRequest) and req.of_the_dead and req.seat == seat
 
@@ -743,6 +752,10 @@ class Verifier:
         if kind == "sacrifice":
             return Violation("SACRIFICE_TIMING", f"{what}: a sacrifice is made in the giver's own play phase; the game "
                              f"is waiting for {req.describe()}", seat)
+        if kind in game.mode.decisions:
+            own = game.mode.wrong_timing(game, kind, seat, what, req.describe())
+            if own is not None:
+                return own
         if kind == "reveal_general":
             return Violation("REVEAL_TIMING", f"{what}: a general is revealed at the start of its owner's start phase "
                              f"or for a skill that can be used now; the game is waiting for {req.describe()}", seat)

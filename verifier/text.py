@@ -142,6 +142,10 @@ def describe(ev: pb.Event, skill_name: Callable[[str], str] | None = None) -> st
         return f"seat {m.seat} chooses {m.option!r}"
     if kind == "sacrifice":
         return f"seat {m.seat} sacrifices {card(m.card)} to dead seat {m.target}"
+    if kind == "possess":
+        return f"dead seat {m.seat}'s soul possesses seat {m.host}"
+    if kind == "soul_act":
+        return f"dead seat {m.seat}'s soul acts" + (f", naming {card(m.card)}" if m.HasField("card") else "")
     if kind == "rebirth":
         return f"seat {m.seat} is reborn as {m.general} (max HP {m.max_hp}, HP {m.hp_after})"
     if kind == "general_revealed":

@@ -214,7 +214,7 @@ SIDE_NONE: Side
 SIDE_KINGDOM: Side
 
 class GameOptions(_message.Message):
-    __slots__ = ("packages", "role_variant", "generals", "max_reshuffles", "outcomes", "recorded_reshuffles", "role_table", "candidates", "rotating_deal", "rebirth")
+    __slots__ = ("packages", "role_variant", "generals", "max_reshuffles", "outcomes", "recorded_reshuffles", "role_table", "candidates", "rotating_deal", "rebirth", "last_three_clock", "protected_seat", "dark_souls")
     PACKAGES_FIELD_NUMBER: _ClassVar[int]
     ROLE_VARIANT_FIELD_NUMBER: _ClassVar[int]
     GENERALS_FIELD_NUMBER: _ClassVar[int]
@@ -225,6 +225,9 @@ class GameOptions(_message.Message):
     CANDIDATES_FIELD_NUMBER: _ClassVar[int]
     ROTATING_DEAL_FIELD_NUMBER: _ClassVar[int]
     REBIRTH_FIELD_NUMBER: _ClassVar[int]
+    LAST_THREE_CLOCK_FIELD_NUMBER: _ClassVar[int]
+    PROTECTED_SEAT_FIELD_NUMBER: _ClassVar[int]
+    DARK_SOULS_FIELD_NUMBER: _ClassVar[int]
     packages: _containers.RepeatedScalarFieldContainer[str]
     role_variant: RoleVariant
     generals: GeneralsMode
@@ -235,7 +238,10 @@ class GameOptions(_message.Message):
     candidates: int
     rotating_deal: bool
     rebirth: bool
-    def __init__(self, packages: _Optional[_Iterable[str]] = ..., role_variant: _Optional[_Union[RoleVariant, str]] = ..., generals: _Optional[_Union[GeneralsMode, str]] = ..., max_reshuffles: _Optional[int] = ..., outcomes: _Optional[_Union[OutcomeRecording, str]] = ..., recorded_reshuffles: _Optional[bool] = ..., role_table: _Optional[_Union[RoleTable, _Mapping]] = ..., candidates: _Optional[int] = ..., rotating_deal: _Optional[bool] = ..., rebirth: _Optional[bool] = ...) -> None: ...
+    last_three_clock: bool
+    protected_seat: int
+    dark_souls: bool
+    def __init__(self, packages: _Optional[_Iterable[str]] = ..., role_variant: _Optional[_Union[RoleVariant, str]] = ..., generals: _Optional[_Union[GeneralsMode, str]] = ..., max_reshuffles: _Optional[int] = ..., outcomes: _Optional[_Union[OutcomeRecording, str]] = ..., recorded_reshuffles: _Optional[bool] = ..., role_table: _Optional[_Union[RoleTable, _Mapping]] = ..., candidates: _Optional[int] = ..., rotating_deal: _Optional[bool] = ..., rebirth: _Optional[bool] = ..., last_three_clock: _Optional[bool] = ..., protected_seat: _Optional[int] = ..., dark_souls: _Optional[bool] = ...) -> None: ...
 
 class RoleTable(_message.Message):
     __slots__ = ("lords", "loyalists", "rebels", "spies")
@@ -609,8 +615,24 @@ class Rebirth(_message.Message):
     hp_after: int
     def __init__(self, seat: _Optional[int] = ..., general: _Optional[str] = ..., max_hp: _Optional[int] = ..., hp_after: _Optional[int] = ...) -> None: ...
 
+class Possess(_message.Message):
+    __slots__ = ("seat", "host")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    host: int
+    def __init__(self, seat: _Optional[int] = ..., host: _Optional[int] = ...) -> None: ...
+
+class SoulAct(_message.Message):
+    __slots__ = ("seat", "card")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    card: int
+    def __init__(self, seat: _Optional[int] = ..., card: _Optional[int] = ...) -> None: ...
+
 class Event(_message.Message):
-    __slots__ = ("use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general", "choose_suit", "reveal_general", "choose_option", "turn_start", "phase_start", "draw_cards", "judgment", "reveal", "damage", "lose_hp", "recover", "dying", "death", "cards_moved", "reshuffle", "game_over", "general_revealed", "kingdom_fixed", "sacrifice", "rebirth", "source")
+    __slots__ = ("use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general", "choose_suit", "reveal_general", "choose_option", "turn_start", "phase_start", "draw_cards", "judgment", "reveal", "damage", "lose_hp", "recover", "dying", "death", "cards_moved", "reshuffle", "game_over", "general_revealed", "kingdom_fixed", "sacrifice", "rebirth", "possess", "soul_act", "source")
     USE_CARD_FIELD_NUMBER: _ClassVar[int]
     RESPOND_FIELD_NUMBER: _ClassVar[int]
     DECLINE_FIELD_NUMBER: _ClassVar[int]
@@ -638,6 +660,8 @@ class Event(_message.Message):
     KINGDOM_FIXED_FIELD_NUMBER: _ClassVar[int]
     SACRIFICE_FIELD_NUMBER: _ClassVar[int]
     REBIRTH_FIELD_NUMBER: _ClassVar[int]
+    POSSESS_FIELD_NUMBER: _ClassVar[int]
+    SOUL_ACT_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     use_card: UseCard
     respond: Respond
@@ -666,8 +690,10 @@ class Event(_message.Message):
     kingdom_fixed: KingdomFixed
     sacrifice: Sacrifice
     rebirth: Rebirth
+    possess: Possess
+    soul_act: SoulAct
     source: DecisionSource
-    def __init__(self, use_card: _Optional[_Union[UseCard, _Mapping]] = ..., respond: _Optional[_Union[Respond, _Mapping]] = ..., decline: _Optional[_Union[Decline, _Mapping]] = ..., choose_cards: _Optional[_Union[ChooseCards, _Mapping]] = ..., invoke_skill: _Optional[_Union[InvokeSkill, _Mapping]] = ..., end_play_phase: _Optional[_Union[EndPlayPhase, _Mapping]] = ..., pick_general: _Optional[_Union[PickGeneral, _Mapping]] = ..., choose_suit: _Optional[_Union[ChooseSuit, _Mapping]] = ..., reveal_general: _Optional[_Union[RevealGeneral, _Mapping]] = ..., choose_option: _Optional[_Union[ChooseOption, _Mapping]] = ..., turn_start: _Optional[_Union[TurnStart, _Mapping]] = ..., phase_start: _Optional[_Union[PhaseStart, _Mapping]] = ..., draw_cards: _Optional[_Union[DrawCards, _Mapping]] = ..., judgment: _Optional[_Union[Judgment, _Mapping]] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., damage: _Optional[_Union[Damage, _Mapping]] = ..., lose_hp: _Optional[_Union[LoseHp, _Mapping]] = ..., recover: _Optional[_Union[Recover, _Mapping]] = ..., dying: _Optional[_Union[Dying, _Mapping]] = ..., death: _Optional[_Union[Death, _Mapping]] = ..., cards_moved: _Optional[_Union[CardsMoved, _Mapping]] = ..., reshuffle: _Optional[_Union[Reshuffle, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ..., general_revealed: _Optional[_Union[GeneralRevealed, _Mapping]] = ..., kingdom_fixed: _Optional[_Union[KingdomFixed, _Mapping]] = ..., sacrifice: _Optional[_Union[Sacrifice, _Mapping]] = ..., rebirth: _Optional[_Union[Rebirth, _Mapping]] = ..., source: _Optional[_Union[DecisionSource, str]] = ...) -> None: ...
+    def __init__(self, use_card: _Optional[_Union[UseCard, _Mapping]] = ..., respond: _Optional[_Union[Respond, _Mapping]] = ..., decline: _Optional[_Union[Decline, _Mapping]] = ..., choose_cards: _Optional[_Union[ChooseCards, _Mapping]] = ..., invoke_skill: _Optional[_Union[InvokeSkill, _Mapping]] = ..., end_play_phase: _Optional[_Union[EndPlayPhase, _Mapping]] = ..., pick_general: _Optional[_Union[PickGeneral, _Mapping]] = ..., choose_suit: _Optional[_Union[ChooseSuit, _Mapping]] = ..., reveal_general: _Optional[_Union[RevealGeneral, _Mapping]] = ..., choose_option: _Optional[_Union[ChooseOption, _Mapping]] = ..., turn_start: _Optional[_Union[TurnStart, _Mapping]] = ..., phase_start: _Optional[_Union[PhaseStart, _Mapping]] = ..., draw_cards: _Optional[_Union[DrawCards, _Mapping]] = ..., judgment: _Optional[_Union[Judgment, _Mapping]] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., damage: _Optional[_Union[Damage, _Mapping]] = ..., lose_hp: _Optional[_Union[LoseHp, _Mapping]] = ..., recover: _Optional[_Union[Recover, _Mapping]] = ..., dying: _Optional[_Union[Dying, _Mapping]] = ..., death: _Optional[_Union[Death, _Mapping]] = ..., cards_moved: _Optional[_Union[CardsMoved, _Mapping]] = ..., reshuffle: _Optional[_Union[Reshuffle, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ..., general_revealed: _Optional[_Union[GeneralRevealed, _Mapping]] = ..., kingdom_fixed: _Optional[_Union[KingdomFixed, _Mapping]] = ..., sacrifice: _Optional[_Union[Sacrifice, _Mapping]] = ..., rebirth: _Optional[_Union[Rebirth, _Mapping]] = ..., possess: _Optional[_Union[Possess, _Mapping]] = ..., soul_act: _Optional[_Union[SoulAct, _Mapping]] = ..., source: _Optional[_Union[DecisionSource, str]] = ...) -> None: ...
 
 class GameLog(_message.Message):
     __slots__ = ("header", "events")

@@ -523,6 +523,8 @@ class Ruleset:
                     return settled()
         if game.report(spec.verify_use(game, use)):
             return settled()
+        if game.mode.use_hook:
+            game.mode.card_used(game, seat, card.name, targets)
         if game.has_skills and card.name.endswith("slash"):
             game.players[seat].turn_flags["slash_in_play"] = 1
         if self.slash_turners and card.name == "slash" and any(
@@ -564,6 +566,8 @@ class Ruleset:
     def use_as(self, game: Game, use: Use) -> Settle[None]:
         """A card its user is treated as using (视为使用: 神速's 杀), checked by the caller: the skills that react to
         a use, the targets' skills, then its settlement."""
+        if game.mode.use_hook:
+            game.mode.card_used(game, use.user, use.card.name, use.targets)
         return self._used_with_skills(game, self.cards[use.card.name], use)
 
     def _used_with_skills(self, game: Game, spec: CardSpec, use: Use) -> Settle[None]:

@@ -265,6 +265,7 @@ class Game:
         self.current = 0  # whose turn it is
         self.phase = pb.PHASE_UNSPECIFIED
         self.turn_number = 0
+        self.round_number = 0  # the current round (Mode.round_begins)
         self.over = False
         self.result: GameEnded | None = None
         # Per decision: filled by the engine, drained by the driver.
@@ -917,9 +918,16 @@ class Game:
             amount = info.amount
             if amount <= 0:
                 return
+        code = ""
+        if self.mode.hp_hook:
+            # After every modification, the mode's own say (a house rule's protection, a soul's prevention).
+            amount, code = yield from self.mode.hp_change(self, target, amount, source, True)
+            if amount <= 0 or not p.alive:
+                return
         p.hp -= amount
         self.journal.append(f"('dmg', {target}, {amount})")
-        self.outcomes.append(damage_outcome(source, target, amount, nature, p.hp, chained))
+        outcome = damage_outcome(source, target, amount, nature, p.hp, chained)
+        self.outcomes.append(Outcome(outcome.event, code) if code else outcome)
         if p.hp <= 0:
             yield from self.dying(target, killer=source)
         if self.has_skills and p.alive:
@@ -940,12 +948,20 @@ class Game:
             if not (info.ignores_armor and eff.is_armor):
                 eff.damage_inflicted(self, info)
 
-    def lose_hp(self, seat: int, amount: int) -> Settle[None]:
+    def lose_hp(self, seat: int, amount: int, *, dying_now: bool = True) -> Settle[None]:
+        """``dying_now`` False: the caller settles the dying afterwards (a loss that strikes several characters
+        at once, each of whom then goes through dying in turn: the last-three clock's drain)."""
         p = self.players[seat]
+        code = ""
+        if self.mode.hp_hook:
+            amount, code = yield from self.mode.hp_change(self, seat, amount, None, False)
+            if amount <= 0 or not p.alive:
+                return
         p.hp -= amount
         self.journal.append(f"('lose', {seat}, {amount})")
-        self.outcomes.append(lose_hp_outcome(seat, amount, p.hp))
-        if p.hp <= 0:
+        outcome = lose_hp_outcome(seat, amount, p.hp)
+        self.outcomes.append(Outcome(outcome.event, code) if code else outcome)
+        if p.hp <= 0 and dying_now:
             yield from self.dying(seat, killer=None)
 
     def recovered(self, seat: int, amount: int) -> Settle[None]:
@@ -1094,8 +1110,20 @@ class Game:
         try:
             if self.prelude is not None:
                 yield from self.prelude(self)
-            seat = self.mode.first_seat(self)
+            first = seat = self.mode.first_seat(self)
+            since_first = self.n  # (seats after the first one, in turn order: a round begins when it falls)
             while True:
+                now = (seat - first) % self.n
+                if now <= since_first:
+                    self.round_number += 1
+                    if self.mode.round_hook:
+                        yield from self.mode.round_begins(self, self.round_number)
+                        if not self.players[seat].alive:
+                            # (the round's beginning killed whoever was to play first)
+                            since_first = now
+                            seat = self.next_alive(seat)
+                            continue
+                since_first = now
                 p = self.players[seat]
                 if p.marks.get("turned_over"):
                     # A character turned over (叠置, 翻面) skips this turn and is turned back instead.

@@ -16,7 +16,7 @@ from mypy_extensions import mypyc_attr
 from sgsverify.v1 import game_log_pb2 as pb
 
 if TYPE_CHECKING:
-    from verifier.engine.game import Game, GameEnded, Settle
+    from verifier.engine.game import Game, GameEnded, Settle, Violation
     from verifier.engine.requests import Answer, Request
 
 
@@ -35,6 +35,15 @@ class Mode:
     # The decisions of its own the mode takes (requests.MODE_ONLY_KINDS: the rebirth variant's "sacrifice"):
     # in any other mode they are UNSUPPORTED_EVENT.
     decisions: ClassVar[frozenset[str]] = frozenset()
+    # Of those, the ones a dead seat makes (dark souls: "possess", "soul_act"): the replay lets a dead seat make
+    # them and the mode judges them.
+    dead_decisions: ClassVar[frozenset[str]] = frozenset()
+    # Does the mode act as a round begins (``round_begins``)?
+    round_hook: ClassVar[bool] = False
+    # Does the mode have a say in every HP change (``hp_change``)?
+    hp_hook: ClassVar[bool] = False
+    # Does the mode watch every card use (``card_used``)?
+    use_hook: ClassVar[bool] = False
 
     # ------------------------------------------------------------------ the turn order
 
@@ -98,7 +107,31 @@ class Mode:
         return False
         yield  # pragma: no cover
 
+    def wrong_timing(self, game: Game, kind: str, seat: int, what: str, waiting_for: str) -> Violation | None:
+        """The violation for the mode's own decision ``kind`` made when nothing it answers is asked (``what``: the
+        decision described; ``waiting_for``: what the game waits for); None: the usual WRONG_TIMING."""
+        return None
+
     def phase_begins(self, game: Game, seat: int, phase: int) -> Settle[None]:
         """Called (when ``phase_hook``) as ``seat``'s ``phase`` begins, before the skills of that moment."""
         return None
         yield  # pragma: no cover
+
+    # ------------------------------------------------------------------ rounds, HP and card uses
+
+    def round_begins(self, game: Game, round_number: int) -> Settle[None]:
+        """Called (when ``round_hook``) before the turn that begins round ``round_number`` (1: the game's first
+        turn; a new round whenever the turn order comes back to, or past, the first seat)."""
+        return None
+        yield  # pragma: no cover
+
+    def hp_change(self, game: Game, seat: int, amount: int, source: int | None, is_damage: bool
+                  ) -> Settle[tuple[int, str]]:
+        """Called (when ``hp_hook``) just before ``seat`` loses ``amount`` HP: damage from ``source`` (None: no
+        source) after every modification, or an HP loss (``is_damage`` False). Returns the amount that is dealt
+        (0 or less: nothing happens) and the code for a log that records the change otherwise ("": the usual)."""
+        return amount, ""
+        yield  # pragma: no cover
+
+    def card_used(self, game: Game, user: int, card_name: str, targets: tuple[int, ...]) -> None:
+        """Called (when ``use_hook``) when a card's use is accepted, before it is settled, with its targets."""

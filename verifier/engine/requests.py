@@ -52,6 +52,10 @@ class Request:
             # A sacrifice comes only while its giver's own play phase waits (docs/rules.md#rebirth, R-1).
             if kind == "sacrifice":
                 return isinstance(self, PlayRequest) and self.seat == seat
+            # A soul's act (dark souls) comes while a play phase waits, whoever's: the mode judges it
+            # (docs/rules.md#dark-souls).
+            if kind == "soul_act":
+                return isinstance(self, PlayRequest)
             return kind in ANYTIME_KINDS and self.takes_anytime(ev, seat)
         if kind == "respond" and card_name is not None:
             return name_matches(card_name, self.answer_names())
@@ -260,6 +264,16 @@ class RevealRequest(Request):
 
 
 @dataclass(slots=True)
+class ModeRequest(Request):
+    """A mode's own ask (dark souls: the possession, 罗汉's offer), answered by the mode's own decisions."""
+
+    what: str = ""
+
+    def describe(self) -> str:
+        return f"seat {self.seat} to {self.what}"
+
+
+@dataclass(slots=True)
 class ChanceRequest(Request):
     """Chance, not a player's decision: answered by the driver, never declined (a driver with nothing to
     say answers None: the rules' default)."""
@@ -342,7 +356,7 @@ def order_chance(seat: int, options: tuple[tuple[str, ...], ...], outcomes: tupl
 
 DECISION_KINDS: Final = frozenset(
     {"use_card", "respond", "decline", "choose_cards", "invoke_skill", "end_play_phase", "pick_general",
-     "choose_suit", "reveal_general", "choose_option", "sacrifice"}
+     "choose_suit", "reveal_general", "choose_option", "sacrifice", "possess", "soul_act"}
 )
 # Decisions a mode takes whatever is being asked (Request.fits; Mode.intercept). (A sacrifice, the rebirth
 # variant's, is the mode's too but fits only its giver's own play phase: Request.fits.)
@@ -352,6 +366,8 @@ MODE_ONLY_KINDS: Final[dict[str, str]] = {
     "sacrifice": "a sacrifice exists only in the rebirth variant (options.rebirth, docs/rules.md#rebirth)",
     "reveal_general": "a general is revealed only in hegemony mode, where generals are dealt face down "
                       "(docs/rules.md#hegemony)",
+    "possess": "a soul possesses a character only with dark souls (options.dark_souls, docs/rules.md#dark-souls)",
+    "soul_act": "a soul acts only with dark souls (options.dark_souls, docs/rules.md#dark-souls)",
 }
 # The cards each skill can answer a request with (its conversions and what it provides), filled by every Ruleset:
 # a reveal for a skill comes while a request it can answer is open (Request.takes_anytime), else after it.
@@ -443,3 +459,8 @@ def option_request(seat: int, options: tuple[str, ...], reason: str, optional: b
 
 def reveal_request(seat: int) -> RevealRequest:
     return RevealRequest(seat, REVEAL_KINDS)
+
+
+def mode_request(seat: int, kinds: frozenset[str], what: str, optional: bool = True, has_default: bool = False
+                 ) -> ModeRequest:
+    return ModeRequest(seat, kinds, optional=optional, has_default=has_default, what=what)

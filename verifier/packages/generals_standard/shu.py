@@ -87,6 +87,8 @@ class Jijiang(Skill):
             return
         card = yield from self.turned(game, seat, card)
         game.players[seat].turn_flags["slash_in_play"] = 1
+        if game.mode.use_hook:
+            game.mode.card_used(game, seat, card.name, targets)
         yield from spec.use(game, Use(seat, card, targets))
 
     @staticmethod
