@@ -73,7 +73,9 @@ def house_mode(options: pb.GameOptions) -> IdentityMode | None:
     if cls is None:
         bases = tuple(r.mode for r in rules)
         cls = _COMPOSED[key] = type("+".join(b.__name__ for b in bases), bases, {})
-    return cls()
+    mode = cls()
+    mode.configure(options)
+    return mode
 
 
 def load() -> None:
