@@ -80,3 +80,4 @@ def house_mode(options: pb.GameOptions) -> IdentityMode | None:
 
 def load() -> None:
     """Import the house rules' packages, each registering itself (idempotent)."""
+    from verifier.packages.modes import first_out, last_three  # noqa: F401
