@@ -33,6 +33,11 @@ class FirstOutProtection(IdentityMode):
         self.protected: int | None = None  # the protected seat (options.protected_seat), set by ``configure``
         self.ended = False  # P-2: a character died
         self.attacked: set[int] = set()  # P-3: the characters the protected one attacked so far
+        # The protected character's HP changes dealt so far, and of them those the protection reduced (their
+        # number, from 1, and the amount prevented): for self-play's checks and the cheat finders, not the rules.
+        self.changes = 0
+        self.reduced: dict[int, int] = {}
+        self.prevented: list[int | None] = []  # the source of each change the protection prevented in full
 
     def configure(self, options: pb.GameOptions) -> None:
         super().configure(options)
@@ -70,8 +75,14 @@ class FirstOutProtection(IdentityMode):
         if seat == self.protected and amount > 0 and game.players[seat].hp - amount < 1:
             code = "PROTECTION_MISMATCH"
             if self.protects(seat, source):
-                amount = max(game.players[seat].hp - 1, 0)
+                full, amount = amount, max(game.players[seat].hp - 1, 0)
                 game.journal.append(f"('protected', {seat}, {amount})")
+                if amount > 0:
+                    self.reduced[self.changes + 1] = full - amount
+                else:
+                    self.prevented.append(source)
+        if seat == self.protected and amount > 0:
+            self.changes += 1
         return amount, code
 
     def keeps_code_when_missing(self, code: str) -> bool:

@@ -30,6 +30,7 @@ class LastThreeClock(IdentityMode):
         self.three_left_round: int | None = None  # R (T-1): None until only three are alive
         self.draining = False  # a drain's HP losses are being dealt (their outcomes carry DRAIN_MISMATCH)
         self.round_turn = 0  # the number the turn that began the current round has (or will have)
+        self.drains = 0  # drains so far
 
     def drain_round(self) -> int | None:
         """The first round that begins with a drain (R + 4), None while three have not been left yet."""
@@ -63,6 +64,7 @@ class LastThreeClock(IdentityMode):
         game.current = lord
         seats = game.alive_seats(lord)
         game.journal.append(f"('drain', {game.round_number})")
+        self.drains += 1
         self.draining = True
         try:
             for seat in seats:
