@@ -193,9 +193,9 @@ _CODES = [
          "docs/log-format.md#first-out-protection",
          "First-out protection: damage or an HP loss of the protected character recorded taking it below 1 HP "
          "while its last HP is protected (P-1): the amount not reduced to what leaves it at 1 HP, or recorded at "
-         "all where the whole of it is prevented; or, in a log that claims complete outcomes, such a change left "
-         "out where the protection does not hold (after the first death, P-2; from a character it attacked, "
-         "P-3). The game goes on with the rules' HP."),
+         "all where the whole of it is prevented; or, where the protection does not hold (after the first death, "
+         "P-2; from a character it attacked, P-3), damage that takes it below 1 HP recorded leaving it its last HP, "
+         "or left out of a log that claims complete outcomes. The game goes on with the rules' HP."),
     Code("RESHUFFLE_MISMATCH", Kind.MISMATCH, "docs/rules.md#reshuffle",
          "A recorded reshuffle that is not the seeded order, or (with recorded reshuffles) not a "
          "permutation of the discard pile."),

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from clients.cheats.mutator import IDENTITY, Edit, Moment, cheat, copy_event
 from sgsverify.v1 import game_log_pb2 as pb
-from verifier.engine.requests import DECISION_KINDS
+from verifier.engine.requests import DECISION_KINDS, PlayRequest
 from verifier.packages.modes.first_out import FirstOutProtection
 from verifier.packages.modes.last_three import LastThreeClock
 
@@ -79,10 +79,10 @@ def drain_too_early(m: Moment) -> Iterator[Edit]:
 # ---------------------------------------------------------------------------- first-out protection
 
 
-def protected_changes_so_far(m: Moment, seat: int) -> int:
-    """The damage and HP losses of ``seat`` the log records up to this event, this one included."""
+def protected_changes_so_far(log: pb.GameLog, index: int, seat: int) -> int:
+    """The damage and HP losses of ``seat`` the log records up to event ``index``, that one included."""
     n = 0
-    for ev in m.log.events[:m.index + 1]:
+    for ev in log.events[:index + 1]:
         if (ev.HasField("damage") and ev.damage.target == seat) or (ev.HasField("lose_hp") and ev.lose_hp.seat == seat):
             n += 1
     return n
@@ -91,31 +91,38 @@ def protected_changes_so_far(m: Moment, seat: int) -> int:
 @cheat("protection_ignored", "PROTECTION_MISMATCH", "damage the first-out protection reduces recorded in full (the "
        "protected character below 1 HP)", modes=(IDENTITY,))
 def protection_ignored(m: Moment) -> Iterator[Edit]:
+    """At a decision (where everything recorded before it is derived), the damage or HP loss of the protected
+    character the protection reduced since the previous decision, recorded in full instead."""
     mode = m.game.mode
-    if m.kind not in ("damage", "lose_hp") or not isinstance(mode, FirstOutProtection) or not mode.reduced:
+    if m.request is None or not isinstance(mode, FirstOutProtection) or not mode.reduced:
         return
-    seat = m.event.damage.target if m.kind == "damage" else m.event.lose_hp.seat
-    if seat != mode.protected:
-        return
-    prevented = mode.reduced.get(protected_changes_so_far(m, seat))
-    if prevented:
-        ev = copy_event(m.event)
-        change = ev.damage if m.kind == "damage" else ev.lose_hp
-        change.amount += prevented
-        change.hp_after -= prevented
-        yield m.replace(ev, f"protected seat {seat} recorded losing {change.amount} HP, to {change.hp_after}, where "
-                        f"the protection keeps it at 1")
+    seat = mode.protected
+    for j, ev in m.since_last_decision():
+        kind = ev.WhichOneof("kind")
+        if kind not in ("damage", "lose_hp") or (ev.damage.target if kind == "damage" else ev.lose_hp.seat) != seat:
+            continue
+        prevented = mode.reduced.get(protected_changes_so_far(m.log, j, seat))
+        if prevented:
+            full = copy_event(ev)
+            change = full.damage if kind == "damage" else full.lose_hp
+            change.amount += prevented
+            change.hp_after -= prevented
+            yield Edit(j, j + 1, (full,), j, f"protected seat {seat} recorded losing {change.amount} HP, to "
+                       f"{change.hp_after}, where the protection keeps it at 1")
 
 
 @cheat("protected_hit_at_one_hp", "PROTECTION_MISMATCH", "damage the first-out protection prevents in full (at 1 "
        "HP) recorded", modes=(IDENTITY,))
 def protected_hit_at_one_hp(m: Moment) -> Iterator[Edit]:
-    """Right after the protection prevented a change in full (at the log's next decision), the damage recorded as
-    if dealt."""
+    """Right after the protection prevented a change in full (at the log's next decision, a play-phase action), the
+    damage recorded as if dealt."""
     mode = m.game.mode
     if m.request is None or not isinstance(mode, FirstOutProtection) or not just_prevented(m) \
-            or m.request is not m.pending_before:
-        return  # (before a decision that answers what the game waits for: nothing is declined before it)
+            or not isinstance(m.request, PlayRequest):
+        # (Before a play-phase action, where no response window is open: one open would be declined to fit the
+        # made-up damage, as for any recorded outcome the game has no place for, and its declines could end the
+        # protection first.)
+        return
     seat = mode.protected
     assert seat is not None
     source = mode.prevented[-1]

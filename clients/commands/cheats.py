@@ -35,11 +35,13 @@ from clients.cheats.selfplay import (
 )
 from clients.commands.options import card_packages
 from clients.progress import GameProgress
+from clients.selfplay.tournament import SEEDED, HouseRules, play_tournament_game
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import verify
 
 CAUGHT, OTHER_CODE, MISSED = "caught", "other_code", "missed"
+NO_HOUSE_RULES = HouseRules()
 
 
 @dataclass(slots=True)
@@ -166,14 +168,17 @@ def judge(m: Mutation, replay: apb.AnnotatedReplay) -> str:
 
 def check_game(seed: int, players: int, kind_names: Sequence[str] | None = None, per_kind: int = 3,
                log: pb.GameLog | None = None, packages: Sequence[str] = (), generals: bool = False,
-               mode: str = IDENTITY) -> GameResult:
+               mode: str = IDENTITY, house: HouseRules = NO_HOUSE_RULES) -> GameResult:
     """One game: verify it unaltered, then every mutation of it. ``packages``: the header's card packages
     for the self-play game (("maneuvering",): the 160-card deck); ``generals``: played with the standard
-    generals and their skills; ``mode``: "hegemony" for a 国战 game (then only the kinds of that mode)."""
+    generals and their skills; ``mode``: "hegemony" for a 国战 game (then only the kinds of that mode);
+    ``house``: identity games with seed 003's last-three clock or first-out protection."""
     from clients.selfplay import play_game
 
     kinds = select_kinds(kind_names, mode)
-    if log is None:
+    if log is None and house:
+        log = play_tournament_game(seed, players, house, packages=packages, generals=generals)
+    elif log is None:
         log = play_game(seed, players, packages=packages, generals=generals,
                         mode=pb.MODE_HEGEMONY if mode == HEGEMONY else pb.MODE_IDENTITY)
     clean = verify(log)
@@ -209,9 +214,9 @@ def check_game(seed: int, players: int, kind_names: Sequence[str] | None = None,
     return GameResult(seed, players, len(log.events), [], tallies, failures, collateral)
 
 
-def _check(args: tuple[int, int, tuple[str, ...] | None, int, tuple[str, ...], bool, str]) -> GameResult:
-    seed, players, names, per_kind, packages, generals, mode = args
-    return check_game(seed, players, names, per_kind, packages=packages, generals=generals, mode=mode)
+def _check(args: tuple[int, int, tuple[str, ...] | None, int, tuple[str, ...], bool, str, HouseRules]) -> GameResult:
+    seed, players, names, per_kind, packages, generals, mode, house = args
+    return check_game(seed, players, names, per_kind, packages=packages, generals=generals, mode=mode, house=house)
 
 
 K = TypeVar("K", CheatKind, ConsistentKind)
@@ -239,13 +244,15 @@ def select_consistent(names: Sequence[str] | None) -> list[ConsistentKind]:
 
 def run_report(games: int, players: Sequence[int], seed: int, kind_names: Sequence[str] | None = None,
                per_kind: int = 3, jobs: int = 1, packages: Sequence[str] = (), generals: bool = False,
-               mode: str = IDENTITY, on_game: Callable[[], None] | None = None) -> Report:
+               mode: str = IDENTITY, on_game: Callable[[], None] | None = None, house: HouseRules = NO_HOUSE_RULES,
+               ) -> Report:
     """Games seed, seed+1, ... for each player count; every applicable cheat in each (``generals``: games
-    with the standard generals; ``mode`` "hegemony": 国战 games and the kinds that apply to them).
-    ``on_game`` is called as each game is done (progress)."""
+    with the standard generals; ``mode`` "hegemony": 国战 games and the kinds that apply to them; ``house``:
+    identity games with seed 003's clock or protection). ``on_game`` is called as each game is done (progress)."""
     kinds = select_kinds(kind_names, mode)
     names = tuple(k.name for k in kinds) if kind_names else None
-    work = [(seed + i, p, names, per_kind, tuple(packages), generals, mode) for p in players for i in range(games)]
+    work = [(seed + i, p, names, per_kind, tuple(packages), generals, mode, house) for p in players
+            for i in range(games)]
     report = Report(kinds, tallies={k.name: Tally() for k in kinds})
     for r in each_game(_check, work, jobs, chunksize=4):
         report.add(r)
@@ -415,6 +422,19 @@ def run_consistent(games: int, players: Sequence[int], seed: int, kind_names: Se
 
 # ---------------------------------------------------------------------------- the command
 
+def protected_seat_option(text: str) -> int:
+    """``--protected-seat``: a seat number, or "seeded" (a seat drawn from each game's seed)."""
+    if text == "seeded":
+        return SEEDED
+    try:
+        seat = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a seat number or 'seeded', not {text!r}") from None
+    if seat < 0:
+        raise argparse.ArgumentTypeError(f"a seat number is 0 or more, not {seat}")
+    return seat
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser("cheats", help="measure cheat detection on mutated self-play games",
                        description="Play self-play games, inject every known kind of cheat where the game "
@@ -439,6 +459,12 @@ def register(sub: Any) -> None:
     p.add_argument("--mode", choices=[IDENTITY, HEGEMONY], default=IDENTITY,
                    help="identity (default) or hegemony: 国战 games, with the hegemony kinds and the identity kinds "
                    "that apply to them (not with --consistent, --packages or --generals)")
+    p.add_argument("--last-three-clock", action="store_true",
+                   help="play identity games with seed 003's last-three clock (options.last_three_clock): the drain "
+                   "kinds find places only there")
+    p.add_argument("--protected-seat", type=protected_seat_option, default=None, metavar="N|seeded",
+                   help="play identity games with seed 003's first-out protection of seat N (or a seat drawn from "
+                   "each game's seed: seeded): the protection kinds find places only there")
     p.add_argument("--consistent", action="store_true",
                    help="measure consistent cheats instead: each game is played once per kind with one bot making "
                    "one illegal decision the engine still applies (a second 杀, a 杀 out of range, 桃 at full HP, a "
@@ -466,6 +492,11 @@ def run_cheats(args: argparse.Namespace) -> int:
         print("--mode hegemony has its own deck and generals, and no consistent cheats yet: no --consistent, "
               "--packages or --generals", file=sys.stderr)
         return 2
+    house = HouseRules(args.last_three_clock, args.protected_seat)
+    if house and (args.mode == HEGEMONY or args.consistent):
+        print("--last-three-clock and --protected-seat are identity-mode house rules, with no consistent cheats yet: "
+              "not with --mode hegemony or --consistent", file=sys.stderr)
+        return 2
     try:
         players = [int(x) for x in args.players.split(",") if x.strip()]
     except ValueError:
@@ -473,6 +504,9 @@ def run_cheats(args: argparse.Namespace) -> int:
         return 2
     if not players or any(not 4 <= n <= 10 for n in players) or args.games < 1 or args.per_game < 1:
         print("--players must be 4 to 10, --games and --per-game at least 1", file=sys.stderr)
+        return 2
+    if house.protected_seat is not None and house.protected_seat >= min(players):
+        print(f"--protected-seat {house.protected_seat} is not at a {min(players)}-seat table", file=sys.stderr)
         return 2
     if args.cheats_per_game is not None and (args.cheats_per_game < 1 or not args.consistent):
         print("--cheats-per-game must be at least 1, and applies only with --consistent", file=sys.stderr)
@@ -502,7 +536,7 @@ def run_cheats(args: argparse.Namespace) -> int:
         return 0 if consistent.ok else 1
     try:
         report = run_report(args.games, players, args.seed, names, args.per_game, max(1, args.jobs), packages,
-                            args.generals, args.mode, on_game=progress.advance)
+                            args.generals, args.mode, on_game=progress.advance, house=house)
     finally:
         progress.close()
     seconds = time.perf_counter() - started
@@ -516,7 +550,9 @@ def run_cheats(args: argparse.Namespace) -> int:
 def report_json(report: Report, args: argparse.Namespace, seconds: float) -> dict[str, Any]:
     return {
         "games": report.games, "players": args.players, "seed": args.seed, "per_game": args.per_game,
-        "generals": args.generals, "events": report.events, "seconds": round(seconds, 2),
+        "generals": args.generals, "last_three_clock": args.last_three_clock,
+        "protected_seat": "seeded" if args.protected_seat == SEEDED else args.protected_seat,
+        "events": report.events, "seconds": round(seconds, 2),
         "kinds": [{"kind": k.name, "code": k.code, "summary": k.summary, **asdict(report.tallies[k.name]),
                    "collateral": report.collateral.get(k.name, Collateral()).as_json()} for k in report.kinds],
         "collateral": total_collateral(report).as_json(),
@@ -546,6 +582,8 @@ def run_scope(args: argparse.Namespace, players: list[int]) -> str:
     deck = " with " + ",".join(args.packages) if args.packages else ""
     deck += " with generals" if args.generals else ""
     deck += " in hegemony mode" if getattr(args, "mode", IDENTITY) == HEGEMONY else ""
+    house = HouseRules(getattr(args, "last_three_clock", False), getattr(args, "protected_seat", None))
+    deck += f" with {house.describe()}" if house else ""
     return (f"{args.games} game(s) × {','.join(map(str, players))} players{deck}, seeds "
             f"{args.seed}..{args.seed + args.games - 1}")
 

@@ -2,7 +2,9 @@
 (options.last_three_clock) and first-out protection (options.protected_seat). Their games are identity games
 played by identity mode's bots (white generals: RandomBot; standard generals: GeneralsBot): the drain and the
 protection are the engine's, so the bots' legal decisions stay legal, and every outcome they bring is recorded.
-A header with neither is the plain identity header of the same seed.
+With protection the bots hunt the protected character (``Hunting``: an attack of theirs is often turned on it, where
+the rules let it be), so that games reach its last HP and the protection has something to do. A header with
+neither rule is the plain identity header of the same seed.
 """
 
 from __future__ import annotations
@@ -10,9 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from clients.selfplay.base import make_bot, play
+from clients.selfplay.base import RandomBot, make_bot, play
+from clients.selfplay.generals import GeneralsBot
 from clients.selfplay.identity import make_header
 from sgsverify.v1 import game_log_pb2 as pb
+from verifier.engine.effects import Use, UsedCard
+from verifier.engine.game import Game
+from verifier.engine.requests import PlayRequest
+from verifier.packages.modes.first_out import FirstOutProtection, attacks
 from verifier.rng import Stream
 
 # The stream that names the protected seat of a self-play game (``SEEDED``): the previous game of a tournament is
@@ -62,11 +69,58 @@ def tournament_header(seed: int, players: int, rules: HouseRules, role_variant: 
     return header
 
 
+# How often (percent) a bot turns an attack of its own on the protected character instead, where it can.
+HUNT_PERCENT = 60
+
+
+class Hunting(RandomBot):
+    """A mixin over a mode's bot: an attack with a real card on one target (杀, 决斗, 火攻) is often turned on the
+    protected character instead, when the rules let that card take it as its target (checked as the bot checks its
+    own choices)."""
+
+    def play(self, game: Game, req: PlayRequest) -> pb.Event:
+        ev = super().play(game, req)
+        mode = game.mode
+        if not isinstance(mode, FirstOutProtection) or mode.protected is None or not ev.HasField("use_card"):
+            return ev
+        use = ev.use_card
+        target = mode.protected
+        if use.card.WhichOneof("kind") != "id" or len(use.targets) != 1 or use.targets[0] == target \
+                or use.seat == target or not game.players[target].alive:
+            return ev
+        card = game.cards[use.card.id]
+        spec = game.ruleset.cards.get(card.name)
+        if spec is None or not attacks(card.name):
+            return ev
+        used = UsedCard(card.name, (card.id,), card.suit, card.color, card.number, real=card)
+        if spec.can_use(game, Use(use.seat, used, (target,))) and self.chance(HUNT_PERCENT):
+            del use.targets[:]
+            use.targets.append(target)
+        return ev
+
+
+class HuntingBot(Hunting, RandomBot):
+    """The white-general games' bot, hunting the protected character."""
+
+
+class HuntingGeneralsBot(Hunting, GeneralsBot):
+    """The standard-generals games' bot, hunting the protected character."""
+
+
+def tournament_bot(header: pb.GameHeader) -> RandomBot:
+    """The bot of a game with these house rules: identity mode's, hunting the protected character when there is
+    one."""
+    if not header.options.HasField("protected_seat"):
+        return make_bot(header)
+    rng = Stream(header.seed, "bots")
+    return HuntingGeneralsBot(rng) if header.options.generals == pb.GENERALS_MODE_STANDARD else HuntingBot(rng)
+
+
 def play_tournament_game(seed: int, players: int, rules: HouseRules, role_variant: int = pb.ROLE_VARIANT_STANDARD,
                          packages: Sequence[str] = (), generals: bool = False) -> pb.GameLog:
-    """One complete self-play identity game under ``rules`` (its bot: identity mode's, from the "bots" stream)."""
+    """One complete self-play identity game under ``rules`` (its bot: ``tournament_bot``, from the "bots" stream)."""
     header = tournament_header(seed, players, rules, role_variant, packages, generals)
-    return play(header, make_bot(header))
+    return play(header, tournament_bot(header))
 
 
 def drains(log: pb.GameLog) -> list[int]:
@@ -82,4 +136,5 @@ def drains(log: pb.GameLog) -> list[int]:
     return starts
 
 
-__all__ = ["SEEDED", "HouseRules", "drains", "play_tournament_game", "protected_seat", "tournament_header"]
+__all__ = ["SEEDED", "HouseRules", "drains", "play_tournament_game", "protected_seat", "tournament_bot",
+           "tournament_header"]
