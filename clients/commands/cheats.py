@@ -33,7 +33,7 @@ from clients.cheats.selfplay import (
     judge_each,
     play_cheating_game,
 )
-from clients.commands.options import card_packages
+from clients.commands.options import card_packages, protected_seat_option
 from clients.progress import GameProgress
 from clients.selfplay.tournament import SEEDED, HouseRules, play_tournament_game
 from sgsverify.v1 import annotation_pb2 as apb
@@ -421,19 +421,6 @@ def run_consistent(games: int, players: Sequence[int], seed: int, kind_names: Se
 
 
 # ---------------------------------------------------------------------------- the command
-
-def protected_seat_option(text: str) -> int:
-    """``--protected-seat``: a seat number, or "seeded" (a seat drawn from each game's seed)."""
-    if text == "seeded":
-        return SEEDED
-    try:
-        seat = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a seat number or 'seeded', not {text!r}") from None
-    if seat < 0:
-        raise argparse.ArgumentTypeError(f"a seat number is 0 or more, not {seat}")
-    return seat
-
 
 def register(sub: Any) -> None:
     p = sub.add_parser("cheats", help="measure cheat detection on mutated self-play games",
