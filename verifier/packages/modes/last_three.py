@@ -94,10 +94,16 @@ class LastThreeClock(IdentityMode):
         it): a drain where none is due (T-1)."""
         if kind == "lose_hp" and game.turn_number in (self.round_turn - 1, self.round_turn):
             first = self.drain_round()
-            why = (f"only three were left in round {self.three_left_round}, so the drain begins with round {first}"
-                   if first is not None else "more than three characters have been alive all game")
+            if first is None:
+                why = "none is due: more than three characters have been alive all game"
+            elif game.round_number < first:
+                why = (f"none is due: only three were left in round {self.three_left_round}, so the drain begins with "
+                       f"round {first}")
+            else:
+                why = "the round's drain takes 1 HP from each living character once"
             return Violation("DRAIN_MISMATCH", f"a drain's HP loss recorded at the start of round {game.round_number}, "
-                             f"where none is due: {why} (docs/rules.md#last-three-clock, T-1)", ev.lose_hp.seat)
+                             f"where the rules give none: {why} (docs/rules.md#last-three-clock, T-1, T-2)",
+                             ev.lose_hp.seat)
         return super().unexpected_outcome(game, ev, kind)
 
 
