@@ -76,7 +76,7 @@ HUNT_PERCENT = 60
 class Hunting(RandomBot):
     """A mixin over a mode's bot: an attack with a real card on one target (杀, 决斗, 火攻) is often turned on the
     protected character instead, when the rules let that card take it as its target (checked as the bot checks its
-    own choices)."""
+    own choices, and no skill of the target's forbids it: 空城)."""
 
     def play(self, game: Game, req: PlayRequest) -> pb.Event:
         ev = super().play(game, req)
@@ -93,7 +93,8 @@ class Hunting(RandomBot):
         if spec is None or not attacks(card.name):
             return ev
         used = UsedCard(card.name, (card.id,), card.suit, card.color, card.number, real=card)
-        if spec.can_use(game, Use(use.seat, used, (target,))) and self.chance(HUNT_PERCENT):
+        if game.prohibited(use.seat, target, card.name) is None and spec.can_use(game, Use(use.seat, used, (target,))) \
+                and self.chance(HUNT_PERCENT):
             del use.targets[:]
             use.targets.append(target)
         return ev
