@@ -18,6 +18,7 @@ from clients.cheats.mutator import KINDS, find_mutations
 from clients.cli import main
 from clients.commands.cheats import Collateral, Report, Tally, check_game, run_report, select_kinds
 from sgsverify.v1 import game_log_pb2 as pb
+from tests.test_cheats_tournament import house_rule_injections
 from verifier import verify
 from verifier.replay import completed
 
@@ -200,6 +201,8 @@ def test_every_kind_is_injected() -> None:
         injected[name] += dark_souls_report().tallies[name].injected
     injected["limited_twice"] += check_game(0, 4, log=limited_skill_used(), mode="hegemony",
                                             kind_names=["limited_twice"]).tallies["limited_twice"].injected
+    for name, n in house_rule_injections().items():  # seed 003's clock and protection (their own games)
+        injected[name] = n
     assert {k.name for k in KINDS} == set(injected)
     assert [name for name, n in injected.items() if n == 0] == []
 

@@ -64,7 +64,7 @@ PUBLISHED: dict[str, frozenset[str]] = {
         known-both befriend-attacking wu-six-swords triblade hegemony-skills
         scoring scoring-table scoring-bonus scoring-spy scoring-final-duel scoring-draw scoring-two-spies tournament
         rebirth rebirth-dead rebirth-sacrifice rebirth-general rebirth-victory
-        tournament-house-rules house-rule-combinations
+        tournament-house-rules house-rule-combinations last-three-clock first-out-protection
         dark-souls dark-souls-possession dark-souls-acts dark-souls-luohan dark-souls-xuanwu dark-souls-youzhu
         dark-souls-scoring
     """),
@@ -81,7 +81,7 @@ PUBLISHED: dict[str, frozenset[str]] = {
     "docs/log-format.md": ids("""
         header setup events implicit-declines respond-target outcomes complete-outcomes canonical-outcomes
         maneuvering hegemony hegemony-example annotated-replay following example-game scores rebirth move-order
-        decision-source taken-cards house-rules dark-souls
+        decision-source taken-cards house-rules dark-souls last-three-clock first-out-protection
     """),
     "docs/cards.md": ids("card-ids standard-equipment maneuvering standard-deck maneuvering-deck hegemony-deck"),
 }

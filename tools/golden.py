@@ -66,6 +66,8 @@ class SelfPlay:
     hegemony: bool = False  # 国战: its own deck and generals (packages and generals unused)
     rebirth: bool = False  # the rebirth variant (options.rebirth, with generals)
     dark_souls: bool = False  # seed 003's dark souls (options.dark_souls)
+    clock: bool = False  # seed 003's last-three clock (options.last_three_clock)
+    protected: bool = False  # seed 003's first-out protection of a seeded seat (options.protected_seat)
 
     @property
     def name(self) -> str:
@@ -78,6 +80,9 @@ class SelfPlay:
             return f"selfplay-rebirth-p{self.players}-s{self.seed}"
         if self.dark_souls:
             return f"selfplay-darksouls{gen}-p{self.players}-s{self.seed}"
+        if self.clock or self.protected:
+            rules = "-".join(r for r, on in (("clock", self.clock), ("protected", self.protected)) if on)
+            return f"selfplay-{rules}-p{self.players}-s{self.seed}"
         return f"selfplay-{deck}{gen}{spies}-p{self.players}-s{self.seed}"
 
     def play(self) -> pb.GameLog:
@@ -91,6 +96,11 @@ class SelfPlay:
             from clients.selfplay import dark_souls
 
             return dark_souls.play_game(self.seed, self.players, generals=self.generals)
+        if self.clock or self.protected:
+            from clients.selfplay.tournament import SEEDED, HouseRules, play_tournament_game
+
+            rules = HouseRules(self.clock, SEEDED if self.protected else None)
+            return play_tournament_game(self.seed, self.players, rules, packages=self.packages, generals=self.generals)
         variant = pb.ROLE_VARIANT_TWO_SPIES if self.two_spies else pb.ROLE_VARIANT_STANDARD
         return play_game(self.seed, self.players, variant, packages=self.packages, generals=self.generals)
 
@@ -119,6 +129,10 @@ SELFPLAY: tuple[SelfPlay, ...] = (
     # Dark souls: the shortest games among seeds 0-9 at 5 and 8 players in which a soul acts (white generals).
     SelfPlay((), False, 5, 6, dark_souls=True),
     SelfPlay((), False, 8, 6, dark_souls=True),
+    # Seed 003's house rules: the shortest game with a drain among seeds 0-9 at 5 players (the clock alone), and with
+    # a drain and the protection at work at 7 players (both).
+    SelfPlay((), False, 5, 6, clock=True),
+    SelfPlay((), False, 7, 6, clock=True, protected=True),
 )
 
 

@@ -208,6 +208,17 @@ _CODES = [
     Code("REBIRTH_MISMATCH", Kind.MISMATCH, "docs/rules.md#rebirth-general; docs/rng.md#rebirth",
          "Rebirth: the recorded rebirth differs from the rules otherwise: a general of the right kingdom that is "
          "not the first one turned in the seeded order, or another max HP or HP (R-4)."),
+    Code("DRAIN_MISMATCH", Kind.MISMATCH, "docs/rules.md#last-three-clock; docs/log-format.md#last-three-clock",
+         "Last-three clock: a drain's HP loss recorded otherwise than the rules give it (another amount or HP "
+         "after), left out of a log that claims complete outcomes (a drain skipped at its round), or recorded at "
+         "the start of a round where no drain is due (T-1, T-2)."),
+    Code("PROTECTION_MISMATCH", Kind.MISMATCH, "docs/rules.md#first-out-protection; "
+         "docs/log-format.md#first-out-protection",
+         "First-out protection: damage or an HP loss of the protected character recorded taking it below 1 HP "
+         "while its last HP is protected (P-1): the amount not reduced to what leaves it at 1 HP, or recorded at "
+         "all where the whole of it is prevented; or, where the protection does not hold (after the first death, "
+         "P-2; from a character it attacked, P-3), damage that takes it below 1 HP recorded leaving it its last HP, "
+         "or left out of a log that claims complete outcomes. The game goes on with the rules' HP."),
     Code("RESHUFFLE_MISMATCH", Kind.MISMATCH, "docs/rules.md#reshuffle",
          "A recorded reshuffle that is not the seeded order, or (with recorded reshuffles) not a "
          "permutation of the discard pile."),

@@ -160,6 +160,11 @@ def mismatch(out: Outcome, ev: pb.Event, kind: str) -> Violation:
         if out.code != "DAMAGE_MISMATCH" and not same:
             # (a mode changed this damage and names the rule a log that disagrees breaks: Mode.hp_change)
             return Violation(out.code, detail, g2.target)
+        if code != "DAMAGE_MISMATCH" and w2.target == g2.target and (w2.hp_after < 1) != (g2.hp_after < 1):
+            # A mode's own say in this damage (Mode.hp_change: first-out protection) is about whether it leaves the
+            # character its last HP: a log that disagrees on that breaks the mode's rule; any other difference is
+            # the usual one.
+            return Violation(code, detail, g2.target)
         return Violation("HP_MISMATCH" if same else "DAMAGE_MISMATCH", detail, g2.target)
     if kind == "recover":
         same = want.recover.seat == got.recover.seat and want.recover.amount == got.recover.amount

@@ -214,8 +214,9 @@ class Verifier:
             out = self.expected.popleft()
             violations = []
             if self.complete:
-                code = out.code if out.code in ("KILL_REWARD", "KILL_PENALTY", "EQUIP_SLOT") else \
-                    "REBIRTH_COUNT" if out.event.HasField("rebirth") else "MISSING_OUTCOME"
+                own = out.code in ("KILL_REWARD", "KILL_PENALTY", "EQUIP_SLOT") or (
+                    self.game is not None and self.game.mode.keeps_code_when_missing(out.code))
+                code = out.code if own else "REBIRTH_COUNT" if out.event.HasField("rebirth") else "MISSING_OUTCOME"
                 violations.append(Violation(code, f"the log claims complete outcomes but leaves out: "
                                             f"{text.describe(out.event)}"))
             self._annotate(apb.STATUS_MISMATCH if violations else apb.STATUS_DERIVED, violations,
@@ -517,8 +518,11 @@ class Verifier:
             # Nothing derived is about what this outcome is about. If the rules give an outcome of its
             # kind here (about another seat, phase, ...), say which; it stays to be recorded or derived.
             other = rules_outcome_of_kind(self.expected, ev, kind)
-            violation = (mismatch(self.expected[other], ev, kind) if other is not None
-                         else unexpected(ev, kind, self.over and not self.expected))
+            after_the_end = self.over and not self.expected
+            # (A mode's own rule first: a drain where none is due, damage a protection prevents in full.)
+            own = None if self.game is None or after_the_end else self.game.mode.unexpected_outcome(self.game, ev, kind)
+            violation = (own if own is not None else mismatch(self.expected[other], ev, kind) if other is not None
+                         else unexpected(ev, kind, after_the_end))
             self._annotate(apb.STATUS_MISMATCH, [with_handling(violation, apb.HANDLING_IGNORED)], applied=False)
             return
         self._flush_expected(k)

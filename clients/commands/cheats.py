@@ -33,13 +33,15 @@ from clients.cheats.selfplay import (
     judge_each,
     play_cheating_game,
 )
-from clients.commands.options import card_packages
+from clients.commands.options import card_packages, protected_seat_option
 from clients.progress import GameProgress
+from clients.selfplay.tournament import SEEDED, HouseRules, play_tournament_game
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import verify
 
 CAUGHT, OTHER_CODE, MISSED = "caught", "other_code", "missed"
+NO_HOUSE_RULES = HouseRules()
 
 
 @dataclass(slots=True)
@@ -166,17 +168,20 @@ def judge(m: Mutation, replay: apb.AnnotatedReplay) -> str:
 
 def check_game(seed: int, players: int, kind_names: Sequence[str] | None = None, per_kind: int = 3,
                log: pb.GameLog | None = None, packages: Sequence[str] = (), generals: bool = False,
-               mode: str = IDENTITY, dark_souls: bool = False) -> GameResult:
+               mode: str = IDENTITY, dark_souls: bool = False, house: HouseRules = NO_HOUSE_RULES) -> GameResult:
     """One game: verify it unaltered, then every mutation of it. ``packages``: the header's card packages
     for the self-play game (("maneuvering",): the 160-card deck); ``generals``: played with the standard
     generals and their skills; ``mode``: "hegemony" for a 国战 game (then only the kinds of that mode);
-    ``dark_souls``: an identity game with seed 003's dark souls (its kinds find places only there)."""
+    ``dark_souls``: an identity game with seed 003's dark souls (its kinds find places only there); ``house``:
+    an identity game with seed 003's last-three clock or first-out protection."""
     from clients.selfplay import dark_souls as dark_souls_selfplay
     from clients.selfplay import play_game
 
     kinds = select_kinds(kind_names, mode)
     if log is None and dark_souls:
         log = dark_souls_selfplay.play_game(seed, players, packages=packages, generals=generals)
+    elif log is None and house:
+        log = play_tournament_game(seed, players, house, packages=packages, generals=generals)
     elif log is None:
         log = play_game(seed, players, packages=packages, generals=generals,
                         mode=pb.MODE_HEGEMONY if mode == HEGEMONY else pb.MODE_IDENTITY)
@@ -213,10 +218,11 @@ def check_game(seed: int, players: int, kind_names: Sequence[str] | None = None,
     return GameResult(seed, players, len(log.events), [], tallies, failures, collateral)
 
 
-def _check(args: tuple[int, int, tuple[str, ...] | None, int, tuple[str, ...], bool, str, bool]) -> GameResult:
-    seed, players, names, per_kind, packages, generals, mode, dark_souls = args
+def _check(args: tuple[int, int, tuple[str, ...] | None, int, tuple[str, ...], bool, str, bool, HouseRules]
+           ) -> GameResult:
+    seed, players, names, per_kind, packages, generals, mode, dark_souls, house = args
     return check_game(seed, players, names, per_kind, packages=packages, generals=generals, mode=mode,
-                      dark_souls=dark_souls)
+                      dark_souls=dark_souls, house=house)
 
 
 K = TypeVar("K", CheatKind, ConsistentKind)
@@ -244,13 +250,15 @@ def select_consistent(names: Sequence[str] | None) -> list[ConsistentKind]:
 
 def run_report(games: int, players: Sequence[int], seed: int, kind_names: Sequence[str] | None = None,
                per_kind: int = 3, jobs: int = 1, packages: Sequence[str] = (), generals: bool = False,
-               mode: str = IDENTITY, on_game: Callable[[], None] | None = None, dark_souls: bool = False) -> Report:
+               mode: str = IDENTITY, on_game: Callable[[], None] | None = None, dark_souls: bool = False,
+               house: HouseRules = NO_HOUSE_RULES) -> Report:
     """Games seed, seed+1, ... for each player count; every applicable cheat in each (``generals``: games
     with the standard generals; ``mode`` "hegemony": 国战 games and the kinds that apply to them; ``dark_souls``:
-    identity games with dark souls). ``on_game`` is called as each game is done (progress)."""
+    identity games with dark souls; ``house``: identity games with seed 003's clock or protection). ``on_game``
+    is called as each game is done (progress)."""
     kinds = select_kinds(kind_names, mode)
     names = tuple(k.name for k in kinds) if kind_names else None
-    work = [(seed + i, p, names, per_kind, tuple(packages), generals, mode, dark_souls) for p in players
+    work = [(seed + i, p, names, per_kind, tuple(packages), generals, mode, dark_souls, house) for p in players
             for i in range(games)]
     report = Report(kinds, tallies={k.name: Tally() for k in kinds})
     for r in each_game(_check, work, jobs, chunksize=4):
@@ -447,6 +455,12 @@ def register(sub: Any) -> None:
     p.add_argument("--mode", choices=[IDENTITY, HEGEMONY], default=IDENTITY,
                    help="identity (default) or hegemony: 国战 games, with the hegemony kinds and the identity kinds "
                    "that apply to them (not with --consistent, --packages or --generals)")
+    p.add_argument("--last-three-clock", action="store_true",
+                   help="play identity games with seed 003's last-three clock (options.last_three_clock): the drain "
+                   "kinds find places only there")
+    p.add_argument("--protected-seat", type=protected_seat_option, default=None, metavar="N|seeded",
+                   help="play identity games with seed 003's first-out protection of seat N (or a seat drawn from "
+                   "each game's seed: seeded): the protection kinds find places only there")
     p.add_argument("--consistent", action="store_true",
                    help="measure consistent cheats instead: each game is played once per kind with one bot making "
                    "one illegal decision the engine still applies (a second 杀, a 杀 out of range, 桃 at full HP, a "
@@ -474,9 +488,14 @@ def run_cheats(args: argparse.Namespace) -> int:
         print("--mode hegemony has its own deck and generals, and no consistent cheats yet: no --consistent, "
               "--packages or --generals", file=sys.stderr)
         return 2
-    if args.dark_souls and (args.mode == HEGEMONY or args.consistent):
-        print("--dark-souls is an identity-mode option, and has no consistent cheats yet: no --mode hegemony or "
-              "--consistent", file=sys.stderr)
+    house = HouseRules(args.last_three_clock, args.protected_seat)
+    if (args.dark_souls or house) and (args.mode == HEGEMONY or args.consistent):
+        print("--dark-souls, --last-three-clock and --protected-seat are identity-mode house rules, with no "
+              "consistent cheats yet: not with --mode hegemony or --consistent", file=sys.stderr)
+        return 2
+    if args.dark_souls and house:
+        print("--dark-souls is played alone here: the self-play of dark souls does not take --last-three-clock or "
+              "--protected-seat", file=sys.stderr)
         return 2
     try:
         players = [int(x) for x in args.players.split(",") if x.strip()]
@@ -485,6 +504,9 @@ def run_cheats(args: argparse.Namespace) -> int:
         return 2
     if not players or any(not 4 <= n <= 10 for n in players) or args.games < 1 or args.per_game < 1:
         print("--players must be 4 to 10, --games and --per-game at least 1", file=sys.stderr)
+        return 2
+    if house.protected_seat is not None and house.protected_seat >= min(players):
+        print(f"--protected-seat {house.protected_seat} is not at a {min(players)}-seat table", file=sys.stderr)
         return 2
     if args.cheats_per_game is not None and (args.cheats_per_game < 1 or not args.consistent):
         print("--cheats-per-game must be at least 1, and applies only with --consistent", file=sys.stderr)
@@ -514,7 +536,8 @@ def run_cheats(args: argparse.Namespace) -> int:
         return 0 if consistent.ok else 1
     try:
         report = run_report(args.games, players, args.seed, names, args.per_game, max(1, args.jobs), packages,
-                            args.generals, args.mode, on_game=progress.advance, dark_souls=args.dark_souls)
+                            args.generals, args.mode, on_game=progress.advance, dark_souls=args.dark_souls,
+                            house=house)
     finally:
         progress.close()
     seconds = time.perf_counter() - started
@@ -528,8 +551,10 @@ def run_cheats(args: argparse.Namespace) -> int:
 def report_json(report: Report, args: argparse.Namespace, seconds: float) -> dict[str, Any]:
     return {
         "games": report.games, "players": args.players, "seed": args.seed, "per_game": args.per_game,
-        "generals": args.generals, "dark_souls": getattr(args, "dark_souls", False), "events": report.events,
-        "seconds": round(seconds, 2),
+        "generals": args.generals, "dark_souls": getattr(args, "dark_souls", False),
+        "last_three_clock": args.last_three_clock,
+        "protected_seat": "seeded" if args.protected_seat == SEEDED else args.protected_seat,
+        "events": report.events, "seconds": round(seconds, 2),
         "kinds": [{"kind": k.name, "code": k.code, "summary": k.summary, **asdict(report.tallies[k.name]),
                    "collateral": report.collateral.get(k.name, Collateral()).as_json()} for k in report.kinds],
         "collateral": total_collateral(report).as_json(),
@@ -560,6 +585,8 @@ def run_scope(args: argparse.Namespace, players: list[int]) -> str:
     deck += " with generals" if args.generals else ""
     deck += " in hegemony mode" if getattr(args, "mode", IDENTITY) == HEGEMONY else ""
     deck += " with dark souls" if getattr(args, "dark_souls", False) else ""
+    house = HouseRules(getattr(args, "last_three_clock", False), getattr(args, "protected_seat", None))
+    deck += f" with {house.describe()}" if house else ""
     return (f"{args.games} game(s) × {','.join(map(str, players))} players{deck}, seeds "
             f"{args.seed}..{args.seed + args.games - 1}")
 

@@ -16,7 +16,7 @@ from typing import Any
 from google.protobuf import json_format
 
 from clients import interrupts
-from clients.commands.options import card_packages, positive_int
+from clients.commands.options import card_packages, positive_int, protected_seat_option
 from clients.files import (
     LOG_SUFFIXES,
     RECORD_SUFFIXES,
@@ -74,6 +74,12 @@ def register(sub: Any) -> None:
                     "--generals): bots sacrifice hand cards to the dead, who are reborn")
     sp.add_argument("--dark-souls", action="store_true", help="seed 003's dark souls (暗魂, options.dark_souls): "
                     "bots possess living characters with the souls of the dead and act with them")
+    sp.add_argument("--last-three-clock", action="store_true", help="seed 003's last-three clock "
+                    "(options.last_three_clock): from the fourth round after three are left, every round begins with "
+                    "a drain of 1 HP from everyone")
+    sp.add_argument("--protected-seat", type=protected_seat_option, default=None, metavar="N|seeded",
+                    help="seed 003's first-out protection (options.protected_seat) of seat N, or of a seat drawn from "
+                    "each game's seed (seeded); the bots hunt the protected character")
     sp.add_argument("--mode", choices=["identity", "hegemony"], default="identity",
                     help="identity (身份局, default) or hegemony (国战: its 108-card deck, the 60 generals, "
                     "bots that reveal them)")
@@ -284,8 +290,22 @@ def run_selfplay(args: argparse.Namespace) -> int:
         print("--mode hegemony has its own deck and generals: no --packages, --two-spies, --generals or --rebirth",
               file=sys.stderr)
         return 2
+    from clients.selfplay.tournament import HouseRules
+
     if args.dark_souls and (mode == pb.MODE_HEGEMONY or args.rebirth):
         print("--dark-souls is an identity-mode option and is not combined with --rebirth", file=sys.stderr)
+        return 2
+    house = HouseRules(args.last_three_clock, args.protected_seat)
+    if house and (mode == pb.MODE_HEGEMONY or args.rebirth):
+        print("--last-three-clock and --protected-seat are identity-mode house rules, never with --rebirth "
+              "(docs/rules.md#house-rule-combinations)", file=sys.stderr)
+        return 2
+    if house and args.dark_souls:
+        print("--dark-souls is played alone here: its self-play does not take --last-three-clock or --protected-seat",
+              file=sys.stderr)
+        return 2
+    if house.protected_seat is not None and house.protected_seat >= args.players:
+        print(f"--protected-seat {house.protected_seat} is not at a {args.players}-seat table", file=sys.stderr)
         return 2
     rebirths = 0
     args.out.mkdir(parents=True, exist_ok=True)
@@ -300,9 +320,13 @@ def run_selfplay(args: argparse.Namespace) -> int:
 def _play_one(args: argparse.Namespace, seed: int, variant: int, packages: list[str], mode: int) -> int:
     """Play and write one self-play game; its number of rebirths."""
     from clients.selfplay import dark_souls, play_game
+    from clients.selfplay.tournament import HouseRules, drains, play_tournament_game
 
+    house = HouseRules(args.last_three_clock, args.protected_seat)
     if args.dark_souls:
         log = dark_souls.play_game(seed, args.players, variant, packages, generals=args.generals)
+    elif house:
+        log = play_tournament_game(seed, args.players, house, variant, packages=packages, generals=args.generals)
     else:
         log = play_game(seed, args.players, variant, packages=packages, generals=args.generals, mode=mode,
                         rebirth=args.rebirth)
@@ -316,5 +340,8 @@ def _play_one(args: argparse.Namespace, seed: int, variant: int, packages: list[
     side = winners.kingdom or f"seat {list(winners.winners)}" if winners.side == pb.SIDE_KINGDOM \
         else SIDE.get(winners.side, '?')
     reborn = sum(1 for ev in log.events if ev.HasField("rebirth"))
-    print(f"{stem.name}: {len(log.events)} events, {side} win" + (f", {reborn} rebirth(s)" if args.rebirth else ""))
+    drained = f", {len(drains(log))} drain(s)" if house.last_three_clock else ""
+    protected = f", seat {log.header.options.protected_seat} protected" if house.protected_seat is not None else ""
+    print(f"{stem.name}: {len(log.events)} events, {side} win" + (f", {reborn} rebirth(s)" if args.rebirth else "")
+          + drained + protected)
     return reborn

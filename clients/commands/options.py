@@ -37,3 +37,19 @@ def positive_seconds(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be greater than 0, not {text}")
     return value
+
+
+def protected_seat_option(text: str) -> int:
+    """``--protected-seat`` (seed 003's first-out protection): a seat number, or "seeded" for a seat drawn from each
+    game's seed (clients.selfplay.tournament.SEEDED)."""
+    if text == "seeded":
+        from clients.selfplay.tournament import SEEDED  # (the engine is loaded only when the option is given)
+
+        return SEEDED
+    try:
+        seat = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a seat number or 'seeded', not {text!r}") from None
+    if seat < 0:
+        raise argparse.ArgumentTypeError(f"a seat number is 0 or more, not {seat}")
+    return seat

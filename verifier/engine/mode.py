@@ -107,6 +107,20 @@ class Mode:
         return False
         yield  # pragma: no cover
 
+    def configure(self, options: pb.GameOptions) -> None:
+        """Read the header's options the mode's rules depend on beyond choosing it (first-out protection: the
+        protected seat). Called once by the set-up that chose the mode, before the game starts."""
+
+    def keeps_code_when_missing(self, code: str) -> bool:
+        """Is a derived outcome whose mismatch code is ``code``, left out of a log that claims complete outcomes,
+        reported with that code (the mode's own outcome: the last-three clock's drain) rather than MISSING_OUTCOME?"""
+        return False
+
+    def unexpected_outcome(self, game: Game, ev: pb.Event, kind: str) -> Violation | None:
+        """The violation for a recorded outcome no derived one is about, when the mode can say what rule of its own
+        it breaks (a drain where none is due, damage a protection prevents in full); None: the usual one."""
+        return None
+
     def wrong_timing(self, game: Game, kind: str, seat: int, what: str, waiting_for: str) -> Violation | None:
         """The violation for the mode's own decision ``kind`` made when nothing it answers is asked (``what``: the
         decision described; ``waiting_for``: what the game waits for); None: the usual WRONG_TIMING."""

@@ -73,9 +73,11 @@ def house_mode(options: pb.GameOptions) -> IdentityMode | None:
     if cls is None:
         bases = tuple(r.mode for r in rules)
         cls = _COMPOSED[key] = type("+".join(b.__name__ for b in bases), bases, {})
-    return cls()
+    mode = cls()
+    mode.configure(options)
+    return mode
 
 
 def load() -> None:
     """Import the house rules' packages, each registering itself (idempotent)."""
-    from verifier.packages.modes import dark_souls  # noqa: F401
+    from verifier.packages.modes import dark_souls, first_out, last_three  # noqa: F401
