@@ -45,21 +45,21 @@ class Probe(IdentityMode):
         self.uses.append((user, card_name, targets))
 
 
-class PreventOne(IdentityMode):
-    """Prevents 1 point of the game's first damage of 2 or more, and names its own code for a log that
-    disagrees. (A damage prevented whole leaves no outcome to name a code: a log recording it has an outcome the
-    rules do not give.)"""
+class KeepOne(IdentityMode):
+    """Keeps the target of the game's first lethal damage at 1 HP (as first-out protection would), and names its
+    own code for a log that disagrees on that."""
 
     hp_hook = True
 
     def __init__(self) -> None:
-        self.prevented = False
+        self.kept = False
 
     def hp_change(self, game: Game, seat: int, amount: int, source: int | None, is_damage: bool
                   ) -> Settle[tuple[int, str]]:
-        if is_damage and amount >= 2 and not self.prevented:
-            self.prevented = True
-            return amount - 1, "RECOVER_MISMATCH"
+        hp = game.players[seat].hp
+        if is_damage and amount >= hp and not self.kept:
+            self.kept = True
+            return hp - 1, "RECOVER_MISMATCH"
         return amount, ""
         yield  # pragma: no cover
 
@@ -110,15 +110,17 @@ def test_every_hp_change_and_card_use_reaches_the_mode(with_mode: dict[str, Any]
 
 
 def test_an_hp_hook_changes_the_damage_and_names_the_code(with_mode: dict[str, Any]) -> None:
-    seed = next(s for s in range(1, 40) if any(e.damage.amount >= 2 for e in game(s).events if e.HasField("damage")))
+    # (a game whose first lethal damage is of 2 or more: the hook lessens it, where it would prevent a 1 whole)
+    seed = next(s for s in range(1, 60) if next(e.damage.amount for e in game(s).events
+                                                  if e.HasField("damage") and e.damage.hp_after <= 0) > 1)
     plain = game(seed)
-    with_mode["cls"] = PreventOne
-    prevented = game(seed)
-    assert prevented.events != plain.events
-    assert verify(prevented).violation_count == 0
-    # the plain game's log judged under the hook: its first damage of 2 is one the hook lessens, and the code
-    # is the hook's
+    with_mode["cls"] = KeepOne
+    kept = game(seed)
+    assert kept.events != plain.events
+    assert verify(kept).violation_count == 0
+    # the plain game's log judged under the hook: its first lethal damage (to 0 HP or below, where the hook keeps
+    # the character at 1) is reported with the hook's code
     judged = verify(plain)
-    first = next(i for i, e in enumerate(plain.events) if e.HasField("damage") and e.damage.amount >= 2)
+    first = next(i for i, e in enumerate(plain.events) if e.HasField("damage") and e.damage.hp_after <= 0)
     codes = [v.code for a in judged.annotations if a.index == first for v in a.violations]
     assert codes and set(codes) == {"RECOVER_MISMATCH"}

@@ -157,9 +157,6 @@ def mismatch(out: Outcome, ev: pb.Event, kind: str) -> Violation:
         same = (w2.target == g2.target and w2.amount == g2.amount and w2.nature == g2.nature
                 and w2.HasField("source") == g2.HasField("source") and w2.source == g2.source
                 and w2.chained == g2.chained)
-        if out.code != "DAMAGE_MISMATCH" and not same:
-            # (a mode changed this damage and names the rule a log that disagrees breaks: Mode.hp_change)
-            return Violation(out.code, detail, g2.target)
         if code != "DAMAGE_MISMATCH" and w2.target == g2.target and (w2.hp_after < 1) != (g2.hp_after < 1):
             # A mode's own say in this damage (Mode.hp_change: first-out protection) is about whether it leaves the
             # character its last HP: a log that disagrees on that breaks the mode's rule; any other difference is
