@@ -45,8 +45,10 @@ def play_or_retry(**kwargs: Any) -> GameRecord:
 @pytest.fixture(scope="module")
 def ai_games(fk_root: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[GameRecord], int]:
     log_path = tmp_path_factory.mktemp("fklog") / "freekill.log"
-    # ~1 MB of tap lines a game: 400 kB files rotate a few times a game; enough backups to keep them all.
-    log = RotatingLog(log_path, max_bytes=400_000, backups=40)
+    # ~1 MB of tap lines a game: 400 kB files rotate a few times a game; enough backups to keep them all, also
+    # when FreeKill's AI drags a game out on a loaded machine (one ran to 56,083 records, 61 rotations, and the
+    # oldest files were dropped: the test read that as lost lines). Only what is written takes room.
+    log = RotatingLog(log_path, max_bytes=400_000, backups=1000)
     try:
         games = [play_or_retry(root=fk_root, log_path=log_path, players=5, room_id=room, log=log)
                  for room in range(1, AI_GAMES + 1)]
