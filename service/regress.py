@@ -23,6 +23,7 @@ import importlib
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -32,6 +33,7 @@ from functools import cache
 from typing import Any, Protocol
 
 from service.work import finished_facts
+from sgsverify.internal import wire_views_pb2 as wv
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from storage.models import SUBMISSION_RUN
@@ -266,8 +268,11 @@ def compare_encoded(replay_id: str, stored_blob: bytes, new: Finished) -> Replay
     annotations' bytes are compared first, in one piece. When the stored encoding holds exactly the new
     annotations' bytes after its head, the two lists of annotations are equal, and ``compare`` of the two
     replays without them gives the same report (no status change, no divergence; the violations that differ
-    can only be the header's). Only otherwise are both replays decoded whole and compared annotation by
-    annotation."""
+    can only be the header's). Otherwise the annotations the two share byte for byte from the first on (a game
+    that verifies differently from some event on has the same annotations before it) are left out of both, and
+    ``compare`` of what is left gives the same report: equal annotations add the same violations to both sides
+    (which cancel), no status change and no divergence, and each key's ordinal among the derived outcomes of its
+    event moves by the same number on both sides (the report gives no ordinal; their order stays)."""
     start = _head_end(stored_blob)
     end = start + len(new.annotations)
     if stored_blob.startswith(new.annotations, start):
@@ -277,7 +282,18 @@ def compare_encoded(replay_id: str, stored_blob: bytes, new: Finished) -> Replay
             summary = apb.AnnotatedReplay(engine_version=new.engine_version, log_sha256=new.log_sha256)
             summary.MergeFrom(new.summary)
             return compare(replay_id, stored, summary)
-    return compare(replay_id, apb.AnnotatedReplay.FromString(stored_blob), new.replay())
+    old_items, new_items = wv.Field3.FromString(stored_blob).items, wv.Field3.FromString(new.annotations).items
+    shared = 0
+    for old_item, new_item in zip(old_items, new_items, strict=False):  # (either list may be the longer)
+        if old_item != new_item:
+            break
+        shared += 1
+    stored = apb.AnnotatedReplay.FromString(stored_blob)
+    del stored.annotations[:shared]
+    fresh = apb.AnnotatedReplay(engine_version=new.engine_version, log_sha256=new.log_sha256)
+    fresh.MergeFromString(wv.Field3(items=new_items[shared:]).SerializeToString())
+    fresh.MergeFrom(new.summary)
+    return compare(replay_id, stored, fresh)
 
 
 # ---------------------------------------------------------------------------------------- the work
@@ -354,22 +370,44 @@ class Backend(Protocol):
     def run(self, tasks: Sequence[ChunkTask]) -> Iterator[list[ReplayReport]]: ...
 
 
-def _ignore_sigint() -> None:
+# The stores a forked worker inherited from its parent (``_stores`` of a process that ran chunks itself): kept
+# referenced and never used or closed, as their connections are the parent's (a SQLite handle closed here could
+# checkpoint and remove the parent's WAL; a PostgreSQL one would end the parent's session). A worker ends by
+# os._exit, which finalizes nothing.
+_inherited: list[Store] = []
+
+
+def _start_worker() -> None:
     # Ctrl-C goes to the whole process group: the parent stops handing out chunks and waits for
     # the running ones, so their verdicts are stored (nothing half-done to redo).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A forked worker opens stores of its own (store_for), never its parent's.
+    _inherited.extend(_stores.values())
+    _stores.clear()
     # and a worker ends with its parent, even when that was killed (a server running the Regress RPC)
     from service.workers import exit_with_parent
 
     exit_with_parent()
 
 
+def default_start_method() -> str:
+    """How LocalBackend starts its workers when not told: "fork" in a process that runs no other thread (the
+    `regress` command): a forked worker has the engine and the store's code loaded already, at no cost; else
+    (a server: gRPC's threads, its store's) "forkserver", as a forked worker would inherit those threads' locks
+    mid-use and could crash or hang. A worker the fork server starts imports the parent's main module again
+    (multiprocessing does, to find the task's function): about 0.2 s of CPU a worker, where a fork costs 0.03."""
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return "fork"
+    return "forkserver"
+
+
 class LocalBackend:
     """Worker processes on this machine (jobs=0: in this process, for tests and debugging)."""
 
-    def __init__(self, jobs: int | None = None, start_method: str = "forkserver") -> None:
-        """``start_method``: never "fork" in a process that runs threads (gRPC's, a store's): a forked
-        worker inherits their locks mid-use and can crash or hang."""
+    def __init__(self, jobs: int | None = None, start_method: str | None = None) -> None:
+        """``start_method``: None, the default_start_method() when the run starts; never "fork" in a process
+        that runs threads (gRPC's, a store's): a forked worker inherits their locks mid-use and can crash or
+        hang."""
         self.jobs = (os.cpu_count() or 1) if jobs is None else jobs
         self.start_method = start_method
 
@@ -378,13 +416,13 @@ class LocalBackend:
             for task in tasks:
                 yield regress_chunk(task)
             return
-        context = multiprocessing.get_context(self.start_method)
+        context = multiprocessing.get_context(self.start_method or default_start_method())
         if isinstance(context, multiprocessing.context.ForkServerContext):
             # Each worker would import the engine, the store and SQLAlchemy itself: about 0.5 s of CPU a
             # worker, as much as verifying 100 games. The fork server imports them once (when it starts: once
             # per process, so a server's later runs pay nothing) and every worker is forked with them loaded.
             context.set_forkserver_preload([__name__])
-        pool = ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_ignore_sigint)
+        pool = ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_start_worker)
         try:
             futures: list[Future[list[ReplayReport]]] = [pool.submit(regress_chunk, t) for t in tasks]
             for fut in as_completed(futures):
