@@ -272,7 +272,8 @@ def compare_encoded(replay_id: str, stored_blob: bytes, new: Finished) -> Replay
     that verifies differently from some event on has the same annotations before it) are left out of both, and
     ``compare`` of what is left gives the same report: equal annotations add the same violations to both sides
     (which cancel), no status change and no divergence, and each key's ordinal among the derived outcomes of its
-    event moves by the same number on both sides (the report gives no ordinal; their order stays)."""
+    event moves by the same number on both sides (the report gives no ordinal; their order stays). Those shared at
+    the end are left out too where that changes no key (below)."""
     start = _head_end(stored_blob)
     end = start + len(new.annotations)
     if stored_blob.startswith(new.annotations, start):
@@ -288,11 +289,28 @@ def compare_encoded(replay_id: str, stored_blob: bytes, new: Finished) -> Replay
         if old_item != new_item:
             break
         shared += 1
+    # The annotations both share byte for byte at the end (a changed verdict that leaves the state as it was:
+    # the rest of the game is annotated as before), when both have as many: left out too if what is left
+    # between has the same (event index, derived) on both sides, so that every key after it is the same on
+    # both sides (and its annotation, the same, is no change) and the annotations still pair off by position.
+    tail = 0
+    if len(old_items) == len(new_items):
+        for old_item, new_item in zip(reversed(old_items), reversed(new_items), strict=True):
+            if tail == len(old_items) - shared or old_item != new_item:
+                break
+            tail += 1
     stored = apb.AnnotatedReplay.FromString(stored_blob)
-    del stored.annotations[:shared]
     fresh = apb.AnnotatedReplay(engine_version=new.engine_version, log_sha256=new.log_sha256)
-    fresh.MergeFromString(wv.Field3(items=new_items[shared:]).SerializeToString())
+    fresh.MergeFromString(wv.Field3(items=new_items[shared:len(new_items) - tail]).SerializeToString())
     fresh.MergeFrom(new.summary)
+    if tail:
+        del stored.annotations[len(old_items) - tail:]
+        if sorted([(a.index, a.derived) for a in stored.annotations[shared:]]) != \
+                sorted([(a.index, a.derived) for a in fresh.annotations]):
+            stored = apb.AnnotatedReplay.FromString(stored_blob)  # (not left out after all)
+            fresh.MergeFromString(wv.Field3(items=new_items[len(new_items) - tail:]).SerializeToString())
+            # (MergeFromString appends the annotations after the summary's fields: the same replay)
+    del stored.annotations[:shared]
     return compare(replay_id, stored, fresh)
 
 

@@ -369,9 +369,12 @@ def test_reports_are_those_of_the_implementation_before_issue_31(store: Store) -
     assert got == reference_reports(store, against="v")
 
 
+RUN_STATUSES = (apb.STATUS_OK, apb.STATUS_ILLEGAL, apb.STATUS_MISMATCH)  # of the outcomes of a run, in turn
+
+
 def _with_derived_runs(replay: apb.AnnotatedReplay, how: int) -> apb.AnnotatedReplay:
     """The replay with runs of outcomes derived before one event (two or three before the same event, which the
-    self-play games never have), then changed past the first of a run in one of four ways (``how`` 0: none)."""
+    self-play games never have), then changed past the first of a run in one of five ways (``how`` 0: none)."""
     r = apb.AnnotatedReplay()
     r.CopyFrom(replay)
     anns = [apb.Annotation() for _ in r.annotations]
@@ -380,8 +383,8 @@ def _with_derived_runs(replay: apb.AnnotatedReplay, how: int) -> apb.AnnotatedRe
     out: list[apb.Annotation] = []
     for i, ann in enumerate(anns):
         if i % 50 == 10:  # a run of derived outcomes before every 50th event
-            for n in range(2 + i % 2):
-                out.append(apb.Annotation(index=ann.index, derived=True, status=apb.STATUS_OK,
+            for n in range(2 + (i // 50) % 2):
+                out.append(apb.Annotation(index=ann.index, derived=True, status=RUN_STATUSES[n],
                                           digest=bytes([n]) * 8))
         out.append(ann)
     third = len(out) // 3
@@ -397,6 +400,9 @@ def _with_derived_runs(replay: apb.AnnotatedReplay, how: int) -> apb.AnnotatedRe
     elif how == 4:  # every digest from the second outcome of a run on
         for ann in out[at:]:
             ann.digest = b"\xff" + ann.digest[1:]
+    elif how == 5:  # the middle of a run of three said to come before the event before: the third's ordinal moves
+        at = next(i for i in range(third, len(out) - 1) if out[i - 1].derived and out[i].derived and out[i + 1].derived)
+        out[at].index -= 1
     del r.annotations[:]
     r.annotations.extend(out)
     return r
@@ -412,7 +418,7 @@ def test_compare_from_the_first_differing_annotation_is_the_reference_compare(co
 
     for log in corpus[:4]:
         plain = verify(log)  # (the current engine, as a stored verdict)
-        for how in range(5):
+        for how in range(6):
             for stored, new in ((_with_derived_runs(plain, 0), _with_derived_runs(plain, how)),
                                 (_with_derived_runs(plain, how), _with_derived_runs(plain, 0))):
                 only = apb.AnnotatedReplay()
