@@ -165,7 +165,8 @@ _STATUS_NAMES = {v.number: v.name.removeprefix("STATUS_") for v in apb.Status.DE
 
 def _rows(replay: apb.AnnotatedReplay) -> list[_Row]:
     """Each annotation read once (protobuf's attributes cost most of a comparison)."""
-    return [(a.index, a.derived, a.status, tuple([v.code for v in a.violations]), a.digest)
+    # (most annotations have no violation: their codes are () without a comprehension's call)
+    return [(a.index, a.derived, a.status, tuple([v.code for v in a.violations]) if a.violations else (), a.digest)
             for a in replay.annotations]
 
 
@@ -203,25 +204,35 @@ def compare(replay_id: str, stored: apb.AnnotatedReplay, new: apb.AnnotatedRepla
     old_v, new_v = _violations(stored, old_rows), _violations(new, new_rows)
     added = tuple(sorted((new_v - old_v).elements(), key=lambda v: (v.index, not v.derived, v.code)))
     gone = tuple(sorted((old_v - new_v).elements(), key=lambda v: (v.index, not v.derived, v.code)))
-    old_k, new_k = _keyed(old_rows), _keyed(new_rows)
-    differing = []
-    for key in old_k.keys() | new_k.keys():
-        a, b = old_k.get(key), new_k.get(key)
-        # (equal status and codes give equal texts: only the others are written out and compared)
-        if (a is None or b is None or a[2:4] != b[2:4]) and _status(a) != _status(b):
-            differing.append(key)
-    differing.sort(key=lambda k: (k[0], not k[1], k[2]))
-    changes = [StatusChange(k[0], k[1], _status(old_k.get(k)), _status(new_k.get(k))) for k in differing]
+    if len(old_rows) == len(new_rows) and all(a[:2] == b[:2] for a, b in zip(old_rows, new_rows, strict=True)):
+        # The same (event index, derived) in the same places (a replay whose verdict changed but whose events
+        # were judged in the same order: most): each annotation's key is the same on both sides, so they pair
+        # off by position, and a key's ordinal follows the position among those of its event.
+        places = [i for i, (a, b) in enumerate(zip(old_rows, new_rows, strict=True))
+                  if a[2:4] != b[2:4] and _status(a) != _status(b)]
+        places.sort(key=lambda i: (old_rows[i][0], not old_rows[i][1], i))
+        changes = [StatusChange(old_rows[i][0], old_rows[i][1], _status(old_rows[i]), _status(new_rows[i]))
+                   for i in places]
+    else:
+        old_k, new_k = _keyed(old_rows), _keyed(new_rows)
+        differing = []
+        for key in old_k.keys() | new_k.keys():
+            a, b = old_k.get(key), new_k.get(key)
+            # (equal status and codes give equal texts: only the others are written out and compared)
+            if (a is None or b is None or a[2:4] != b[2:4]) and _status(a) != _status(b):
+                differing.append(key)
+        differing.sort(key=lambda k: (k[0], not k[1], k[2]))
+        changes = [StatusChange(k[0], k[1], _status(old_k.get(k)), _status(new_k.get(k))) for k in differing]
     divergence = None
-    for i in range(max(len(old_rows), len(new_rows))):
-        sa = old_rows[i] if i < len(old_rows) else None
-        na = new_rows[i] if i < len(new_rows) else None
-        if sa is None or na is None or (sa[0], sa[1], sa[4]) != (na[0], na[1], na[4]):
-            at = na if na is not None else sa
-            assert at is not None
-            divergence = Divergence(at[0], at[1], sa[4].hex() if sa is not None else "",
-                                    na[4].hex() if na is not None else "")
-            break
+    first = next((i for i, (sa, na) in enumerate(zip(old_rows, new_rows, strict=False))
+                  if sa[4] != na[4] or sa[:2] != na[:2]), min(len(old_rows), len(new_rows)))
+    if first < max(len(old_rows), len(new_rows)):  # (where they differ, or where the shorter list ends)
+        old_at = old_rows[first] if first < len(old_rows) else None
+        new_at = new_rows[first] if first < len(new_rows) else None
+        at = new_at if new_at is not None else old_at
+        assert at is not None
+        divergence = Divergence(at[0], at[1], old_at[4].hex() if old_at is not None else "",
+                                new_at[4].hex() if new_at is not None else "")
     r1, r2 = stored.result, new.result
     winner_changed = (r1.finished, r1.side, list(r1.winners)) != (r2.finished, r2.side, list(r2.winners))
     followed_changed = (stored.followed, stored.stopped_at) != (new.followed, new.stopped_at)
