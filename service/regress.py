@@ -23,6 +23,7 @@ import importlib
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -32,6 +33,7 @@ from functools import cache
 from typing import Any, Protocol
 
 from service.work import finished_facts
+from sgsverify.internal import wire_views_pb2 as wv
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from storage.models import SUBMISSION_RUN
@@ -163,7 +165,8 @@ _STATUS_NAMES = {v.number: v.name.removeprefix("STATUS_") for v in apb.Status.DE
 
 def _rows(replay: apb.AnnotatedReplay) -> list[_Row]:
     """Each annotation read once (protobuf's attributes cost most of a comparison)."""
-    return [(a.index, a.derived, a.status, tuple([v.code for v in a.violations]), a.digest)
+    # (most annotations have no violation: their codes are () without a comprehension's call)
+    return [(a.index, a.derived, a.status, tuple([v.code for v in a.violations]) if a.violations else (), a.digest)
             for a in replay.annotations]
 
 
@@ -201,25 +204,35 @@ def compare(replay_id: str, stored: apb.AnnotatedReplay, new: apb.AnnotatedRepla
     old_v, new_v = _violations(stored, old_rows), _violations(new, new_rows)
     added = tuple(sorted((new_v - old_v).elements(), key=lambda v: (v.index, not v.derived, v.code)))
     gone = tuple(sorted((old_v - new_v).elements(), key=lambda v: (v.index, not v.derived, v.code)))
-    old_k, new_k = _keyed(old_rows), _keyed(new_rows)
-    differing = []
-    for key in old_k.keys() | new_k.keys():
-        a, b = old_k.get(key), new_k.get(key)
-        # (equal status and codes give equal texts: only the others are written out and compared)
-        if (a is None or b is None or a[2:4] != b[2:4]) and _status(a) != _status(b):
-            differing.append(key)
-    differing.sort(key=lambda k: (k[0], not k[1], k[2]))
-    changes = [StatusChange(k[0], k[1], _status(old_k.get(k)), _status(new_k.get(k))) for k in differing]
+    if len(old_rows) == len(new_rows) and all(a[:2] == b[:2] for a, b in zip(old_rows, new_rows, strict=True)):
+        # The same (event index, derived) in the same places (a replay whose verdict changed but whose events
+        # were judged in the same order: most): each annotation's key is the same on both sides, so they pair
+        # off by position, and a key's ordinal follows the position among those of its event.
+        places = [i for i, (a, b) in enumerate(zip(old_rows, new_rows, strict=True))
+                  if a[2:4] != b[2:4] and _status(a) != _status(b)]
+        places.sort(key=lambda i: (old_rows[i][0], not old_rows[i][1], i))
+        changes = [StatusChange(old_rows[i][0], old_rows[i][1], _status(old_rows[i]), _status(new_rows[i]))
+                   for i in places]
+    else:
+        old_k, new_k = _keyed(old_rows), _keyed(new_rows)
+        differing = []
+        for key in old_k.keys() | new_k.keys():
+            a, b = old_k.get(key), new_k.get(key)
+            # (equal status and codes give equal texts: only the others are written out and compared)
+            if (a is None or b is None or a[2:4] != b[2:4]) and _status(a) != _status(b):
+                differing.append(key)
+        differing.sort(key=lambda k: (k[0], not k[1], k[2]))
+        changes = [StatusChange(k[0], k[1], _status(old_k.get(k)), _status(new_k.get(k))) for k in differing]
     divergence = None
-    for i in range(max(len(old_rows), len(new_rows))):
-        sa = old_rows[i] if i < len(old_rows) else None
-        na = new_rows[i] if i < len(new_rows) else None
-        if sa is None or na is None or (sa[0], sa[1], sa[4]) != (na[0], na[1], na[4]):
-            at = na if na is not None else sa
-            assert at is not None
-            divergence = Divergence(at[0], at[1], sa[4].hex() if sa is not None else "",
-                                    na[4].hex() if na is not None else "")
-            break
+    first = next((i for i, (sa, na) in enumerate(zip(old_rows, new_rows, strict=False))
+                  if sa[4] != na[4] or sa[:2] != na[:2]), min(len(old_rows), len(new_rows)))
+    if first < max(len(old_rows), len(new_rows)):  # (where they differ, or where the shorter list ends)
+        old_at = old_rows[first] if first < len(old_rows) else None
+        new_at = new_rows[first] if first < len(new_rows) else None
+        at = new_at if new_at is not None else old_at
+        assert at is not None
+        divergence = Divergence(at[0], at[1], old_at[4].hex() if old_at is not None else "",
+                                new_at[4].hex() if new_at is not None else "")
     r1, r2 = stored.result, new.result
     winner_changed = (r1.finished, r1.side, list(r1.winners)) != (r2.finished, r2.side, list(r2.winners))
     followed_changed = (stored.followed, stored.stopped_at) != (new.followed, new.stopped_at)
@@ -266,8 +279,12 @@ def compare_encoded(replay_id: str, stored_blob: bytes, new: Finished) -> Replay
     annotations' bytes are compared first, in one piece. When the stored encoding holds exactly the new
     annotations' bytes after its head, the two lists of annotations are equal, and ``compare`` of the two
     replays without them gives the same report (no status change, no divergence; the violations that differ
-    can only be the header's). Only otherwise are both replays decoded whole and compared annotation by
-    annotation."""
+    can only be the header's). Otherwise the annotations the two share byte for byte from the first on (a game
+    that verifies differently from some event on has the same annotations before it) are left out of both, and
+    ``compare`` of what is left gives the same report: equal annotations add the same violations to both sides
+    (which cancel), no status change and no divergence, and each key's ordinal among the derived outcomes of its
+    event moves by the same number on both sides (the report gives no ordinal; their order stays). Those shared at
+    the end are left out too where that changes no key (below)."""
     start = _head_end(stored_blob)
     end = start + len(new.annotations)
     if stored_blob.startswith(new.annotations, start):
@@ -277,7 +294,35 @@ def compare_encoded(replay_id: str, stored_blob: bytes, new: Finished) -> Replay
             summary = apb.AnnotatedReplay(engine_version=new.engine_version, log_sha256=new.log_sha256)
             summary.MergeFrom(new.summary)
             return compare(replay_id, stored, summary)
-    return compare(replay_id, apb.AnnotatedReplay.FromString(stored_blob), new.replay())
+    old_items, new_items = wv.Field3.FromString(stored_blob).items, wv.Field3.FromString(new.annotations).items
+    shared = 0
+    for old_item, new_item in zip(old_items, new_items, strict=False):  # (either list may be the longer)
+        if old_item != new_item:
+            break
+        shared += 1
+    # The annotations both share byte for byte at the end (a changed verdict that leaves the state as it was:
+    # the rest of the game is annotated as before), when both have as many: left out too if what is left
+    # between has the same (event index, derived) on both sides, so that every key after it is the same on
+    # both sides (and its annotation, the same, is no change) and the annotations still pair off by position.
+    tail = 0
+    if len(old_items) == len(new_items):
+        for old_item, new_item in zip(reversed(old_items), reversed(new_items), strict=True):
+            if tail == len(old_items) - shared or old_item != new_item:
+                break
+            tail += 1
+    stored = apb.AnnotatedReplay.FromString(stored_blob)
+    fresh = apb.AnnotatedReplay(engine_version=new.engine_version, log_sha256=new.log_sha256)
+    fresh.MergeFromString(wv.Field3(items=new_items[shared:len(new_items) - tail]).SerializeToString())
+    fresh.MergeFrom(new.summary)
+    if tail:
+        del stored.annotations[len(old_items) - tail:]
+        if sorted([(a.index, a.derived) for a in stored.annotations[shared:]]) != \
+                sorted([(a.index, a.derived) for a in fresh.annotations]):
+            stored = apb.AnnotatedReplay.FromString(stored_blob)  # (not left out after all)
+            fresh.MergeFromString(wv.Field3(items=new_items[len(new_items) - tail:]).SerializeToString())
+            # (MergeFromString appends the annotations after the summary's fields: the same replay)
+    del stored.annotations[:shared]
+    return compare(replay_id, stored, fresh)
 
 
 # ---------------------------------------------------------------------------------------- the work
@@ -354,22 +399,44 @@ class Backend(Protocol):
     def run(self, tasks: Sequence[ChunkTask]) -> Iterator[list[ReplayReport]]: ...
 
 
-def _ignore_sigint() -> None:
+# The stores a forked worker inherited from its parent (``_stores`` of a process that ran chunks itself): kept
+# referenced and never used or closed, as their connections are the parent's (a SQLite handle closed here could
+# checkpoint and remove the parent's WAL; a PostgreSQL one would end the parent's session). A worker ends by
+# os._exit, which finalizes nothing.
+_inherited: list[Store] = []
+
+
+def _start_worker() -> None:
     # Ctrl-C goes to the whole process group: the parent stops handing out chunks and waits for
     # the running ones, so their verdicts are stored (nothing half-done to redo).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A forked worker opens stores of its own (store_for), never its parent's.
+    _inherited.extend(_stores.values())
+    _stores.clear()
     # and a worker ends with its parent, even when that was killed (a server running the Regress RPC)
     from service.workers import exit_with_parent
 
     exit_with_parent()
 
 
+def default_start_method() -> str:
+    """How LocalBackend starts its workers when not told: "fork" in a process that runs no other thread (the
+    `regress` command): a forked worker has the engine and the store's code loaded already, at no cost; else
+    (a server: gRPC's threads, its store's) "forkserver", as a forked worker would inherit those threads' locks
+    mid-use and could crash or hang. A worker the fork server starts imports the parent's main module again
+    (multiprocessing does, to find the task's function): about 0.2 s of CPU a worker, where a fork costs 0.03."""
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return "fork"
+    return "forkserver"
+
+
 class LocalBackend:
     """Worker processes on this machine (jobs=0: in this process, for tests and debugging)."""
 
-    def __init__(self, jobs: int | None = None, start_method: str = "forkserver") -> None:
-        """``start_method``: never "fork" in a process that runs threads (gRPC's, a store's): a forked
-        worker inherits their locks mid-use and can crash or hang."""
+    def __init__(self, jobs: int | None = None, start_method: str | None = None) -> None:
+        """``start_method``: None, the default_start_method() when the run starts; never "fork" in a process
+        that runs threads (gRPC's, a store's): a forked worker inherits their locks mid-use and can crash or
+        hang."""
         self.jobs = (os.cpu_count() or 1) if jobs is None else jobs
         self.start_method = start_method
 
@@ -378,13 +445,13 @@ class LocalBackend:
             for task in tasks:
                 yield regress_chunk(task)
             return
-        context = multiprocessing.get_context(self.start_method)
+        context = multiprocessing.get_context(self.start_method or default_start_method())
         if isinstance(context, multiprocessing.context.ForkServerContext):
             # Each worker would import the engine, the store and SQLAlchemy itself: about 0.5 s of CPU a
             # worker, as much as verifying 100 games. The fork server imports them once (when it starts: once
             # per process, so a server's later runs pay nothing) and every worker is forked with them loaded.
             context.set_forkserver_preload([__name__])
-        pool = ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_ignore_sigint)
+        pool = ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_start_worker)
         try:
             futures: list[Future[list[ReplayReport]]] = [pool.submit(regress_chunk, t) for t in tasks]
             for fut in as_completed(futures):

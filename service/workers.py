@@ -236,20 +236,32 @@ class WorkerProcess:
             self._break()
 
     def _readable(self) -> None:
+        """Every answer the worker has sent so far, each handed to its caller: a live game's worker answers
+        batch after batch while the loop is busy, and each answer read on a turn of its own cost the loop a
+        turn (a poll of every socket) more."""
+        while self._read_one():
+            try:
+                if self.broken or not self.conn.poll():
+                    return
+            except (OSError, ValueError):  # (closed meanwhile: shutdown)
+                return
+
+    def _read_one(self) -> bool:
+        """One answer read and handed to its caller; False when the pipe broke."""
         try:
             data = self.conn.recv_bytes()
         except (EOFError, OSError):
             self._break()
-            return
+            return False
         try:
             call_id, ok, value = pickle.loads(data)
         except Exception as err:
             self._break(RuntimeError(f"a worker's answer could not be read: {type(err).__name__}: {err}"))
-            return
+            return False
         del data
         pending = self._pending.pop(call_id, None)
         if pending is None:
-            return
+            return True
         future, ended = pending
         ended()
         if not future.done():
@@ -257,6 +269,7 @@ class WorkerProcess:
                 future.set_result(value)
             else:
                 future.set_exception(value)
+        return True
 
     def _detach(self) -> None:
         if self._loop is not None:

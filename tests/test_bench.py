@@ -66,7 +66,11 @@ def test_service_benchmark_runs_every_phase_and_reports_its_ratio(tmp_path: Path
             assert r["games"] == 3 and r["events"] == results["offline check"]["events"]
             assert r["events_per_s"] > 0 and r["ratio_to_offline"] > 0
         assert results[phase]["cpu_us_per_event"] > 0  # (the server's and its workers', off their CPU clocks)
+        # the share of the floor's best ratio the phase kept (issue 31), beside that best
+        assert results[phase]["floor_best_ratio"] > 0 and results[phase]["kept_of_floor_best"] > 0
     assert results["upload bulk"]["in_flight"] == 2 and results["whole-log"]["in_flight"] is None
     assert "streamed ingest, one client (upload_many, 2 in flight" in done.stdout
     assert "the transport's floor" in done.stdout
+    assert "kept of the floor's best, one client: whole log " in done.stdout
+    assert ", upload " in done.stdout and ", live " in done.stdout
 

@@ -95,6 +95,21 @@ def test_variant_reports_exactly_the_affected_replays_and_events(store: Store, c
     assert result.summary()["codes"]["KILL_REWARD"]["new"] >= len(expected)
 
 
+@pytest.mark.parametrize("start_method", ["fork", "forkserver"])
+def test_workers_forked_or_from_the_fork_server_give_the_in_process_report(store: Store, start_method: str) -> None:
+    """Forked workers (the default in a process without other threads) open stores of their own: one that
+    inherited the parent's store from chunks run in the parent leaves it alone, and the parent's store still
+    reads and writes afterwards."""
+    options = RegressOptions(engine=VARIANT, run=f"by-{start_method}")
+    here = regress(store, RegressOptions(engine=VARIANT), LocalBackend(0))  # (a store of the parent's in _stores)
+    workers = regress(store, options, LocalBackend(2, start_method))
+    key = lambda r: r.replay_id  # noqa: E731
+    assert sorted(workers.reports, key=key) == sorted(here.reports, key=key) and here.changed
+    assert len(store.run_ids(options.run)) == len(GAMES)
+    store.delete_run(options.run)
+    assert store.run_ids(options.run) == set() and len(store.ids()) == len(GAMES)
+
+
 def test_filters_select_the_replays(store: Store) -> None:
     result = regress(store, RegressOptions(filters=ReplayFilter(tournament="odd")), LocalBackend(0))
     assert result.total == len(GAMES) // 2
@@ -352,3 +367,69 @@ def test_reports_are_those_of_the_implementation_before_issue_31(store: Store) -
         assert blob == reverify(replay_id, log, VARIANT).SerializeToString(deterministic=True)
     got = sorted(regress(store, RegressOptions(against="v"), LocalBackend(0)).reports, key=key)
     assert got == reference_reports(store, against="v")
+
+
+RUN_STATUSES = (apb.STATUS_OK, apb.STATUS_ILLEGAL, apb.STATUS_MISMATCH)  # of the outcomes of a run, in turn
+
+
+def _with_derived_runs(replay: apb.AnnotatedReplay, how: int) -> apb.AnnotatedReplay:
+    """The replay with runs of outcomes derived before one event (two or three before the same event, which the
+    self-play games never have), then changed past the first of a run in one of five ways (``how`` 0: none)."""
+    r = apb.AnnotatedReplay()
+    r.CopyFrom(replay)
+    anns = [apb.Annotation() for _ in r.annotations]
+    for copy, ann in zip(anns, r.annotations, strict=True):
+        copy.CopyFrom(ann)
+    out: list[apb.Annotation] = []
+    for i, ann in enumerate(anns):
+        if i % 50 == 10:  # a run of derived outcomes before every 50th event
+            for n in range(2 + (i // 50) % 2):
+                out.append(apb.Annotation(index=ann.index, derived=True, status=RUN_STATUSES[n],
+                                          digest=bytes([n]) * 8))
+        out.append(ann)
+    third = len(out) // 3
+    runs = [i for i in range(third, len(out)) if out[i].derived and out[i - 1].derived]
+    at = runs[0] if runs else third
+    if how == 1:  # the second outcome of a run: another status and a violation
+        out[at].status = apb.STATUS_MISMATCH
+        out[at].violations.add(code="HP_MISMATCH", message="edited")
+    elif how == 2:  # the second outcome of a run is gone
+        del out[at]
+    elif how == 3:  # one more outcome at the end of a run
+        out.insert(at + 1, apb.Annotation(index=out[at].index, derived=True, status=apb.STATUS_ILLEGAL))
+    elif how == 4:  # every digest from the second outcome of a run on
+        for ann in out[at:]:
+            ann.digest = b"\xff" + ann.digest[1:]
+    elif how == 5:  # the middle of a run of three said to come before the event before: the third's ordinal moves
+        at = next(i for i in range(third, len(out) - 1) if out[i - 1].derived and out[i].derived and out[i + 1].derived)
+        out[at].index -= 1
+    del r.annotations[:]
+    r.annotations.extend(out)
+    return r
+
+
+def test_compare_from_the_first_differing_annotation_is_the_reference_compare(corpus: list[pb.GameLog]) -> None:
+    """The annotations both verdicts share from the first on are left out of the comparison: where outcomes
+    derived before one event are split between the shared part and the rest, each key's ordinal among them
+    moves by the same number on both sides, and the report is still the reference's (in both directions)."""
+    from service.regress import compare_encoded
+    from verifier import verify
+    from verifier.replay import Finished
+
+    for log in corpus[:4]:
+        plain = verify(log)  # (the current engine, as a stored verdict)
+        for how in range(6):
+            for stored, new in ((_with_derived_runs(plain, 0), _with_derived_runs(plain, how)),
+                                (_with_derived_runs(plain, how), _with_derived_runs(plain, 0))):
+                only = apb.AnnotatedReplay()
+                only.annotations.extend(new.annotations)
+                summary = apb.AnnotatedReplay()
+                summary.CopyFrom(new)
+                summary.ClearField("engine_version")
+                summary.ClearField("log_sha256")
+                del summary.annotations[:]
+                finished = Finished(new.engine_version, new.log_sha256, summary,
+                                    only.SerializeToString(deterministic=True), len(new.annotations), [])
+                got = compare_encoded("r", stored.SerializeToString(deterministic=True), finished)
+                assert got == reference_compare("r", stored, new)
+                assert got.changed == (how != 0)

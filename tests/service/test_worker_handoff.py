@@ -52,6 +52,35 @@ def test_answers_come_in_the_order_the_calls_went() -> None:
     assert [len(a) for a in asyncio.run(main())] == [0, 1, 70_000, 5, 2 * SOCKET_BUFFER_BYTES, 3]
 
 
+def test_answers_that_piled_up_while_the_loop_was_busy_are_read_in_one_turn() -> None:
+    """A worker answers call after call while the event loop is busy elsewhere: once free, the loop reads them
+    all when it first finds the socket readable, each handed to its caller, rather than one a turn."""
+    turns = 0
+
+    async def main() -> list[Any]:
+        nonlocal turns
+        pool = WorkerPool(1)
+        try:
+            worker = pool.workers[0]
+            executor = worker.executor
+            read = executor._readable
+
+            def counted() -> None:
+                nonlocal turns
+                turns += 1
+                read()
+
+            executor._readable = counted  # type: ignore[method-assign]  # (before the first call adds the reader)
+            sent = [pool._send(worker, abs, -n) for n in range(20)]
+            time.sleep(1.0)  # the loop busy (the worker, another process, answers every call meanwhile)
+            return list(await asyncio.gather(*sent))
+        finally:
+            pool.shutdown()
+
+    assert asyncio.run(main()) == list(range(20))
+    assert turns < 20
+
+
 def test_a_worker_killed_with_a_large_call_unsent_fails_that_call() -> None:
     async def main() -> BaseException | None:
         pool = WorkerPool(1)
