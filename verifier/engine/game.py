@@ -594,6 +594,11 @@ class Game:
                 return
         if card_id in self.processing:
             self.processing.remove(card_id)
+            return
+        for p in self.players:
+            if p.pile and card_id in p.pile:  # (cards on a general: 不屈's 创, a dark soul's set-aside card)
+                p.pile.remove(card_id)
+                return
 
     def to_processing(self, card_ids: Iterable[int]) -> Settle[None]:
         for cid in card_ids:

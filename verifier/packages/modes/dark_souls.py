@@ -257,17 +257,8 @@ class DarkSouls(IdentityMode):
         yield from game.to_discard([card])
         kept, soul.card = soul.card, None
         assert kept is not None
-        ev = pb.Event()
-        m = ev.cards_moved
-        m.cards.append(kept)
-        m.from_seat = seat
-        m.from_zone = pb.ZONE_GENERAL
-        m.to_seat = soul.host
-        m.to_zone = pb.ZONE_HAND
-        game.emit(ev, "MOVE_MISMATCH")
-        game.players[seat].pile.remove(kept)
-        game.players[soul.host].hand.append(kept)
-        game.journal.append(f"('hand', {soul.host}, {kept})")
+        yield from game.move_out(seat, [kept], pb.ZONE_GENERAL, pb.MOVE_REASON_UNSPECIFIED, "MOVE_MISMATCH",
+                                 to_seat=soul.host)
 
     def youzhu(self, game: Game, host: int) -> Settle[None]:
         """D-5: every hand card of the host to the discard pile (CardsMoved), then it draws as many."""
