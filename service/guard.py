@@ -217,6 +217,10 @@ class ByteBudget:
         self.tenant_share = limit if tenant_share is None else tenant_share
         self.used = 0
         self.by_tenant: Counter[str] = Counter()
+        # Of ``used``: room held for first messages not read yet (each call's room for its largest message,
+        # RpcScope.reserved), in all and by tenant. A promise of room, not bytes in memory.
+        self.unread = 0
+        self.unread_by_tenant: Counter[str] = Counter()
         self._waiters: deque[tuple[int, str, asyncio.Future[None]]] = deque()
         self.turn: object | None = None  # who holds the turn (an RpcScope)
         self._turn_waiters: deque[tuple[object, asyncio.Future[None]]] = deque()
@@ -250,6 +254,25 @@ class ByteBudget:
 
     def room_for(self, n: int, tenant: str = "") -> bool:
         return self._fits(n, tenant)
+
+    def promise(self, n: int, tenant: str) -> None:
+        """``n`` bytes just reserved are room held for a first message not read yet."""
+        self.unread += n
+        self.unread_by_tenant[tenant] += n
+
+    def keep_promise(self, n: int, tenant: str) -> None:
+        """The first message came (or never will): its ``n`` bytes of room are no longer a promise."""
+        self.unread = max(0, self.unread - n)
+        left = self.unread_by_tenant[tenant] - n
+        if left > 0:
+            self.unread_by_tenant[tenant] = left
+        else:
+            del self.unread_by_tenant[tenant]
+
+    def fits_read(self, n: int, tenant: str) -> bool:
+        """Do ``n`` more bytes fit among the bytes actually read (the room promised to first messages left out)?"""
+        return (self.used - self.unread + n <= self.limit
+                and self.by_tenant[tenant] - self.unread_by_tenant[tenant] + n <= self.tenant_share)
 
     async def reserve(self, n: int, timeout: float, tenant: str = "") -> bool:
         if self.try_take(n, tenant):
@@ -364,6 +387,7 @@ class RpcScope:
     events: int = 0  # events received so far (counted on the wire, before parsing)
     revoked: bool = False  # its token was found revoked while it ran: it is being cut
     first_read: bool = False  # its first message has arrived
+    first_read_before: bool = False  # (charge: the message being charged is a later one)
     counted: bool = False  # in the guard's calls in progress (and streams per tenant)
 
     @property
@@ -372,12 +396,14 @@ class RpcScope:
 
     def charge(self, size: int) -> str | None:
         """Account a message of ``size`` bytes just received; why it cannot be taken, if it cannot."""
+        self.first_read_before = self.first_read
         self.first_read = True
         budget = self.budget
         if budget is None:
             return None
         if self.reserved:
             reserved, self.reserved = self.reserved, 0
+            budget.keep_promise(reserved, self.tenant)
             if size <= reserved:
                 self.held += size
                 self.peak = max(self.peak, self.held)
@@ -386,7 +412,16 @@ class RpcScope:
             budget.release(reserved, self.tenant)
         if budget.turn is self:
             budget.force(size, self.tenant)
-        elif not budget.try_take(size, self.tenant, before_waiters=True):
+        elif budget.try_take(size, self.tenant, before_waiters=True):
+            pass
+        elif self.first_read_before and budget.fits_read(size, self.tenant):
+            # A later message of a stream, read once the stream saw room for it (Guard._gated), where the room has
+            # since been promised to other calls' first messages, not yet read (their callers had the reservation
+            # while this stream's client was still sending): it is taken, past those promises. What is held stays
+            # within the limits in bytes actually read; refused, a well-behaved stream of a tenant with two calls
+            # just admitted was cut (a CI run: RESOURCE_EXHAUSTED on a live game's second message).
+            budget.force(size, self.tenant)
+        else:
             return (f"the server holds {budget.limit} bytes of requests already (--max-buffered-bytes), "
                     f"{budget.by_tenant[self.tenant]} of them this tenant's (its share: {budget.tenant_share}); "
                     f"retry in 1 s{f' (request id {self.request_id})' if self.request_id else ''}")
@@ -404,6 +439,8 @@ class RpcScope:
 
     def release_all(self) -> None:
         if self.budget is not None:
+            if self.reserved:
+                self.budget.keep_promise(self.reserved, self.tenant)
             if self.held + self.reserved:
                 self.budget.release(self.held + self.reserved, self.tenant)
             self.budget.end_turn(self)
@@ -557,6 +594,7 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                          f"({self.budget.tenant_share}); retry in 1 s", "memory", retry_after=1.0)
         scope.budget = self.budget
         scope.reserved = limits.max_message_bytes
+        self.budget.promise(limits.max_message_bytes, principal.tenant)
         # However the RPC ends — even a client gone before its message came, so that the handler never runs —
         # the bytes go back when the RPC's task does (release_all is idempotent).
         if task is not None:
