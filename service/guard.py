@@ -606,7 +606,24 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         counted in --max-concurrent and, as a client stream, in the tenant's --max-streams-per-tenant, with
         ``reserve`` bytes of the budget held from before its body is read until it ends (waiting up to
         BUDGET_WAIT_SECONDS for room, as an RPC's first message does). Denied when a limit refuses it (the
-        refusal counted, like an RPC's); the scope of its caller and rate are the caller's to check first."""
+        refusal counted, like an RPC's); the scope of its caller and rate are the caller's to check first. With
+        limits shared over replicas, it holds one of the tenant's streams over every replica too."""
+        lease: str | None = None
+        if self.shared is not None:
+            refusal, lease = await self.shared.hold_stream(method, principal.tenant)
+            if refusal is not None:
+                raise self._refused(Denied(grpc.StatusCode.RESOURCE_EXHAUSTED, refusal.message, refusal.reason,
+                                           refusal.retry_after))
+        try:
+            async with self._admitted_here(principal, method, reserve) as scope:
+                yield scope
+        finally:
+            if lease is not None and self.shared is not None:
+                self.shared.release(lease)
+
+    @contextlib.asynccontextmanager
+    async def _admitted_here(self, principal: Principal, method: str, reserve: int) -> AsyncIterator[RpcScope]:
+        """``admitted``'s accounting in this replica."""
         limits = self.limits
         if self.in_flight >= limits.max_concurrent_rpcs:
             raise self._refused(Denied(grpc.StatusCode.RESOURCE_EXHAUSTED, f"the server has "

@@ -259,7 +259,7 @@ class VerificationServer:
                                    f"({err})") from None
         assert self.auth is not None and self.guard is not None
         api = ViewerApi(self.store, servicer, self.pool, self.io_executor, config.limits, admission=self.guard)
-        guard = token_guard(self.auth, self.guard.rates, self.metrics, self.viewer_guard)
+        guard = token_guard(self.auth, self.guard.rates, self.metrics, self.viewer_guard, self.shared_limits)
         hosts = allowed_hosts(split_address(config.http_address, "--http")[0], config.http_hosts)
         app = ViewerShield(create_app(api, guard), hosts, tls=config.tls, metrics=self.metrics)
         frontend = HttpFrontend(app, config.http_address, config.grace_seconds, tls.uvicorn_options(config),

@@ -93,6 +93,7 @@ class SharedLimits:
         self.leases: set[str] = set()
         self._sqlite = store.sqlite
         self._rate_sql = text(_rate_sql(self._sqlite, rate > 0))
+        self._touch_sql = text(_rate_sql(self._sqlite, False))  # the bucket's row locked, no token taken
         self._lease_sql = text(_lease_sql(self._sqlite))
         self._renewer: asyncio.Task[None] | None = None
         self._pending: set[asyncio.Future[Any]] = set()
@@ -100,13 +101,14 @@ class SharedLimits:
 
     # ------------------------------------------------------------------ admission
 
-    def take(self, method: str, tenant: str, lease: str | None) -> Refusal | None:
-        """In one transaction: a token of the tenant's bucket and, for a stream (``lease`` its id), a lease if the
-        tenant has fewer than its limit open. Raises StorageError when the store cannot be reached."""
+    def take(self, method: str, tenant: str, lease: str | None, rate: bool = True) -> Refusal | None:
+        """In one transaction: a token of the tenant's bucket (unless not ``rate``: a request whose token was taken
+        already) and, for a stream (``lease`` its id), a lease if the tenant has fewer than its limit open. Raises
+        StorageError when the store cannot be reached."""
         with self.store.transaction(write=True) as session:
             self._no_flush_wait(session)
-            row = session.execute(self._rate_sql, {"tenant": tenant, "rate": self.rate,
-                                                   "burst": float(self.burst)}).one()
+            row = session.execute(self._rate_sql if rate else self._touch_sql,
+                                  {"tenant": tenant, "rate": self.rate, "burst": float(self.burst)}).one()
             if not row.granted:
                 wait = (1.0 - float(row.tokens)) / self.rate
                 return Refusal(f"over this tenant's rate limit of {self.rate:g} requests per second over every "
@@ -130,25 +132,42 @@ class SharedLimits:
         """Whether the deployment admits this call; a stream's lease, if it gets one, is given back when the
         calling task (the RPC's) ends, however it ends."""
         lease = uuid.uuid4().hex if method in self.streams else None
+        refusal, held = await self._admit(method, tenant, lease, rate=True)
+        if held is not None:
+            task = asyncio.current_task()
+            if task is not None:
+                task.add_done_callback(lambda _: self._release_soon(held))
+            else:
+                self._release_soon(held)
+        return refusal
+
+    async def hold_stream(self, method: str, tenant: str) -> tuple[Refusal | None, str | None]:
+        """A lease for a stream that does not come through gRPC (the viewer's upload, whose rate token its request
+        took already): (why it is refused, or the lease to give back with ``release``; neither while the store is
+        unavailable)."""
+        return await self._admit(method, tenant, uuid.uuid4().hex, rate=False)
+
+    def release(self, lease: str) -> None:
+        """Give back a lease of ``hold_stream`` (off the event loop, soon)."""
+        self._release_soon(lease)
+
+    async def _admit(self, method: str, tenant: str, lease: str | None, rate: bool
+                     ) -> tuple[Refusal | None, str | None]:
         try:
-            refusal: Refusal | None = await self.io(self.take, method, tenant, lease)
+            refusal: Refusal | None = await self.io(self.take, method, tenant, lease, rate)
         except StorageError as err:
             if not self._degraded:
                 self._degraded = True
                 log.warning("shared limits: the store is unavailable (%s); each replica enforces its own limits "
                             "until it is back", type(err).__name__)
-            return None
+            return None, None
         if self._degraded:
             self._degraded = False
             log.warning("shared limits: the store is back; the limits are the deployment's again")
-        if refusal is None and lease is not None:
-            self.leases.add(lease)
-            task = asyncio.current_task()
-            if task is not None:
-                task.add_done_callback(lambda _: self._release_soon(lease))
-            else:
-                self._release_soon(lease)
-        return refusal
+        if refusal is not None or lease is None:
+            return refusal, None
+        self.leases.add(lease)
+        return None, lease
 
     def _release_soon(self, lease: str) -> None:
         self.leases.discard(lease)

@@ -49,6 +49,7 @@ from service.convert import violation_code_problem
 from service.guard import Authenticator, Denied, GuardInterceptor, Principal, RateLimiter, StreamIdle, idle_limited
 from service.metrics import Metrics
 from service.servicer import RpcFailure, VerifierServicer, failure_for
+from service.shared_limits import SharedLimits
 from service.workers import WorkerLost, WorkerPool
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
@@ -83,16 +84,20 @@ async def allow_all(request: Request) -> Response | None:
     return None
 
 
+# What the viewer's API requests are counted as in the limits shared over replicas (a request, not a stream).
+VIEWER_METHOD = "Viewer/Api"
+
 # A guard's refusal as an HTTP status.
 DENIED_STATUS = {grpc.StatusCode.UNAUTHENTICATED: 401, grpc.StatusCode.PERMISSION_DENIED: 403,
                  grpc.StatusCode.UNAVAILABLE: 503, grpc.StatusCode.RESOURCE_EXHAUSTED: 429}
 
 
 def token_guard(auth: Authenticator, rates: RateLimiter | None, metrics: Metrics | None = None,
-                extra: Guard | None = None) -> Guard:
+                extra: Guard | None = None, shared: SharedLimits | None = None) -> Guard:
     """The viewer's side of the gRPC guard: ``Authorization: Bearer TOKEN`` checked like gRPC metadata (401
     without a valid token, unless the server runs open), the scope of the request (read for GET, submit for
-    an upload; 403 without it), the tenant's rate limit (429 with Retry-After). Then ``extra``, if given."""
+    an upload; 403 without it), the tenant's rate limit (429 with Retry-After) — over every replica too, with
+    ``shared`` limits, as an RPC's is. Then ``extra``, if given."""
 
     async def guard(request: Request) -> Response | None:
         needed = "submit" if request.method == "POST" else "read"
@@ -101,6 +106,11 @@ def token_guard(auth: Authenticator, rates: RateLimiter | None, metrics: Metrics
             if not principal.allows(needed):
                 raise Denied(grpc.StatusCode.PERMISSION_DENIED, f"this needs a token with the {needed!r} scope; "
                              f"this one has {', '.join(sorted(principal.scopes))}", "permission")
+            if shared is not None:
+                refusal = await shared.admit(VIEWER_METHOD, principal.tenant)
+                if refusal is not None:
+                    raise Denied(grpc.StatusCode.RESOURCE_EXHAUSTED, refusal.message, refusal.reason,
+                                 refusal.retry_after)
             wait = rates.take(principal.tenant) if rates is not None else None
             if wait is not None:
                 raise Denied(grpc.StatusCode.RESOURCE_EXHAUSTED, f"over this tenant's rate limit (--rate-limit); "

@@ -5,11 +5,13 @@ within the token cache's time. Both backends."""
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import httpx
 import pytest
 
 from clients.client import LimitExceeded, Unauthenticated, VerifierClient
@@ -18,6 +20,7 @@ from service.config import Limits
 from service.guard import TOKEN_CACHE_SECONDS
 from service.server import BackgroundServer
 from service.shared_limits import measure
+from sgsverify.v1 import game_log_pb2 as pb
 from storage.access import revoke_token
 from storage.store import Audit, Store
 from tests.service.conftest import BACKENDS, fresh_database, make_token, server_config
@@ -79,6 +82,18 @@ def test_a_tenants_rate_holds_over_three_replicas_as_over_one(deployment: tuple[
         assert BURST <= admitted <= BURST + RATE * seconds + 1
 
 
+def opened_once_a_lease_is_back(client: VerifierClient, log: pb.GameLog) -> Held:
+    """A stream opened as soon as the tenant has a stream to spare again: a lease is deleted as its stream ends,
+    off the event loop, so a moment after."""
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            return Held(client, log)
+        except LimitExceeded:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+
+
 def test_a_tenants_streams_at_once_hold_over_three_replicas(deployment: tuple[str, list[BackgroundServer]]) -> None:
     url, replicas = deployment
     token = make_token(url, "streamer", "submit,read")
@@ -96,14 +111,7 @@ def test_a_tenants_streams_at_once_hold_over_three_replicas(deployment: tuple[st
             print(f"\n{STREAMS} streams allowed: {len(held)} opened and {refused} refused over three replicas")
             assert len(held) == STREAMS and refused == STREAMS
             held.pop().close()
-            deadline = time.monotonic() + 10  # the closed stream's lease is deleted as its call ends, off the loop
-            while True:
-                try:
-                    held.append(Held(client, log))
-                    break
-                except LimitExceeded:
-                    assert time.monotonic() < deadline
-                    time.sleep(0.1)
+            held.append(opened_once_a_lease_is_back(client, log))
         finally:
             for h in held:
                 h.close()
@@ -144,5 +152,63 @@ def test_the_cost_of_an_admission(backend: str, tmp_path: Path) -> None:
         assert unary > 0 and stream > 0
     finally:
         store.close()
+        if db is not None:
+            db.drop()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_viewers_requests_and_uploads_count_over_every_replica(backend: str, tmp_path: Path) -> None:
+    """The viewer's API takes the tenant's rate over every replica as gRPC does, and an upload holds one of the
+    tenant's streams over every replica while it is read (two replicas, each with its viewer)."""
+    url, db = fresh_database(backend, tmp_path)
+    make_token(url, "ops", "admin")
+    limits = replace(Limits(), rate_limit=RATE, rate_burst=BURST, max_streams_per_tenant=2)
+    replicas = [BackgroundServer(server_config(url, tmp_path / str(i), workers=1, limits=limits,
+                                               http_address="127.0.0.1:0")).start() for i in range(2)]
+    try:
+        reader, uploader = make_token(url, "reader", "read"), make_token(url, "uploader", "submit,read")
+        admitted, started = 0, time.monotonic()
+        for i in range(40):
+            answer = httpx.get(f"{replicas[i % 2].http_url}api/replays", timeout=30,
+                               headers={"Authorization": f"Bearer {reader}"})
+            if answer.status_code == 200:
+                admitted += 1
+            else:
+                assert answer.status_code == 429 and "over every replica" in answer.json()["error"], answer.text
+        seconds = time.monotonic() - started
+        print(f"\nthe viewer's API, rate {RATE:g}/s burst {BURST}: {admitted} of 40 admitted over two replicas "
+              f"in {seconds:.2f} s")
+        assert BURST <= admitted <= BURST + RATE * seconds + 1  # (each replica's own bucket: twice the burst)
+
+        # an upload half sent to the first replica's viewer holds one of the tenant's two streams
+        guard = replicas[0].server.guard
+        assert guard is not None
+        host, port = replicas[0].http_url.removeprefix("http://").rstrip("/").rsplit(":", 1)
+        held = socket.create_connection((host, int(port)), timeout=30)
+        try:
+            held.sendall(f"POST /api/replays?engine=freekill HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer "
+                         f"{uploader}\r\nContent-Type: application/octet-stream\r\nContent-Length: {1 << 20}"
+                         "\r\n\r\n".encode() + b"\0" * 1000)
+            deadline = time.monotonic() + 30
+            while guard.in_flight < 1:
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+            log = play_game(1, 5)
+            streams: list[Held] = []
+            with VerifierClient(replicas[1].address, token=uploader, timeout=30) as client:
+                try:
+                    streams.append(Held(client, log))  # the second of two
+                    with pytest.raises(LimitExceeded, match="streams open over every replica"):
+                        Held(client, log)
+                    held.close()  # the upload's client gone: its lease is given back
+                    streams.append(opened_once_a_lease_is_back(client, log))
+                finally:
+                    for stream in streams:
+                        stream.close()
+        finally:
+            held.close()
+    finally:
+        for replica in replicas:
+            replica.stop()
         if db is not None:
             db.drop()
