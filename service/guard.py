@@ -221,6 +221,10 @@ class ByteBudget:
         # RpcScope.reserved), in all and by tenant. A promise of room, not bytes in memory.
         self.unread = 0
         self.unread_by_tenant: Counter[str] = Counter()
+        # Room promised to first messages and taken meanwhile by streams' later messages (take_past_promises), in
+        # all and by tenant: what the promised messages must make up for when they come (settle_promise).
+        self.overbooked = 0
+        self.overbooked_by_tenant: Counter[str] = Counter()
         self._waiters: deque[tuple[int, str, asyncio.Future[None]]] = deque()
         self.turn: object | None = None  # who holds the turn (an RpcScope)
         self._turn_waiters: deque[tuple[object, asyncio.Future[None]]] = deque()
@@ -260,19 +264,58 @@ class ByteBudget:
         self.unread += n
         self.unread_by_tenant[tenant] += n
 
-    def keep_promise(self, n: int, tenant: str) -> None:
-        """The first message came (or never will): its ``n`` bytes of room are no longer a promise."""
+    def keep_promise(self, n: int, tenant: str, freed: int | None = None) -> None:
+        """The first message came (or never will): its ``n`` bytes of room are no longer a promise; ``freed`` (all
+        ``n`` unless said) of them go back, which makes up for as much room taken past the promises."""
+        freed = n if freed is None else freed
         self.unread = max(0, self.unread - n)
+        self.overbooked = 0 if not self.unread else max(0, self.overbooked - freed)
         left = self.unread_by_tenant[tenant] - n
         if left > 0:
             self.unread_by_tenant[tenant] = left
+            self._repay(tenant, freed)
         else:
             del self.unread_by_tenant[tenant]
+            del self.overbooked_by_tenant[tenant]  # nothing promised is left to come: nothing to make up for
+
+    def _repay(self, tenant: str, freed: int) -> None:
+        left = self.overbooked_by_tenant[tenant] - freed
+        if left > 0:
+            self.overbooked_by_tenant[tenant] = left
+        else:
+            del self.overbooked_by_tenant[tenant]
 
     def fits_read(self, n: int, tenant: str) -> bool:
         """Do ``n`` more bytes fit among the bytes actually read (the room promised to first messages left out)?"""
         return (self.used - self.unread + n <= self.limit
                 and self.by_tenant[tenant] - self.unread_by_tenant[tenant] + n <= self.tenant_share)
+
+    def take_past_promises(self, n: int, tenant: str) -> bool:
+        """Take ``n`` bytes of a stream's later message where they fit among the bytes actually read, the room
+        promised to first messages not read yet left out; what they take of that room is owed (settle_promise)."""
+        if not self.fits_read(n, tenant):
+            return False
+        self.overbooked += max(0, self.used + n - self.limit) - max(0, self.used - self.limit)
+        by_tenant = self.by_tenant[tenant]
+        self.overbooked_by_tenant[tenant] += (max(0, by_tenant + n - self.tenant_share)
+                                              - max(0, by_tenant - self.tenant_share))
+        if not self.overbooked_by_tenant[tenant]:
+            del self.overbooked_by_tenant[tenant]
+        self._add(n, tenant)
+        return True
+
+    def settle_promise(self, reserved: int, size: int, tenant: str) -> bool:
+        """A first message of ``size`` bytes came for the ``reserved`` room promised to it: whether it is taken.
+        It is, unless streams have taken promised room meanwhile (of its tenant's share, or of the budget) and it
+        no longer fits among the bytes actually read: then it is refused, so that what is held never passes the
+        budget or a tenant's share. Either way the room it does not keep makes up for room taken."""
+        taken = size <= reserved
+        if taken and self.overbooked:
+            taken = self.used - self.unread + size <= self.limit
+        if taken and self.overbooked_by_tenant[tenant]:
+            taken = self.by_tenant[tenant] - self.unread_by_tenant[tenant] + size <= self.tenant_share
+        self.keep_promise(reserved, tenant, freed=reserved - size if taken else reserved)
+        return taken
 
     async def reserve(self, n: int, timeout: float, tenant: str = "") -> bool:
         if self.try_take(n, tenant):
@@ -403,31 +446,36 @@ class RpcScope:
             return None
         if self.reserved:
             reserved, self.reserved = self.reserved, 0
-            budget.keep_promise(reserved, self.tenant)
-            if size <= reserved:
+            if budget.settle_promise(reserved, size, self.tenant):
                 self.held += size
                 self.peak = max(self.peak, self.held)
                 budget.release(reserved - size, self.tenant)
                 return None
             budget.release(reserved, self.tenant)
+            if size <= reserved:  # its room was taken by streams' later messages meanwhile: refused, not held
+                return self._refusal(budget)
         if budget.turn is self:
             budget.force(size, self.tenant)
         elif budget.try_take(size, self.tenant, before_waiters=True):
             pass
-        elif self.first_read_before and budget.fits_read(size, self.tenant):
+        elif self.first_read_before and budget.take_past_promises(size, self.tenant):
             # A later message of a stream, read once the stream saw room for it (Guard._gated), where the room has
             # since been promised to other calls' first messages, not yet read (their callers had the reservation
-            # while this stream's client was still sending): it is taken, past those promises. What is held stays
-            # within the limits in bytes actually read; refused, a well-behaved stream of a tenant with two calls
-            # just admitted was cut (a CI run: RESOURCE_EXHAUSTED on a live game's second message).
-            budget.force(size, self.tenant)
+            # while this stream's client was still sending): it is taken, past those promises, within the limits
+            # in bytes actually read; a promised message that then no longer fits is refused (settle_promise).
+            # One call just begun is told to retry rather than a stream in progress cut (a CI run: a well-behaved
+            # live game's second message refused while two calls of its tenant had just been admitted).
+            pass
         else:
-            return (f"the server holds {budget.limit} bytes of requests already (--max-buffered-bytes), "
-                    f"{budget.by_tenant[self.tenant]} of them this tenant's (its share: {budget.tenant_share}); "
-                    f"retry in 1 s{f' (request id {self.request_id})' if self.request_id else ''}")
+            return self._refusal(budget)
         self.held += size
         self.peak = max(self.peak, self.held)
         return None
+
+    def _refusal(self, budget: ByteBudget) -> str:
+        return (f"the server holds {budget.limit} bytes of requests already (--max-buffered-bytes), "
+                f"{budget.by_tenant[self.tenant]} of them this tenant's (its share: {budget.tenant_share}); "
+                f"retry in 1 s{f' (request id {self.request_id})' if self.request_id else ''}")
 
     def release_received(self) -> None:
         """The messages read so far are no longer held (a live game's batch, once the worker has it)."""

@@ -4,7 +4,9 @@ A call is admitted with room reserved for its largest first message, a promise o
 A stream's later message that arrives while other calls' promises fill the tenant's share is taken, as long as
 the bytes actually read stay within the limits; bytes actually read past them are still refused. (A CI run cut a
 well-behaved live game with RESOURCE_EXHAUSTED on its second message while two of its tenant's calls had just
-been admitted.)"""
+been admitted.) A promised message that comes after its room was so taken is taken only if it still fits among
+the bytes read, else refused: what is held never passes the budget or a tenant's share (without this, one tenant
+could hold the whole budget, its streams' messages and then its promised ones, and shut the others out)."""
 
 from __future__ import annotations
 
@@ -59,3 +61,65 @@ def test_a_first_message_never_goes_past_the_promises() -> None:
     admitted(budget)
     late = RpcScope("", "VerifyLive", TENANT, budget=budget)  # admitted without room: its first message
     assert late.charge(1) is not None
+
+
+def test_promised_messages_that_no_longer_fit_are_refused_so_a_tenant_holds_at_most_its_share() -> None:
+    # the attack: a tenant's streams read past its promised room, then its promised messages come at their largest
+    budget = ByteBudget(64, tenant_share=32)
+    stream = admitted(budget)
+    assert stream.charge(1) is None
+    stream.release_received()
+    promised = [admitted(budget), admitted(budget)]  # 32 promised: the share
+    assert stream.charge(16) is None  # read past the promises: 16 read
+    assert budget.overbooked_by_tenant["acme"] == 16
+    first, second = promised
+    assert first.charge(16) is None  # 16 read + 16 = the share: still fits
+    assert second.charge(1) is not None  # 32 read: one more byte would pass the share, refused and not held
+    assert second.held == 0
+    held = budget.by_tenant["acme"] - budget.unread_by_tenant["acme"]
+    assert held == 32 == budget.used and budget.unread == 0 and not budget.overbooked_by_tenant
+    # another tenant still finds its half
+    assert budget.try_take(32, "other")
+
+
+def test_the_room_a_promised_message_leaves_makes_up_for_room_taken() -> None:
+    budget = ByteBudget(64, tenant_share=32)
+    stream = admitted(budget)
+    assert stream.charge(2) is None
+    stream.release_received()
+    promised = [admitted(budget), admitted(budget)]
+    assert stream.charge(12) is None  # 12 read, past the promises
+    assert budget.overbooked_by_tenant["acme"] == 12
+    assert promised[0].charge(4) is None  # its 12 unused bytes make up for the 12 taken
+    assert not budget.overbooked_by_tenant
+    assert promised[1].charge(16) is None  # its room is its own again: taken whole
+    assert budget.by_tenant["acme"] == 32 == budget.used
+
+
+def test_room_taken_of_another_tenants_promise_is_made_up_for_in_the_budget() -> None:
+    budget = ByteBudget(40, tenant_share=32)
+    stream = admitted(budget)
+    assert stream.charge(16) is None  # acme: 16 read
+    other = Principal("other", frozenset({"submit"}))
+    theirs = RpcScope("", "VerifyLive", other, budget=budget)
+    assert budget.try_take(MAX_MESSAGE, "other")
+    budget.promise(MAX_MESSAGE, "other")
+    theirs.reserved = MAX_MESSAGE
+    assert budget.used == 32 and not budget.room_for(MAX_MESSAGE, "acme")
+    assert stream.charge(16) is None  # acme: 32 read, within its share and the budget's bytes read
+    assert budget.overbooked == 8 and not budget.overbooked_by_tenant
+    assert budget.fits_read(8, "other")  # 32 read: 8 more would fit,
+    refusal = theirs.charge(9)  # 9 would pass the budget of 40
+    assert refusal is not None and theirs.held == 0
+    assert budget.used == 32 and budget.overbooked == 0
+
+
+def test_without_room_taken_a_promised_message_is_taken_even_past_the_turns_reading() -> None:
+    budget = ByteBudget(32, tenant_share=32)
+    promised = admitted(budget)
+    turn = admitted(budget)
+    assert turn.charge(16) is None
+    budget.turn = turn
+    assert turn.charge(16) is None  # the turn reads on past the budget (forced)
+    assert budget.used > budget.limit and not budget.overbooked
+    assert promised.charge(16) is None  # its room was set aside before: taken as promised
