@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
-from verifier.engine.game import Game, Outcome
+from verifier.engine.game import Game, Outcome, Violation
+from verifier.packages.modes.identity import IdentityMode
 from verifier.pairing import (
+    left_out_code,
     mismatch,
     outcome_key,
     paired,
@@ -14,6 +16,7 @@ from verifier.pairing import (
     same_moved_cards,
     same_outcome,
     unexpected,
+    unpaired,
 )
 from verifier.replay import default_ruleset, verify
 from verifier.setup import new_game
@@ -190,6 +193,47 @@ def test_an_outcome_none_is_about_is_flagged_by_what_it_claims() -> None:
     assert code(pb.Event(game_over=pb.GameOver(winners=[0]))) == "GAME_RESULT"
     assert code(pb.Event(rebirth=pb.Rebirth(seat=1))) == "REBIRTH_COUNT"
     assert code(draw(0, pb.DRAW_REASON_DRAW_PHASE, [1]), after_the_end=True) == "AFTER_GAME_OVER"
+
+
+class DrainingMode(IdentityMode):
+    """A mode with outcomes of its own (as the last-three clock's drain): an HP loss none is about is its rule
+    broken, and its drain left out keeps its code."""
+
+    def unexpected_outcome(self, game: Game, ev: pb.Event, kind: str) -> Violation | None:
+        if kind == "lose_hp":
+            return Violation("DRAIN_MISMATCH", "a drain where none is due", ev.lose_hp.seat)
+        return super().unexpected_outcome(game, ev, kind)
+
+    def keeps_code_when_missing(self, code: str) -> bool:
+        return code == "DRAIN_MISMATCH" or super().keeps_code_when_missing(code)
+
+
+def test_a_mode_with_a_rule_of_its_own_has_the_first_say_on_an_outcome_none_is_about() -> None:
+    game = four_players()
+    game.mode = DrainingMode()
+    loss = pb.Event(lose_hp=pb.LoseHp(seat=2, amount=1))
+    assert unpaired([], loss, "lose_hp", game, after_the_end=False).code == "DRAIN_MISMATCH"
+    assert unpaired([], loss, "lose_hp", four_players(), after_the_end=False).code == "UNEXPECTED_OUTCOME"
+    assert unpaired([], loss, "lose_hp", game, after_the_end=True).code == "AFTER_GAME_OVER"  # (over: not asked)
+    # where the mode has nothing to say, the usual rule: against the rules' outcome of its kind, else its claim
+    rules_damage = Outcome(pb.Event(damage=pb.Damage(target=1, amount=1, hp_after=2)), "DAMAGE_MISMATCH")
+    damage = pb.Event(damage=pb.Damage(target=3, amount=1, hp_after=2))
+    assert unpaired([rules_damage], damage, "damage", game, after_the_end=False).code == "DAMAGE_MISMATCH"
+    assert unpaired([], draw(0, pb.DRAW_REASON_DRAW_PHASE, [1]), "draw_cards", game,
+                    after_the_end=False).code == "UNEXPECTED_OUTCOME"
+
+
+def test_a_mode_says_which_of_its_outcomes_keep_their_code_when_left_out() -> None:
+    game = four_players()
+    drain = Outcome(pb.Event(lose_hp=pb.LoseHp(seat=2, amount=1)), "DRAIN_MISMATCH")
+    assert left_out_code(drain, game) == "MISSING_OUTCOME"
+    game.mode = DrainingMode()
+    assert left_out_code(drain, game) == "DRAIN_MISMATCH"
+    assert left_out_code(Outcome(draw(0, pb.DRAW_REASON_DRAW_PHASE, [1, 2]), "DRAW_NOT_TOP"), game) == \
+        "MISSING_OUTCOME"
+    assert left_out_code(Outcome(draw(0, pb.DRAW_REASON_KILL_REWARD, [1, 2, 3]), "KILL_REWARD"), None) == \
+        "KILL_REWARD"
+    assert left_out_code(Outcome(pb.Event(rebirth=pb.Rebirth(seat=1)), "REBIRTH_MISMATCH"), None) == "REBIRTH_COUNT"
 
 
 # ---------------------------------------------------------------- rule 6: skipped outcomes are added as derived

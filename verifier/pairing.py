@@ -13,7 +13,9 @@ compared with it. The rules, each with its test in tests/test_pairing.py:
    are each the rules' one at that point.
 2. Content. What the outcome then says (its cards, amount, HP after, source, nature, destination, ...) is its
    content: a difference there is a mismatch of the outcome it is about (``mismatch``: DRAW_COUNT, DRAW_NOT_TOP,
-   DAMAGE_MISMATCH, HP_MISMATCH, ...), not a second outcome.
+   DAMAGE_MISMATCH, HP_MISMATCH, ...), not a second outcome. Damage a mode had its say in (Mode.hp_change:
+   first-out protection keeps the last HP) is that mode's code where the log disagrees on whether the character
+   keeps its last HP, and the usual one for any other difference.
 3. Which one (``paired``). Among the derived outcomes of its kind, the first equal one, else the first with its
    identity. A recorded kill reward or penalty pairs only with a derived one (none: it was not owed).
 4. Equal (``same_outcome``). Damage whose source is already dead, and the death it causes, may be recorded with
@@ -26,17 +28,22 @@ compared with it. The rules, each with its test in tests/test_pairing.py:
    another target against the rules' damage (DAMAGE_MISMATCH), a recorded reward or penalty against a derived
    one of those; only these: a draw about another seat or reason is UNEXPECTED_OUTCOME, never DRAW_COUNT. A
    reward, penalty or ending the rules do not give is KILL_REWARD, KILL_PENALTY or GAME_RESULT, a rebirth not
-   due REBIRTH_COUNT, anything once the game is over and nothing derived is left AFTER_GAME_OVER.
-6. Skipped. The derived outcomes a paired one skips over are added to the replay as derived (in a complete log
-   each is itself MISSING_OUTCOME): the Verifier does that (Verifier._flush_expected), as it drives the engine
-   and annotates; this module only answers which and what.
+   due REBIRTH_COUNT, anything once the game is over and nothing derived is left AFTER_GAME_OVER. A mode with a
+   rule of its own about it has the first say (``unpaired``; Mode.unexpected_outcome: a drain where none is due
+   is DRAIN_MISMATCH, damage a protection prevents in full PROTECTION_MISMATCH).
+6. Skipped. The derived outcomes a paired one skips over are added to the replay as derived (the Verifier does
+   that, Verifier._flush_expected, as it drives the engine and annotates); in a complete log each is itself a
+   violation (``left_out_code``): MISSING_OUTCOME, but a reward, penalty or equipment slot left out is its own
+   rule broken (KILL_REWARD, KILL_PENALTY, EQUIP_SLOT), a rebirth REBIRTH_COUNT, and a mode's own outcome its
+   mode's code where the mode says so (Mode.keeps_code_when_missing: a drain left out is DRAIN_MISMATCH). This
+   module only answers which and what.
 
 Compiled with the replay driver (setup.py), which calls it for every recorded outcome.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import text
@@ -207,3 +214,26 @@ def unexpected(ev: pb.Event, kind: str, after_the_end: bool) -> Violation:
         return Violation("REBIRTH_COUNT", f"no rebirth is due here: seat {ev.rebirth.seat} does not hold the "
                          "sacrifices a rebirth needs, or is not dead: " + what, ev.rebirth.seat)
     return Violation("UNEXPECTED_OUTCOME", f"the rules produce no such outcome here: {what}")
+
+
+def unpaired(expected: Sequence[Outcome], ev: pb.Event, kind: str, game: Game | None, after_the_end: bool
+             ) -> Violation:
+    """The violation for a recorded outcome no derived one is about (rule 5): the mode's own, where it has a rule
+    about it (Mode.unexpected_outcome; none once the game is over), else a mismatch of the rules' outcome of its
+    kind here (``rules_outcome_of_kind``), else what it claims (``unexpected``)."""
+    own = None if game is None or after_the_end else game.mode.unexpected_outcome(game, ev, kind)
+    if own is not None:
+        return own
+    other = rules_outcome_of_kind(expected, ev, kind)
+    return mismatch(expected[other], ev, kind) if other is not None else unexpected(ev, kind, after_the_end)
+
+
+# Derived outcomes whose own rule a complete log breaks by leaving them out (rule 6), not MISSING_OUTCOME.
+OWN_CODE_WHEN_LEFT_OUT = frozenset({"KILL_REWARD", "KILL_PENALTY", "EQUIP_SLOT"})
+
+
+def left_out_code(out: Outcome, game: Game | None) -> str:
+    """The code of a derived outcome that a log claiming complete outcomes leaves out (rule 6)."""
+    if out.code in OWN_CODE_WHEN_LEFT_OUT or (game is not None and game.mode.keeps_code_when_missing(out.code)):
+        return out.code
+    return "REBIRTH_COUNT" if out.event.HasField("rebirth") else "MISSING_OUTCOME"

@@ -41,7 +41,7 @@ from verifier.engine.requests import (
     Request,
     ShuffleRequest,
 )
-from verifier.pairing import mismatch, paired, rules_outcome_of_kind, same_outcome, unexpected
+from verifier.pairing import left_out_code, mismatch, paired, same_outcome, unpaired
 from verifier.rng import shuffled
 from verifier.setup import HeaderError, header_notices, new_game, ruleset_for, starting_hand_outcomes
 from verifier.version import engine_version
@@ -214,11 +214,8 @@ class Verifier:
             out = self.expected.popleft()
             violations = []
             if self.complete:
-                own = out.code in ("KILL_REWARD", "KILL_PENALTY", "EQUIP_SLOT") or (
-                    self.game is not None and self.game.mode.keeps_code_when_missing(out.code))
-                code = out.code if own else "REBIRTH_COUNT" if out.event.HasField("rebirth") else "MISSING_OUTCOME"
-                violations.append(Violation(code, f"the log claims complete outcomes but leaves out: "
-                                            f"{text.describe(out.event)}"))
+                violations.append(Violation(left_out_code(out, self.game), f"the log claims complete outcomes but "
+                                            f"leaves out: {text.describe(out.event)}"))
             self._annotate(apb.STATUS_MISMATCH if violations else apb.STATUS_DERIVED, violations,
                            derived=out.event)
 
@@ -517,12 +514,7 @@ class Verifier:
         if k is None:
             # Nothing derived is about what this outcome is about. If the rules give an outcome of its
             # kind here (about another seat, phase, ...), say which; it stays to be recorded or derived.
-            other = rules_outcome_of_kind(self.expected, ev, kind)
-            after_the_end = self.over and not self.expected
-            # (A mode's own rule first: a drain where none is due, damage a protection prevents in full.)
-            own = None if self.game is None or after_the_end else self.game.mode.unexpected_outcome(self.game, ev, kind)
-            violation = (own if own is not None else mismatch(self.expected[other], ev, kind) if other is not None
-                         else unexpected(ev, kind, after_the_end))
+            violation = unpaired(self.expected, ev, kind, self.game, after_the_end=self.over and not self.expected)
             self._annotate(apb.STATUS_MISMATCH, [with_handling(violation, apb.HANDLING_IGNORED)], applied=False)
             return
         self._flush_expected(k)
