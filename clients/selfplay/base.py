@@ -8,6 +8,7 @@ every outcome is recorded (OUTCOME_RECORDING_COMPLETE). ``play`` runs the same l
 (clients/cheats/selfplay.py: one that cheats once and lets the engine carry the cheat out).
 A new mode's self-play is a module that registers its bot (``register_bot``, under the name ``bot_kind`` gives
 its headers) and its header (``register_header``), imported by clients/selfplay/__init__.py: nothing here changes.
+A variant of identity mode registers its bot with the headers it plays (``register_bot(kind, plays=..., rank=...)``).
 """
 
 from __future__ import annotations
@@ -238,10 +239,21 @@ BOTS: dict[str, BotMaker] = {}
 HEADERS: dict[int, HeaderMaker] = {}
 
 
-def register_bot(kind: str) -> Callable[[B], B]:
-    """Class decorator: the bot of the games whose ``bot_kind`` is ``kind``."""
+# Identity mode's variants whose games need a bot of their own: (rank, kind, the headers it plays), the highest
+# rank first — the variant that needs the most of a bot wins where several apply.
+VARIANTS: list[tuple[int, str, Callable[[pb.GameHeader], bool]]] = []
+
+
+def register_bot(kind: str, plays: Callable[[pb.GameHeader], bool] | None = None, rank: int = 0
+                 ) -> Callable[[B], B]:
+    """Class decorator: the bot of the games whose ``bot_kind`` is ``kind`` — a mode's name, or an identity
+    variant's, with ``plays`` saying which identity headers are the variant's (``rank`` above the others it may
+    meet: a bot that needs more of a bot ranks higher)."""
     def register(bot: B) -> B:
         BOTS[kind] = bot
+        if plays is not None:
+            VARIANTS.append((rank, kind, plays))
+            VARIANTS.sort(key=lambda variant: (-variant[0], variant[1]))
         return bot
     return register
 
@@ -256,17 +268,11 @@ def register_header(mode: int) -> Callable[[H], H]:
 
 def bot_kind(header: pb.GameHeader) -> str:
     """The name the bot of this game is registered under: the mode's own name ("hegemony" for MODE_HEGEMONY),
-    and in identity mode the variant that needs the most of a bot (rebirth, then the standard generals, then
-    the white generals: "identity"); with dark souls, "dark_souls" (its bot decides for the dead too)."""
+    and in identity mode the registered variant of the highest rank that plays it (rebirth, dark souls, the
+    standard generals: VARIANTS), or "identity" (the white generals)."""
     if header.mode != pb.MODE_IDENTITY:
         return pb.Mode.Name(header.mode).removeprefix("MODE_").lower()
-    if header.options.rebirth:
-        return "rebirth"
-    if header.options.dark_souls:
-        return "dark_souls"
-    if header.options.generals == pb.GENERALS_MODE_STANDARD:
-        return "generals"
-    return "identity"
+    return next((kind for _, kind, plays in VARIANTS if plays(header)), "identity")
 
 
 def make_bot(header: pb.GameHeader) -> RandomBot:

@@ -36,7 +36,7 @@ def play_game(seed: int, players: int, role_variant: int = pb.ROLE_VARIANT_STAND
     return play(header, make_bot(header), ruleset)
 
 
-@register_bot("dark_souls")
+@register_bot("dark_souls", plays=lambda header: header.options.dark_souls, rank=20)
 class DarkSoulsBot(GeneralsBot):
     def decide(self, game: Game, req: Request) -> pb.Event | None:
         mode = game.mode

@@ -48,7 +48,8 @@ def used(game: Game, ref: pb.CardRef) -> UsedCard:
     return UsedCard(v.name, tuple(v.subcards), c.suit, c.color, c.number, skill=v.skill)
 
 
-@register_bot("generals")
+@register_bot("generals", plays=lambda header: header.options.generals == pb.GENERALS_MODE_STANDARD,
+              rank=10)
 class GeneralsBot(RandomBot):
     def decide(self, game: Game, req: Request) -> pb.Event | None:
         if isinstance(req, PickRequest):

@@ -15,7 +15,7 @@ from verifier.packages.modes.rebirth import RebirthMode
 SACRIFICE_CHANCE = 40
 
 
-@register_bot("rebirth")
+@register_bot("rebirth", plays=lambda header: header.options.rebirth, rank=30)
 class RebirthBot(GeneralsBot):
     def play(self, game: Game, req: PlayRequest) -> pb.Event:
         seat = req.seat
