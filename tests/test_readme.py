@@ -145,3 +145,18 @@ def test_every_readme_command_runs_as_written(tmp_path: Path) -> None:
 ])
 def test_which_lines_are_run_and_how(line: str, runs: str | None) -> None:
     assert as_run(Command(line, 0, "sh"))[0] == runs
+
+
+# A placeholder a reader would have to replace: a word in capitals standing for a value, an ellipsis, <angle> names.
+PLACEHOLDER = re.compile(r"\b(HOST|PORT|REV|URL|NAME|PATH|FILE|ID|TOKEN)\b|…|<[a-z][a-z -]*>")
+
+
+def test_the_commands_in_the_prose_name_real_values() -> None:
+    """The commands quoted in the README's prose (`sgs-verify …`, `.venv/bin/…` in backquotes) are not run here
+    (a FreeKill server's log, a PostgreSQL database of the reader's), but they name real values, never a
+    placeholder to fill in."""
+    prose = re.sub(r"^```.*?^```", "", README.read_text(), flags=re.S | re.M)
+    quoted = [" ".join(span.split()) for span in re.findall(r"`([^`]+)`", prose)]
+    commands = [q for q in quoted if q.startswith(("sgs-verify ", ".venv/bin/", "make "))]
+    assert len(commands) >= 5
+    assert [c for c in commands if PLACEHOLDER.search(c)] == []
