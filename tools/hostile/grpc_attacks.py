@@ -298,6 +298,67 @@ def _inflating_record(ctx: Context) -> Outcome:
                    f"{_codes(results)} in {took:.1f} s", all(r == "INVALID_ARGUMENT" for r in results))
 
 
+def _promised_room(ctx: Context) -> Outcome:
+    """One tenant's streams read past the room promised to its own calls' first messages, then those messages
+    come at their largest, and the streams hold what they read: the tenant's bytes must stay within its share
+    (half the budget), so that another tenant's calls still find room (a hole the fix of a CI failure opened
+    for a while: the promised messages were taken too, and a tenant held its share and its promised room
+    besides — 48 of 64 MiB at the defaults, nearly the whole budget where it is many largest messages)."""
+    from sgsverify.v1 import service_pb2 as spb
+
+    largest = ctx.limits.max_message_bytes
+    share = ctx.limits.max_buffered_bytes // 2
+    # as many promised calls as the tenant's share takes beside what its streams hold (one at the defaults)
+    streams, promised = 2, max(1, (share - MIB) // largest)
+    chunk = (share - MIB) // streams  # what the streams read past those promises: within the share
+    go_on, finish = threading.Event(), threading.Event()
+
+    def stream_messages() -> Iterator[bytes]:
+        yield spb.UploadLogRequest(foreign=spb.ForeignLog(engine="freekill", name="x.fkrep",
+                                                          data=b"\0" * 1024)).SerializeToString()
+        go_on.wait(60)  # (the server has read the first message and looks for room for the next)
+        yield spb.UploadLogRequest(foreign=spb.ForeignLog(data=os.urandom(chunk))).SerializeToString()
+        finish.wait(60)  # holding what it read, as an upload does until its end
+
+    sent_first = threading.Event()
+
+    def promised_messages() -> Iterator[bytes]:
+        sent_first.wait(60)
+        yield spb.UploadLogRequest(foreign=spb.ForeignLog(engine="freekill", name="y.fkrep",
+                                                          data=os.urandom(largest - 1024))).SerializeToString()
+
+    md = ctx.metadata("attacker")
+    with ctx.channel() as channel:
+        upload = _raw(channel, "stream_unary", "UploadLog")
+        holders = [upload.future(stream_messages(), metadata=md, timeout=120) for _ in range(streams)]
+        time.sleep(1.0)
+        late = [upload.future(promised_messages(), metadata=md, timeout=120) for _ in range(promised)]
+        time.sleep(1.0)  # admitted: their room promised
+        go_on.set()
+        time.sleep(1.0)  # the streams' messages read, past the promises
+        sent_first.set()
+        late_codes = []
+        for f in late:
+            try:
+                f.result(timeout=60)
+                late_codes.append("OK")
+            except grpc.RpcError as err:
+                late_codes.append(str(err.code().name))
+        time.sleep(10.0)  # the streams hold their bytes while the probe tenant calls
+        finish.set()
+        holder_codes = []
+        for f in holders:
+            try:
+                f.result(timeout=60)
+                holder_codes.append("OK")
+            except grpc.RpcError as err:
+                holder_codes.append(str(err.code().name))
+    held = all(code == "RESOURCE_EXHAUSTED" for code in late_codes)
+    return Outcome(f"{streams} uploads of one tenant that read {chunk // MIB} MiB each past the room promised to "
+                   f"{promised} of its calls, whose {largest // MIB} MiB first messages then come; held 10 s",
+                   f"the promised messages: {_codes(late_codes)}; the streams: {_codes(holder_codes)}", held)
+
+
 # ---------------------------------------------------------------------------------------- more
 
 def _unauthenticated_large(ctx: Context) -> Outcome:
@@ -390,6 +451,7 @@ ATTACKS = [
     Attack("revoked-stream", 9, _revoked_stream, quick=False),
     Attack("reflection-flood", 10, _reflection_flood),
     Attack("concurrent-large-uploads", 11, _large_uploads, seconds=120.0),
+    Attack("promised-room", 1, _promised_room, quick=False, seconds=60.0),
     Attack("inflating-record", 3, _inflating_record),
     Attack("unauthenticated-large", None, _unauthenticated_large),
     Attack("rate-flood", None, _rate_flood),
