@@ -111,6 +111,8 @@ def main() -> int:
     parser.add_argument("--pg", default="postgresql+psycopg://postgres@127.0.0.1:5432/test",
                         help="admin URL of a PostgreSQL server ('' to skip PostgreSQL)")
     parser.add_argument("--no-dask", action="store_true")
+    parser.add_argument("--dask-as-it-comes", action="store_true",
+                        help="the Dask cluster with Dask's defaults, not docs/service.md's (QUIET_CONFIG)")
     args = parser.parse_args()
     rows: list[dict[str, Any]] = []
     t = time.perf_counter()
@@ -155,15 +157,19 @@ def main() -> int:
                                   "changed": len(res.changed), "expected": len(expected), "as_expected": good},
                                  res, cpu_at))
         if not args.no_dask and len(stores) > 1:
+            import dask
             import distributed
 
-            from service.regress_dask import DaskBackend
+            from service.regress_dask import QUIET_CONFIG, DaskBackend
 
             dd: Any = distributed
-            # The workers import the engine as they start (--preload, as docs/service.md has a cluster's
-            # workers do): once in a worker's life, not in every run (0.45 s of CPU a worker, cold).
-            with dd.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                 dashboard_address=None, preload=["service.regress"]) as cluster, \
+            # The cluster as docs/service.md has one set up: its workers import the engine as they start
+            # (--preload: once in a worker's life, not in every run; 0.45 s of CPU a worker, cold), and Dask's
+            # own periodic work is turned down (QUIET_CONFIG; --dask-as-it-comes leaves Dask's defaults).
+            quiet = {} if args.dask_as_it_comes else QUIET_CONFIG
+            with dask.config.set(quiet), \
+                    dd.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                    dashboard_address=None, preload=["service.regress"]) as cluster, \
                     dd.Client(cluster) as client:
                 cpu_at = tree_cpu()
                 res = regress(stores[1][1], RegressOptions(), DaskBackend(client))

@@ -43,7 +43,8 @@ def register(sub: Any) -> None:
     rg.add_argument("--scheduler", metavar="ADDRESS", help="spread the run over a Dask cluster "
                     "(tcp://host:8786); its workers read the database themselves")
     rg.add_argument("--engine", default="", metavar="MODULE:FACTORY", help=argparse.SUPPRESS)
-    rg.add_argument("--chunk", type=int, default=16, help="replays per unit of work (default 16)")
+    rg.add_argument("--chunk", type=int, default=None, help="replays per unit of work (default 16 on this "
+                    "machine's workers, 64 on a Dask cluster)")
     rg.add_argument("--json", action="store_true", help="the report (with --list-runs: the runs) as one JSON document")
     rg.add_argument("--quiet", "-q", action="store_true", help="only the summary table")
     rg.add_argument("--list-runs", action="store_true", help="list the stored runs and exit (from the database, "

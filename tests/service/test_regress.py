@@ -118,9 +118,32 @@ def test_filters_select_the_replays(store: Store) -> None:
 class Interrupting:
     """A backend that is interrupted (Ctrl-C) after its first chunk."""
 
+    chunk_size = 16
+
     def run(self, tasks: Sequence[ChunkTask]) -> Iterator[list[ReplayReport]]:
         yield from LocalBackend(0).run(tasks[:1])
         raise KeyboardInterrupt
+
+
+class Chunked:
+    """A backend that runs in this process and notes the size of each task it is given."""
+
+    def __init__(self, chunk_size: int) -> None:
+        self.chunk_size = chunk_size
+        self.sizes: list[int] = []
+
+    def run(self, tasks: Sequence[ChunkTask]) -> Iterator[list[ReplayReport]]:
+        self.sizes += [len(task.ids) for task in tasks]
+        yield from LocalBackend(0).run(tasks)
+
+
+def test_a_run_is_cut_into_the_backends_chunks_unless_it_says_otherwise(store: Store) -> None:
+    backend = Chunked(3)
+    regress(store, RegressOptions(), backend)
+    assert backend.sizes[0] == 3 and sum(backend.sizes) == len(GAMES)
+    backend = Chunked(3)
+    regress(store, RegressOptions(chunk_size=5), backend)
+    assert backend.sizes[0] == 5 and sum(backend.sizes) == len(GAMES)
 
 
 def test_named_run_resumes_and_can_be_compared_against(store: Store) -> None:
@@ -191,8 +214,10 @@ def test_dask_cluster_gives_the_local_report(store: Store) -> None:
     with dd.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                          dashboard_address=None) as cluster, dd.Client(cluster) as client:
         remote = regress(store, RegressOptions(engine=VARIANT, run="dask", chunk_size=4), DaskBackend(client))
+        its_own = regress(store, RegressOptions(engine=VARIANT), DaskBackend(client))  # chunks of DASK_CHUNK
     key = lambda r: r.replay_id  # noqa: E731
     assert sorted(remote.reports, key=key) == sorted(local.reports, key=key)
+    assert sorted(its_own.reports, key=key) == sorted(local.reports, key=key)
     assert len(store.run_ids("dask")) == len(GAMES)
 
 
