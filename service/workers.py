@@ -459,12 +459,18 @@ class WorkerPool:
         if timeout <= 0:
             raise TimeoutError
         loop = asyncio.get_running_loop()
-        kill_at = loop.time() + kill_after
+        started = loop.time()
+        kill_at = started + kill_after
         worker = min(self.workers, key=lambda w: (w.busy, w.games))
         executor = worker.executor
         task = self._send(worker, fn, *args, **kwargs)
         try:
-            return await asyncio.wait_for(self._answer(worker, executor, task), timeout)
+            answer = await asyncio.wait_for(self._answer(worker, executor, task), timeout)
+            if loop.time() - started > timeout:
+                # The answer came in the loop's same turn as the deadline, and was seen first (asyncio runs what
+                # a socket brought before the timers due): it still came too late. (Its worker is free.)
+                raise TimeoutError
+            return answer
         except (TimeoutError, asyncio.CancelledError):
             def check() -> None:
                 if worker.executor is executor and any(f is task for f, _ in executor._pending.values()):
