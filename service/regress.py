@@ -37,7 +37,7 @@ from sgsverify.internal import wire_views_pb2 as wv
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from storage.models import SUBMISSION_RUN
-from storage.store import InvalidQuery, ReplayFilter, Store, VerdictFacts
+from storage.store import InvalidQuery, ReplayFilter, Store, VerdictFacts, pickled_by_fields
 from verifier import Verifier, engine_version, load_log
 from verifier.engine.effects import Ruleset
 from verifier.engine.game import Game
@@ -104,6 +104,7 @@ def reverify_finished(replay_id: str, log_bytes: bytes, engine: str = "") -> Fin
 
 # ---------------------------------------------------------------------------------------- comparing
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class ViolationAt:
     index: int
@@ -111,6 +112,7 @@ class ViolationAt:
     code: str
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class StatusChange:
     index: int
@@ -119,6 +121,7 @@ class StatusChange:
     new: str  # "" when the annotation is gone
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Divergence:
     """The first annotation whose state digest differs (index of its log event)."""
@@ -129,6 +132,7 @@ class Divergence:
     new_digest: str
 
 
+@pickled_by_fields  # (every report crosses from a worker to the run's process)
 @dataclass(frozen=True, slots=True)
 class ReplayReport:
     replay_id: str
