@@ -19,6 +19,7 @@ is recorded, never compared.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import multiprocessing
 import os
@@ -464,6 +465,13 @@ class LocalBackend:
             # worker, as much as verifying 100 games. The fork server imports them once (when it starts: once
             # per process, so a server's later runs pay nothing) and every worker is forked with them loaded.
             context.set_forkserver_preload([__name__])
+        # A forked worker must never collect what it inherited: the parent's garbage (a gRPC channel a test
+        # dropped, say) would be finalized there, without the threads it belongs with (a CI run: a worker spun
+        # for ever in a gRPC object's finalizer). Frozen in the parent while workers are forked, it is left to
+        # the parent's own collections.
+        freeze = isinstance(context, multiprocessing.context.ForkContext) and not gc.get_freeze_count()
+        if freeze:
+            gc.freeze()
         pool = ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_start_worker)
         try:
             futures: list[Future[list[ReplayReport]]] = [pool.submit(regress_chunk, t) for t in tasks]
@@ -471,6 +479,8 @@ class LocalBackend:
                 yield fut.result()
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+            if freeze:
+                gc.unfreeze()
 
 
 # ---------------------------------------------------------------------------------------- the run
