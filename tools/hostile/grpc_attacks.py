@@ -3,6 +3,7 @@ found held, kept so they stay held). The interface is tools/hostile/base.py's.""
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -298,15 +299,6 @@ def _inflating_record(ctx: Context) -> Outcome:
                    f"{_codes(results)} in {took:.1f} s", all(r == "INVALID_ARGUMENT" for r in results))
 
 
-def _outcome_of(future: Any) -> str:
-    """OK, or the status code a call's future ended with (waiting up to a minute for it)."""
-    try:
-        future.result(timeout=60)
-    except grpc.RpcError as err:
-        return str(err.code().name)
-    return "OK"
-
-
 def _promised_room(ctx: Context) -> Outcome:
     """One tenant's streams read past the room promised to its own calls' first messages, then those messages
     come at their largest, and the streams hold what they read: the tenant's bytes must stay within its share
@@ -346,10 +338,10 @@ def _promised_room(ctx: Context) -> Outcome:
         go_on.set()
         time.sleep(3.0)  # the streams' messages read, past the promises (2 x 15 MiB over loopback TLS)
         sent_first.set()
-        late_codes = [_outcome_of(f) for f in late]
+        late_codes = [_code(functools.partial(f.result, timeout=60)) for f in late]
         time.sleep(10.0)  # the streams hold their bytes while the probe tenant calls
         finish.set()
-        holder_codes = [_outcome_of(f) for f in holders]
+        holder_codes = [_code(functools.partial(f.result, timeout=60)) for f in holders]
     # Held unless the tenant got both past its share: its promised messages read whole (judged, whatever the
     # verdict) and its streams' messages too (should the streams' messages come last after all, they are the
     # ones refused: held as well).
