@@ -77,11 +77,11 @@ def check_header(header: pb.GameHeader) -> None:
     if opts.rebirth:
         problems.append(Violation("UNSUPPORTED_OPTION", "options.rebirth is a variant of identity mode, not of "
                                   "hegemony (docs/rules.md#rebirth)"))
-    for option, on in (("last_three_clock", opts.last_three_clock), ("protected_seat", opts.HasField("protected_seat")),
-                       ("dark_souls", opts.dark_souls)):
-        if on:
-            problems.append(Violation("UNSUPPORTED_OPTION", f"options.{option} is one of seed 003's house rules for "
-                                      "identity mode, not hegemony (docs/rules.md#tournament-house-rules)"))
+    from verifier.packages.modes import house_rules  # (it imports identity mode: imported when a header is checked)
+
+    for option in house_rules.enabled_options(opts):
+        problems.append(Violation("UNSUPPORTED_OPTION", f"options.{option} is one of seed 003's house rules for "
+                                  "identity mode, not hegemony (docs/rules.md#tournament-house-rules)"))
     if opts.candidates and not MIN_CANDIDATES <= opts.candidates <= MAX_CANDIDATES:
         problems.append(Violation("BAD_HEADER", f"options.candidates is 4 to 7 (or 0 for 4), not {opts.candidates}"))
     known = hegemony_generals()

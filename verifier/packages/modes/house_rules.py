@@ -38,7 +38,14 @@ def register(rule: HouseRule) -> HouseRule:
 
 
 def enabled_rules(options: pb.GameOptions) -> list[HouseRule]:
+    """The house rules ``options`` enables, in their order (their packages loaded first)."""
+    load()
     return sorted((r for r in RULES if r.enabled(options)), key=lambda r: r.order)
+
+
+def enabled_options(options: pb.GameOptions) -> list[str]:
+    """The header options of the house rules ``options`` enables (a mode that plays none refuses them)."""
+    return [r.option for r in enabled_rules(options)]
 
 
 def check_options(header: pb.GameHeader) -> list[Violation]:
@@ -46,9 +53,7 @@ def check_options(header: pb.GameHeader) -> list[Violation]:
     dark souls; dark souls with rebirth; seed 003's rules with seed 001's rebirth at all), and a protected seat
     at the table."""
     opts = header.options
-    on = [name for name, asked in (("last_three_clock", opts.last_three_clock),
-                                   ("protected_seat", opts.HasField("protected_seat")),
-                                   ("dark_souls", opts.dark_souls)) if asked]
+    on = enabled_options(opts)
     problems: list[Violation] = []
     if opts.HasField("protected_seat") and opts.protected_seat >= len(header.seats):
         problems.append(Violation("BAD_HEADER", f"options.protected_seat {opts.protected_seat} is not at this "

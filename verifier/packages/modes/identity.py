@@ -173,11 +173,9 @@ def check_header(header: pb.GameHeader) -> None:
         problems.append(Violation("UNSUPPORTED_OPTION", "options.rebirth needs the standard generals "
                                   "(GENERALS_MODE_STANDARD): a reborn character turns a general "
                                   "(docs/rules.md#rebirth, R-8)"))
-    if opts.last_three_clock or opts.HasField("protected_seat") or opts.dark_souls:
-        from verifier.packages.modes import house_rules  # (imports identity: loaded when a header needs it)
+    from verifier.packages.modes import house_rules  # (it imports this module: imported once this one is loaded)
 
-        house_rules.load()
-        problems.extend(house_rules.check_options(header))
+    problems.extend(house_rules.check_options(header))
     if opts.generals == pb.GENERALS_MODE_STANDARD:
         problems.extend(check_generals(header))
     else:
@@ -318,14 +316,11 @@ def new_game(header: pb.GameHeader, ruleset: Ruleset) -> Game:
 def identity_mode(header: pb.GameHeader) -> IdentityMode:
     """The mode object of an identity game: the rebirth variant's (its own module) when the header asks for it,
     seed 003's house rules' (house_rules.py) when it enables any."""
-    opts = header.options
-    if opts.last_three_clock or opts.HasField("protected_seat") or opts.dark_souls:
-        from verifier.packages.modes import house_rules
+    from verifier.packages.modes import house_rules
 
-        house_rules.load()
-        mode = house_rules.house_mode(opts)
-        if mode is not None:
-            return mode
+    mode = house_rules.house_mode(header.options)
+    if mode is not None:
+        return mode
     if header.options.rebirth:
         from verifier.packages.modes.rebirth import RebirthMode
 
