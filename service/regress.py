@@ -303,35 +303,104 @@ def compare_encoded(replay_id: str, stored_blob: bytes, new: Finished) -> Replay
             summary = apb.AnnotatedReplay(engine_version=new.engine_version, log_sha256=new.log_sha256)
             summary.MergeFrom(new.summary)
             return compare(replay_id, stored, summary)
-    old_items, new_items = wv.Field3.FromString(stored_blob).items, wv.Field3.FromString(new.annotations).items
-    shared = 0
-    for old_item, new_item in zip(old_items, new_items, strict=False):  # (either list may be the longer)
-        if old_item != new_item:
-            break
-        shared += 1
+    # (as lists: a view's item is a new bytes object at each reading)
+    old_items = list(wv.Field3.FromString(stored_blob).items)
+    new_items = list(wv.Field3.FromString(new.annotations).items)
+    shared = _shared_prefix(old_items, new_items)
     # The annotations both share byte for byte at the end (a changed verdict that leaves the state as it was:
     # the rest of the game is annotated as before), when both have as many: left out too if what is left
     # between has the same (event index, derived) on both sides, so that every key after it is the same on
     # both sides (and its annotation, the same, is no change) and the annotations still pair off by position.
     tail = 0
     if len(old_items) == len(new_items):
-        for old_item, new_item in zip(reversed(old_items), reversed(new_items), strict=True):
-            if tail == len(old_items) - shared or old_item != new_item:
-                break
-            tail += 1
-    stored = apb.AnnotatedReplay.FromString(stored_blob)
+        tail = _shared_prefix(old_items[:shared - 1:-1], new_items[:shared - 1:-1]) if shared else \
+            _shared_prefix(old_items[::-1], new_items[::-1])
+    old_run = wv.Field3(items=old_items).SerializeToString()
+    if not stored_blob.startswith(old_run, start):
+        # (The stored annotations are not one canonical run after the head: read as they come, whole.)
+        return _compare_middle(replay_id, apb.AnnotatedReplay.FromString(stored_blob), new, new_items, shared, tail)
+    # The stored verdict without its annotations, and only the annotations compared added back: the stored
+    # replay is never decoded whole.
+    old_mid, new_mid = _compared(old_items[shared:], new_items[shared:], tail)
+    stored = apb.AnnotatedReplay.FromString(stored_blob[:start] + wv.Field3(items=old_mid).SerializeToString()
+                                            + stored_blob[start + len(old_run):])
+    fresh = apb.AnnotatedReplay(engine_version=new.engine_version, log_sha256=new.log_sha256)
+    fresh.MergeFromString(wv.Field3(items=new_mid).SerializeToString())
+    fresh.MergeFrom(new.summary)
+    return compare(replay_id, stored, fresh)
+
+
+def _shared_prefix(old: list[bytes], new: list[bytes]) -> int:
+    """How many items both lists start with (compared a block at a time, in C)."""
+    size, at = min(len(old), len(new)), 0
+    while at < size:
+        end = min(at + 32, size)
+        if old[at:end] != new[at:end]:
+            while old[at] == new[at]:
+                at += 1
+            return at
+        at = end
+    return size
+
+
+def _compare_middle(replay_id: str, stored: apb.AnnotatedReplay, new: Finished, new_items: Sequence[bytes],
+                    shared: int, tail: int) -> ReplayReport:
+    """``compare_encoded`` of a stored verdict decoded whole: its annotations from ``shared`` on, but for
+    ``tail`` at the end if that leaves the same keys on both sides."""
     fresh = apb.AnnotatedReplay(engine_version=new.engine_version, log_sha256=new.log_sha256)
     fresh.MergeFromString(wv.Field3(items=new_items[shared:len(new_items) - tail]).SerializeToString())
     fresh.MergeFrom(new.summary)
     if tail:
-        del stored.annotations[len(old_items) - tail:]
-        if sorted([(a.index, a.derived) for a in stored.annotations[shared:]]) != \
+        kept = len(stored.annotations) - tail
+        if sorted([(a.index, a.derived) for a in stored.annotations[shared:kept]]) != \
                 sorted([(a.index, a.derived) for a in fresh.annotations]):
-            stored = apb.AnnotatedReplay.FromString(stored_blob)  # (not left out after all)
             fresh.MergeFromString(wv.Field3(items=new_items[len(new_items) - tail:]).SerializeToString())
-            # (MergeFromString appends the annotations after the summary's fields: the same replay)
+            # (not left out after all; MergeFromString appends the annotations after the summary's fields: the
+            # same replay)
+        else:
+            del stored.annotations[kept:]
     del stored.annotations[:shared]
     return compare(replay_id, stored, fresh)
+
+
+def _sans_digest(items: Sequence[bytes]) -> Sequence[wv.AnnotationSansDigest]:
+    view = wv.AnnotationsSansDigest.FromString(wv.Field3(items=items).SerializeToString())
+    view.DiscardUnknownFields()  # (the digests)
+    return view.annotations
+
+
+def _compared(old: list[bytes], new: list[bytes], tail: int) -> tuple[list[bytes], list[bytes]]:
+    """Of the annotations after those both verdicts share from the first on, those ``compare`` needs to see for
+    the same report. Without the ``tail`` both share byte for byte at the end (as many on both sides) if what is
+    left has the same (event index, derived) on both sides; and then, if the annotations left pair off by
+    position (the same keys in the same places), only the pairs that differ in more than their state digests
+    and the first that differs in its digests only (where the state first diverges, unless a pair before it
+    does). The others (the same annotation on both sides, or the same but for its digests, after that first)
+    add equal violations to both sides, no status change and no earlier divergence; with the same keys in the
+    same places on both sides before and after, ``compare`` pairs what is left by position as it paired the
+    whole."""
+    if len(old) != len(new):
+        return old, new
+    middle = len(old) - tail
+    differing = [i for i in range(middle) if old[i] != new[i]]
+    old_view, new_view = _sans_digest([old[i] for i in differing]), _sans_digest([new[i] for i in differing])
+    # (the pairs equal byte for byte have the same keys on both sides: only the others can make them differ)
+    by_position = all(a.index == b.index and a.derived == b.derived for a, b in zip(old_view, new_view, strict=True))
+    if not by_position:
+        if tail and sorted([(a.index, a.derived) for a in old_view]) == \
+                sorted([(a.index, a.derived) for a in new_view]):
+            return old[:middle], new[:middle]
+        return old, new  # (the tail not left out after all)
+    kept: list[int] = []
+    diverged = False
+    for i, a, b in zip(differing, old_view, new_view, strict=True):
+        if a != b:
+            kept.append(i)
+        elif not diverged and apb.Annotation.FromString(old[i]).digest != apb.Annotation.FromString(new[i]).digest:
+            diverged = True
+            kept.append(i)
+        # (else: the same annotation but for its digest after the first such, or in other bytes)
+    return [old[i] for i in kept], [new[i] for i in kept]
 
 
 # ---------------------------------------------------------------------------------------- the work

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#sgsverify/internal/wire_views.proto\x12\x12sgsverify.internal\"\x17\n\x06\x46ield1\x12\r\n\x05items\x18\x01 \x03(\x0c\"\x17\n\x06\x46ield2\x12\r\n\x05items\x18\x02 \x03(\x0c\"\x17\n\x06\x46ield3\x12\r\n\x05items\x18\x03 \x03(\x0c\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#sgsverify/internal/wire_views.proto\x12\x12sgsverify.internal\"\x17\n\x06\x46ield1\x12\r\n\x05items\x18\x01 \x03(\x0c\"\x17\n\x06\x46ield2\x12\r\n\x05items\x18\x02 \x03(\x0c\"\x17\n\x06\x46ield3\x12\r\n\x05items\x18\x03 \x03(\x0c\"V\n\x15\x41nnotationsSansDigest\x12=\n\x0b\x61nnotations\x18\x03 \x03(\x0b\x32(.sgsverify.internal.AnnotationSansDigest\"\x8a\x01\n\x14\x41nnotationSansDigest\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0f\n\x07\x64\x65rived\x18\x02 \x01(\x08\x12\r\n\x05\x65vent\x18\x03 \x01(\x0c\x12\x0e\n\x06status\x18\x04 \x01(\x05\x12\x12\n\nviolations\x18\x05 \x03(\x0c\x12\x0f\n\x07\x61pplied\x18\x06 \x01(\x08\x12\x0e\n\x06source\x18\x08 \x01(\x05\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,4 +37,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_FIELD2']._serialized_end=107
   _globals['_FIELD3']._serialized_start=109
   _globals['_FIELD3']._serialized_end=132
+  _globals['_ANNOTATIONSSANSDIGEST']._serialized_start=134
+  _globals['_ANNOTATIONSSANSDIGEST']._serialized_end=220
+  _globals['_ANNOTATIONSANSDIGEST']._serialized_start=223
+  _globals['_ANNOTATIONSANSDIGEST']._serialized_end=361
 # @@protoc_insertion_point(module_scope)

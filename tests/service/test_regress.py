@@ -487,3 +487,100 @@ def test_compare_from_the_first_differing_annotation_is_the_reference_compare(co
                 got = compare_encoded("r", stored.SerializeToString(deterministic=True), finished)
                 assert got == reference_compare("r", stored, new)
                 assert got.changed == (how != 0)
+
+
+def _encoded(replay: apb.AnnotatedReplay, items: Sequence[bytes]) -> tuple[bytes, Any]:
+    """A verdict's canonical layout with the annotations given as bytes (head, the run, the rest), and the same
+    as a finished verification."""
+    from sgsverify.internal import wire_views_pb2 as wv
+    from verifier.replay import Finished
+
+    head = apb.AnnotatedReplay(engine_version=replay.engine_version, log_sha256=replay.log_sha256)
+    summary = apb.AnnotatedReplay()
+    summary.CopyFrom(replay)
+    summary.ClearField("engine_version")
+    summary.ClearField("log_sha256")
+    del summary.annotations[:]
+    run = wv.Field3(items=list(items)).SerializeToString()
+    blob = head.SerializeToString(deterministic=True) + run + summary.SerializeToString(deterministic=True)
+    return blob, Finished(replay.engine_version, replay.log_sha256, summary, run, len(items), [])
+
+
+def _in_other_bytes(ann: apb.Annotation) -> bytes:
+    """The same annotation in other bytes: its index written a second time, as a varint one byte too long."""
+    varint = bytearray()
+    value = ann.index
+    while value >= 0x80:
+        varint.append(value & 0x7F | 0x80)
+        value >>= 7
+    varint += bytes([value | 0x80, 0])
+    other = ann.SerializeToString(deterministic=True) + b"\x08" + bytes(varint)
+    assert apb.Annotation.FromString(other) == ann
+    return other
+
+
+def _annotations(plain: apb.AnnotatedReplay, how: int) -> list[apb.Annotation]:
+    """Copies of the replay's annotations; for ``how`` 6, with the annotation a third of the way and 12 on said
+    to be a second one of the event before it, an illegal one (two with the same key)."""
+    anns = [apb.Annotation() for _ in plain.annotations]
+    for copy, ann in zip(anns, plain.annotations, strict=True):
+        copy.CopyFrom(ann)
+    at = len(anns) // 3
+    if how == 6:
+        anns[at + 12].index = anns[at + 11].index
+        anns[at + 12].status = apb.STATUS_ILLEGAL
+    return anns
+
+
+def _diverged(plain: apb.AnnotatedReplay, how: int) -> list[bytes]:
+    """The replay's annotations as bytes (those of ``_annotations``), changed past a third of the game in one of
+    seven ways, each a state that diverges there (every digest from it on): with statuses changed around it,
+    with annotations the same in other bytes before it and at it, or keys moved (for 6: a third annotation of
+    that key before the two, so that the two pair off with others by key than by position)."""
+    anns = _annotations(plain, how)
+    at = len(anns) // 3
+    for ann in anns[at:]:
+        ann.digest = b"\xee" + ann.digest[1:]
+    items = [a.SerializeToString(deterministic=True) for a in anns]
+    if how == 1:  # a status changed just before the divergence, and two after it
+        for i in (at - 1, at + 5, at + 40):
+            anns[i].status = apb.STATUS_ILLEGAL
+            anns[i].violations.add(code="SLASH_LIMIT", message="edited")
+            items[i] = anns[i].SerializeToString(deterministic=True)
+    elif how == 2:  # before the divergence, an annotation the same in other bytes (its digest unchanged)
+        items[at - 2] = _in_other_bytes(anns[at - 2])
+    elif how == 3:  # the first diverging annotation also in other bytes, and one well after it
+        items[at] = _in_other_bytes(anns[at])
+        items[at + 30] = _in_other_bytes(anns[at + 30])
+    elif how in (4, 6):  # a key moved after the divergence (the annotations no longer pair off by position)
+        anns[at + 10].index = anns[at + 11].index if how == 6 else anns[at + 10].index + 1
+        anns[at + 10].status = apb.STATUS_ILLEGAL
+        items[at + 10] = anns[at + 10].SerializeToString(deterministic=True)
+    elif how == 5:  # the divergence's own annotation with another status too
+        anns[at].status = apb.STATUS_MISMATCH
+        items[at] = anns[at].SerializeToString(deterministic=True)
+    return items
+
+
+def test_diverged_states_are_compared_as_the_reference_compares(corpus: list[pb.GameLog]) -> None:
+    """Where the state diverges, every annotation after it differs in its digest: only those that differ in more,
+    and the first that differs in its digest only, are compared. The report is still the reference's, in both
+    directions, with statuses changed around the divergence, annotations the same in other bytes before and at
+    it, and keys that no longer pair off."""
+    from service.regress import compare_encoded
+    from verifier import verify
+
+    for log in corpus[:3]:
+        plain = verify(log)
+        for how in range(7):
+            same = [a.SerializeToString(deterministic=True) for a in _annotations(plain, how)]
+            changed = _diverged(plain, how)
+            for old_items, new_items in ((same, changed), (changed, same)):
+                blob, _ = _encoded(plain, old_items)
+                new_blob, finished = _encoded(plain, new_items)
+                got = compare_encoded("r", blob, finished)
+                want = reference_compare("r", apb.AnnotatedReplay.FromString(blob),
+                                         apb.AnnotatedReplay.FromString(new_blob))
+                assert got == want, how
+                assert got.first_divergence is not None
+                assert got.first_divergence.index == plain.annotations[len(plain.annotations) // 3].index or how == 1
