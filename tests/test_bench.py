@@ -74,3 +74,24 @@ def test_service_benchmark_runs_every_phase_and_reports_its_ratio(tmp_path: Path
     assert "kept of the floor's best, one client: whole log " in done.stdout
     assert ", upload " in done.stdout and ", live " in done.stdout
 
+
+
+def test_regress_benchmark_pairs_every_round_with_its_own_check() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "regress_bench.py"), "--games", "12", "--rounds", "2",
+                           "--pg", "", "--no-dask"], capture_output=True, text=True, timeout=300, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]  # (1: a path's report was wrong)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["games"] == 12 and report["rounds"] == 2
+    paths = {row["path"]: row for row in report["rows"]}
+    assert set(paths) == {f"regress local {report['cores']} procs, sqlite", "regress variant + store run, sqlite"}
+    for row in paths.values():
+        assert len(row["rounds"]) == 2 and row["as_expected"]
+        for r in row["rounds"]:  # each round against the check measured around it
+            assert r["check_rate"] > 0 and r["check_cpu_per_replay"] > 0 and r["rate"] > 0
+            assert r["per_core"] == r["rate"] / (row["workers"] * r["check_rate"])
+        low, high = row["per_core_range"]
+        assert low <= row["per_core"] <= high
+    assert paths["regress variant + store run, sqlite"]["expected"] > 0
+    assert paths["regress variant + store run, sqlite"]["changed"] == \
+        [paths["regress variant + store run, sqlite"]["expected"]] * 2
+    assert "check's CPU a replay over the 4 baselines" in done.stdout
