@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, Connection, Engine, and_, bindparam, exists, func, or_, select, text
 from sqlalchemy import exc as sa_exc
@@ -690,8 +690,8 @@ class Store:
                 raise InvalidRecord("; ".join(problems))
         with self._unavailable_on_failure(), self.writer.transaction() as cursor:
             now = self.clock()
-            for replay_id, facts in verdicts:
-                _insert_verdict(self.writer, cursor, replay_id, run, now, facts)
+            self.writer.insert_verdicts(cursor, [_verdict_rows(replay_id, run, now, facts)
+                                                 for replay_id, facts in verdicts])
 
     def delete_run(self, run: str) -> int:
         """Delete every verdict of a named run; returns how many there were."""
@@ -790,7 +790,13 @@ def _insert_replay(writer: RowWriter, cursor: Cursor, new: NewReplay, now: datet
 
 def _insert_verdict(writer: RowWriter, cursor: Cursor, replay_id: str, run: str, now: datetime,
                     v: VerdictFacts) -> None:
-    writer.insert_verdict(cursor, {
+    writer.insert_verdict(cursor, *_verdict_rows(replay_id, run, now, v))
+
+
+def _verdict_rows(replay_id: str, run: str, now: datetime,
+                  v: VerdictFacts) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A verdict's row and its violations' rows (their ``verdict_id`` left to the writer)."""
+    return ({
         "replay_id": replay_id, "run": run, "created_at": now, "engine_version": v.engine_version,
         "violation_count": v.violation_count, "violation_codes": " ".join(v.violation_codes),
         "followed": v.followed, "stopped_at": v.stopped_at, "stopped_reason": v.stopped_reason,

@@ -32,8 +32,9 @@ class Cursor(Protocol):
     rowcount: int
 
     def execute(self, operation: str, parameters: Any = ..., /) -> Any: ...
-    def executemany(self, operation: str, seq_of_parameters: Any, /) -> Any: ...
+    def executemany(self, operation: str, seq_of_parameters: Any, /, *args: Any, **kwargs: Any) -> Any: ...
     def fetchone(self) -> Any: ...
+    def nextset(self) -> bool | None: ...
 
 
 class CompiledInsert:
@@ -135,3 +136,24 @@ class RowWriter:
             cursor.executemany(self.violations.sql,
                                [self.violations.params({**v, "verdict_id": verdict_id}) for v in violations])
         return verdict_id
+
+    def insert_verdicts(self, cursor: Cursor, verdicts: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]],
+                        ) -> list[int]:
+        """Several verdicts and their violations (a run's chunk); their ids. On PostgreSQL, in two statements sent
+        as one batch each (psycopg's pipeline), not a round trip a verdict: a regression run's worker waited
+        1.5 ms a verdict on a local server, one round trip for each verdict and one for its violations."""
+        if self.sqlite or len(verdicts) < 2:  # (SQLite: in this process, nothing to save by batching)
+            return [self.insert_verdict(cursor, row, violations) for row, violations in verdicts]
+        cursor.executemany(self.verdict.sql, [self.verdict.params(row) for row, _ in verdicts], returning=True)
+        ids: list[int] = []
+        while True:
+            ids.append(int(cursor.fetchone()[0]))
+            if not cursor.nextset():
+                break
+        if len(ids) != len(verdicts):  # (a driver that does not return each statement's rows)
+            raise RuntimeError(f"{len(verdicts)} verdicts inserted, {len(ids)} ids returned")
+        rows = [self.violations.params({**v, "verdict_id": verdict_id})
+                for verdict_id, (_, violations) in zip(ids, verdicts, strict=True) for v in violations]
+        if rows:
+            cursor.executemany(self.violations.sql, rows)
+        return ids

@@ -404,3 +404,37 @@ def test_the_writer_stores_what_core_would(backend: str, database: str, games: l
             assert mine and mine == theirs, table
     finally:
         store.close()
+
+
+def test_a_runs_verdicts_saved_together_hold_the_rows_each_saved_alone_holds(backend: str, database: str,
+                                                                            games: list[pb.GameLog]) -> None:
+    """A regression run saves a chunk's verdicts together (on PostgreSQL in two batched statements, their ids
+    read back in order): every verdict and violation row is what saving each verdict on its own writes, each
+    violation under its own verdict, verdicts without violations among them."""
+    at = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+    store = Store.open(database, clock=lambda: at)
+    try:
+        records = [record(with_slash_violation(log) if i % 3 else log) for i, log in enumerate(games[:6])]
+        ids = [store.save(new)[0].id for new in records]
+        facts = [(replay_id, new.verdict) for replay_id, new in zip(ids, records, strict=True)]
+        assert sorted(len(f.violations) > 0 for _, f in facts) == [False, False, True, True, True, True]
+        store.save_verdicts("together", facts)
+        for replay_id, verdict in facts:
+            store.save_verdicts("alone", [(replay_id, verdict)])
+
+        def rows(run: str) -> list[tuple[Any, ...]]:
+            with store.engine.connect() as conn:
+                cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+                cursor.execute(
+                    "SELECT v.replay_id, v.engine_version, v.violation_count, v.violation_codes, v.annotation_count, "
+                    "v.replay_blob, x.event_index, x.derived, x.code, x.seat, x.card, x.message, x.rule, x.source "
+                    "FROM verdicts v LEFT JOIN violations x ON x.verdict_id = v.id "
+                    f"WHERE v.run = '{run}' ORDER BY v.replay_id, x.id")
+                return [tuple(row) for row in cursor.fetchall()]
+
+        together = rows("together")
+        assert together == rows("alone")
+        assert len({row[0] for row in together}) == 6
+        assert sum(row[8] is not None for row in together) == sum(len(f.violations) for _, f in facts)
+    finally:
+        store.close()
