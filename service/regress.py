@@ -434,17 +434,24 @@ def regress_chunk(task: ChunkTask) -> list[ReplayReport]:
         missing = [i for i in task.ids if i in logs and i not in base]
         if missing:
             base.update(store.verdict_blobs(missing, SUBMISSION_RUN))
-    reports: list[ReplayReport] = []
-    verdicts: list[tuple[str, VerdictFacts]] = []
+    # Every replay of the chunk verified first, then every one compared: the engine runs with its caches warm
+    # from the replay before, not cooled by a comparison and a verdict's facts in between.
+    done: list[ReplayReport | tuple[str, Finished]] = []
     for replay_id in task.ids:
         if replay_id not in logs:
-            reports.append(ReplayReport(replay_id, changed=False, error="the replay was deleted during the run"))
+            done.append(ReplayReport(replay_id, changed=False, error="the replay was deleted during the run"))
             continue
         try:
-            new = reverify_finished(replay_id, logs[replay_id], task.engine)
+            done.append((replay_id, reverify_finished(replay_id, logs[replay_id], task.engine)))
         except Exception as err:  # a log the engine cannot take any more is a finding, not a crash
-            reports.append(ReplayReport(replay_id, changed=True, error=f"{type(err).__name__}: {err}"))
+            done.append(ReplayReport(replay_id, changed=True, error=f"{type(err).__name__}: {err}"))
+    reports: list[ReplayReport] = []
+    verdicts: list[tuple[str, VerdictFacts]] = []
+    for item in done:
+        if isinstance(item, ReplayReport):
+            reports.append(item)
             continue
+        replay_id, new = item
         reports.append(compare_encoded(replay_id, base[replay_id], new))
         if task.run:
             verdicts.append((replay_id, finished_facts(new)))
