@@ -160,3 +160,42 @@ def test_many_replicas_opening_new_sqlite_files_at_once(backend: str, tmp_path: 
         finally:
             for e in engines:
                 e.dispose()
+
+
+def test_blobs_are_compressed_with_lz4_on_postgresql(backend: str, empty_database: str) -> None:
+    """Migration 0007: on a PostgreSQL server with lz4, the logs' and verdicts' blobs are stored compressed with
+    it (a value stored after the upgrade says so), and a downgrade gives the columns back their default."""
+    if not backend.startswith("postgres"):
+        pytest.skip("SQLite compresses nothing")
+    engine = create_database_engine(empty_database)
+
+    def compression() -> dict[str, str]:
+        with engine.connect() as conn:
+            rows = conn.execute(text(
+                "SELECT attrelid::regclass::text || '.' || attname, attcompression FROM pg_attribute "
+                "WHERE (attrelid = 'replays'::regclass AND attname = 'log_bytes') "
+                "OR (attrelid = 'verdicts'::regclass AND attname = 'replay_blob')")).all()
+        return {name: str(code) for name, code in rows}
+
+    try:
+        with engine.connect() as conn:
+            lz4 = conn.execute(text("SELECT 'lz4' = ANY(enumvals) FROM pg_settings "
+                                    "WHERE name = 'default_toast_compression'")).scalar()
+        if not lz4:
+            pytest.skip("this PostgreSQL server has no lz4")
+        migrate.upgrade(engine, "0006")
+        assert set(compression().values()) == {""}
+        migrate.upgrade(engine)
+        assert compression() == {"replays.log_bytes": "l", "verdicts.replay_blob": "l"}
+        with engine.begin() as conn:  # a value large enough to be compressed
+            conn.execute(text("INSERT INTO replays (id, tenant, log_sha256, submitted_at, log_bytes, log_format, "
+                              "log_size, event_count, ruleset, mode, seed, recorder, player_count, tournament, "
+                              "round, table_label, submitter) VALUES ('probe', 't', 'h', now(), :blob, 'f', 1, 1, "
+                              "'r', 0, '0', '', 4, '', '', '', '')"), {"blob": b"sgs" * 10_000})
+            assert conn.execute(text("SELECT pg_column_compression(log_bytes) FROM replays "
+                                     "WHERE id = 'probe'")).scalar() == "lz4"
+            conn.execute(text("DELETE FROM replays WHERE id = 'probe'"))
+        migrate.downgrade(engine, "0006")
+        assert set(compression().values()) == {""}
+    finally:
+        engine.dispose()
