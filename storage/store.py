@@ -642,13 +642,10 @@ class Store:
         """``logs`` and ``verdict_blobs`` in one query (a regression run's input): the logs of these replays,
         and the serialized AnnotatedReplay of each one's verdict of ``run`` (if any)."""
         _check_run_name(run)
-        query = (select(Replay.id, Replay.log_bytes, Verdict.replay_blob)
-                 .outerjoin(Verdict, and_(Verdict.replay_id == Replay.id, Verdict.run == run))
-                 .where(Replay.id.in_(ids)))
         logs: dict[str, bytes] = {}
         blobs: dict[str, bytes] = {}
-        with self._unavailable_on_failure(), self.engine.connect() as conn:
-            for replay_id, log, blob in conn.execute(query):
+        with self._unavailable_on_failure():
+            for replay_id, log, blob in self.writer.logs_and_verdict_blobs(ids, run):
                 logs[replay_id] = log
                 if blob is not None:
                     blobs[replay_id] = blob

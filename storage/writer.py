@@ -58,6 +58,11 @@ class CompiledInsert:
 
 _TABLES = Base.metadata.tables
 
+# The logs of some replays and their verdicts of one run (the run's name the one parameter before the ids).
+_LOGS_AND_VERDICTS = ("SELECT replays.id, replays.log_bytes, verdicts.replay_blob FROM replays "
+                      "LEFT OUTER JOIN verdicts ON verdicts.replay_id = replays.id AND verdicts.run = ? "
+                      "WHERE replays.id")
+
 
 class RowWriter:
     """The inserts of a replay's rows for one engine's database, and the transaction they run in."""
@@ -94,6 +99,39 @@ class RowWriter:
                 cursor.execute("BEGIN IMMEDIATE")
             yield cursor
             raw.commit()
+        except self._dbapi_error as err:
+            self._abandon(raw, cursor, err)
+            raise self._wrapped(err) from err
+        except BaseException:
+            self._abandon(raw, cursor, None)
+            raise
+        finally:
+            raw.close()
+
+    def logs_and_verdict_blobs(self, ids: Sequence[str], run: str) -> list[tuple[str, bytes, bytes | None]]:
+        """Each replay's id, log bytes and verdict blob of ``run`` (None without one), in one query on a pooled
+        driver connection: a regression run's input, a chunk at a time. On PostgreSQL the rows come in binary
+        format: through Core they came as text, every blob hex-encoded by the server and decoded here (0.24 ms of
+        CPU a replay here against 0.06, 0.45 ms of wall clock against 0.14)."""
+        if not ids:
+            return []
+        try:
+            raw = self.engine.raw_connection()
+        except self._dbapi_error as err:
+            raise self._wrapped(err) from err
+        cursor: Any = None
+        try:
+            if self.sqlite:
+                cursor = raw.cursor()
+                marks = ", ".join("?" * len(ids))
+                cursor.execute(f"{_LOGS_AND_VERDICTS} IN ({marks})", (run, *ids))
+            else:
+                cursor = raw.driver_connection.cursor(binary=True)  # type: ignore[union-attr]
+                cursor.execute(f"{_LOGS_AND_VERDICTS.replace('?', '%s')} = ANY(%s)", (run, list(ids)))
+            rows = [(replay_id, bytes(log), None if blob is None else bytes(blob))
+                    for replay_id, log, blob in cursor.fetchall()]
+            raw.rollback()  # (nothing written: the read's transaction ended)
+            return rows
         except self._dbapi_error as err:
             self._abandon(raw, cursor, err)
             raise self._wrapped(err) from err

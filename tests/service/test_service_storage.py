@@ -247,6 +247,8 @@ def test_unavailable_then_recovers(backend: str, database: str, games: list[pb.G
             store.save(new)
         with pytest.raises(StorageUnavailable):
             store.list()
+        with pytest.raises(StorageUnavailable):  # (a regression run's read, on the driver's own connection)
+            store.logs_and_verdict_blobs(["0" * 64])
         proxy.start()  # same port
         assert store.save(new)[1]
         assert store.list().total_count == 1
@@ -436,5 +438,24 @@ def test_a_runs_verdicts_saved_together_hold_the_rows_each_saved_alone_holds(bac
         assert together == rows("alone")
         assert len({row[0] for row in together}) == 6
         assert sum(row[8] is not None for row in together) == sum(len(f.violations) for _, f in facts)
+    finally:
+        store.close()
+
+
+def test_a_runs_input_is_read_in_one_query_as_stored(backend: str, database: str, games: list[pb.GameLog]) -> None:
+    """A regression run's chunk: each replay's log and its verdict of the run compared against, as stored (on
+    PostgreSQL read in binary format), a replay without a verdict of that run and an id not stored left out."""
+    store = Store.open(database)
+    try:
+        records = [record(with_slash_violation(log) if i % 2 else log) for i, log in enumerate(games[:4])]
+        ids = [store.save(new)[0].id for new in records]
+        store.save_verdicts("named", [(ids[1], records[1].verdict)])
+        logs, blobs = store.logs_and_verdict_blobs([*ids, "f" * 64])
+        assert logs == {i: new.log_bytes for i, new in zip(ids, records, strict=True)}
+        assert blobs == {i: new.verdict.replay_blob for i, new in zip(ids, records, strict=True)}
+        assert all(type(b) is bytes for b in [*logs.values(), *blobs.values()])
+        logs, blobs = store.logs_and_verdict_blobs(ids, "named")
+        assert set(logs) == set(ids) and blobs == {ids[1]: records[1].verdict.replay_blob}
+        assert store.logs_and_verdict_blobs([]) == ({}, {})
     finally:
         store.close()
