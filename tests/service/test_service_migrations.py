@@ -165,9 +165,17 @@ def test_many_replicas_opening_new_sqlite_files_at_once(backend: str, tmp_path: 
 def test_blobs_are_compressed_with_lz4_on_postgresql(backend: str, empty_database: str) -> None:
     """Migration 0007: on a PostgreSQL server with lz4, the logs' and verdicts' blobs are stored compressed with
     it (a value stored after the upgrade says so), and a downgrade gives the columns back their default."""
-    if not backend.startswith("postgres"):
-        pytest.skip("SQLite compresses nothing")
     engine = create_database_engine(empty_database)
+    if not backend.startswith("postgres"):  # (SQLite compresses nothing: the revision changes nothing there)
+        try:
+            migrate.upgrade(engine, "0006")
+            migrate.upgrade(engine)
+            assert migrate.current_revision(engine) == migrate.head_revision()
+            migrate.downgrade(engine, "0006")
+            assert migrate.current_revision(engine) == "0006"
+        finally:
+            engine.dispose()
+        return
 
     def compression() -> dict[str, str]:
         with engine.connect() as conn:
