@@ -313,17 +313,18 @@ def compare_encoded(replay_id: str, stored_blob: bytes, new: Finished) -> Replay
     # both sides (and its annotation, the same, is no change) and the annotations still pair off by position.
     tail = 0
     if len(old_items) == len(new_items):
-        tail = _shared_prefix(old_items[:shared - 1:-1], new_items[:shared - 1:-1]) if shared else \
-            _shared_prefix(old_items[::-1], new_items[::-1])
+        tail = _shared_prefix(old_items[shared:][::-1], new_items[shared:][::-1])
+    # The stored verdict without its annotations, and only the annotations compared added back. When they are one
+    # canonical run after its head (as stored), it is never decoded whole; otherwise it is, and they are dropped.
     old_run = wv.Field3(items=old_items).SerializeToString()
-    if not stored_blob.startswith(old_run, start):
-        # (The stored annotations are not one canonical run after the head: read as they come, whole.)
-        return _compare_middle(replay_id, apb.AnnotatedReplay.FromString(stored_blob), new, new_items, shared, tail)
-    # The stored verdict without its annotations, and only the annotations compared added back: the stored
-    # replay is never decoded whole.
+    if stored_blob.startswith(old_run, start):
+        stored = apb.AnnotatedReplay.FromString(stored_blob[:start] + stored_blob[start + len(old_run):])
+    else:
+        stored = apb.AnnotatedReplay.FromString(stored_blob)
+        del stored.annotations[:]
     old_mid, new_mid = _compared(old_items[shared:], new_items[shared:], tail)
-    stored = apb.AnnotatedReplay.FromString(stored_blob[:start] + wv.Field3(items=old_mid).SerializeToString()
-                                            + stored_blob[start + len(old_run):])
+    # (MergeFromString appends the annotations after the other fields: the same replay)
+    stored.MergeFromString(wv.Field3(items=old_mid).SerializeToString())
     fresh = apb.AnnotatedReplay(engine_version=new.engine_version, log_sha256=new.log_sha256)
     fresh.MergeFromString(wv.Field3(items=new_mid).SerializeToString())
     fresh.MergeFrom(new.summary)
@@ -341,26 +342,6 @@ def _shared_prefix(old: list[bytes], new: list[bytes]) -> int:
             return at
         at = end
     return size
-
-
-def _compare_middle(replay_id: str, stored: apb.AnnotatedReplay, new: Finished, new_items: Sequence[bytes],
-                    shared: int, tail: int) -> ReplayReport:
-    """``compare_encoded`` of a stored verdict decoded whole: its annotations from ``shared`` on, but for
-    ``tail`` at the end if that leaves the same keys on both sides."""
-    fresh = apb.AnnotatedReplay(engine_version=new.engine_version, log_sha256=new.log_sha256)
-    fresh.MergeFromString(wv.Field3(items=new_items[shared:len(new_items) - tail]).SerializeToString())
-    fresh.MergeFrom(new.summary)
-    if tail:
-        kept = len(stored.annotations) - tail
-        if sorted([(a.index, a.derived) for a in stored.annotations[shared:kept]]) != \
-                sorted([(a.index, a.derived) for a in fresh.annotations]):
-            fresh.MergeFromString(wv.Field3(items=new_items[len(new_items) - tail:]).SerializeToString())
-            # (not left out after all; MergeFromString appends the annotations after the summary's fields: the
-            # same replay)
-        else:
-            del stored.annotations[kept:]
-    del stored.annotations[:shared]
-    return compare(replay_id, stored, fresh)
 
 
 def _sans_digest(items: Sequence[bytes]) -> Sequence[wv.AnnotationSansDigest]:
