@@ -6,7 +6,7 @@ Create Date: 2026-12-03 19:30:00
 
 A log and a verdict are blobs of 10-30 KB, which PostgreSQL compresses when it stores them (TOAST), with pglz
 by default. With lz4 a regression run's chunk of verdicts was written in 0.53-0.64 ms a verdict against
-1.04-1.18 (the database server's work, on the machine of the benchmark; the blobs 3 % larger): the store's
+1.04-1.18 (the database server's work, on the machine of the benchmark; the blobs 4 % larger): the store's
 writes are the service's hot path and a named run's cost. Only new values are compressed so; those stored
 before stay as they are, and both are read alike. A server without lz4 (before PostgreSQL 14, or built
 without it) keeps pglz. SQLite compresses nothing: nothing to do there. Frozen: this never imports the models.
