@@ -5,7 +5,6 @@ compared against; the Dask path gives the same report as the local one."""
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 from collections import Counter
@@ -96,14 +95,40 @@ def test_variant_reports_exactly_the_affected_replays_and_events(store: Store, c
     assert result.summary()["codes"]["KILL_REWARD"]["new"] >= len(expected)
 
 
-@pytest.mark.parametrize("start_method", ["fork", "forkserver"])
-def test_workers_forked_or_from_the_fork_server_give_the_in_process_report(store: Store, start_method: str) -> None:
+def forked_run(store: Store, engine: str, run: str, frozen: Path | None = None) -> dict[str, Any]:
+    """tests/service/forked_regress.py's run in a process of its own (workers are forked only from a process
+    without other threads, and pytest's has other tests' threads)."""
+    import subprocess
+    import sys
+
+    url = store.engine.url.render_as_string(hide_password=False)
+    done = subprocess.run([sys.executable, "-m", "tests.service.forked_regress", url, engine, run,
+                           *([str(frozen)] if frozen is not None else [])], cwd=Path(__file__).parents[2],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def test_forked_workers_give_the_in_process_report(store: Store) -> None:
     """Forked workers (the default in a process without other threads) open stores of their own: one that
     inherited the parent's store from chunks run in the parent leaves it alone, and the parent's store still
     reads and writes afterwards."""
-    options = RegressOptions(engine=VARIANT, run=f"by-{start_method}")
+    got = forked_run(store, VARIANT, "by-fork")
+    assert got["workers"] == got["here"] and any(r["changed"] for r in got["here"])
+    in_pytest = sorted(regress(store, RegressOptions(engine=VARIANT), LocalBackend(0)).reports,
+                       key=lambda r: r.replay_id)
+    assert got["here"] == json.loads(json.dumps([r.to_json() for r in in_pytest]))
+    assert got["stored"] == len(GAMES)
+    assert got["stored_after_delete"] == 0 and got["replays"] == len(GAMES)
+
+
+def test_workers_from_the_fork_server_give_the_in_process_report(store: Store) -> None:
+    """Workers from the fork server (a process running threads, as pytest's or a server's) give the same report,
+    and the parent's store still reads and writes afterwards."""
+    options = RegressOptions(engine=VARIANT, run="by-forkserver")
     here = regress(store, RegressOptions(engine=VARIANT), LocalBackend(0))  # (a store of the parent's in _stores)
-    workers = regress(store, options, LocalBackend(2, start_method))
+    workers = regress(store, options, LocalBackend(2, "forkserver"))
     key = lambda r: r.replay_id  # noqa: E731
     assert sorted(workers.reports, key=key) == sorted(here.reports, key=key) and here.changed
     assert len(store.run_ids(options.run)) == len(GAMES)
@@ -112,31 +137,20 @@ def test_workers_forked_or_from_the_fork_server_give_the_in_process_report(store
 
 
 @pytest.mark.parametrize("store", [BACKENDS[0]], indirect=True)
-def test_forked_workers_leave_the_parents_objects_to_the_parent(store: Store, tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_forked_workers_leave_the_parents_objects_to_the_parent(store: Store, tmp_path: Path) -> None:
     """A forked worker never collects what it inherited: every object the parent had when it forked is frozen
     out of the worker's collections (gc.freeze), and the parent's own collections get them back after the run.
     (A CI run: a worker collecting a gRPC client that a test had dropped spun for ever in its finalizer,
     without the threads it belongs with; forking a process holding such garbage and collecting in the child
     hangs or crashes the child in 2 runs of 3 here, and never once it is frozen.)"""
-    from service import regress as regress_module
-
-    started = regress_module._start_worker
     seen = tmp_path / "frozen"
-
-    def noting_what_is_frozen() -> None:
-        started()
-        (seen / str(os.getpid())).write_text(str(gc.get_freeze_count()))
-
     seen.mkdir()
-    monkeypatch.setattr(regress_module, "_start_worker", noting_what_is_frozen)
-    objects_before = len(gc.get_objects())
-    assert gc.get_freeze_count() == 0
-    result = regress(store, RegressOptions(), LocalBackend(2, "fork"))
-    assert result.verified == len(GAMES) and not result.changed
+    got = forked_run(store, "", "frozen", seen)
+    assert got["verified"] == len(GAMES) and not any(r["changed"] for r in got["workers"])
     frozen = [int(f.read_text()) for f in seen.iterdir()]
-    assert frozen and all(n >= objects_before // 2 for n in frozen), (frozen, objects_before)
-    assert gc.get_freeze_count() == 0  # the parent's own again
+    assert got["frozen_before"] == 0
+    assert frozen and all(n >= got["objects_before"] // 2 for n in frozen), (frozen, got["objects_before"])
+    assert got["frozen_after"] == 0  # the parent's own again
 
 
 def test_filters_select_the_replays(store: Store) -> None:
