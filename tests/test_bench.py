@@ -5,6 +5,8 @@ No timing is asserted: the machine's speed varies; only the report's shape and s
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -95,3 +97,26 @@ def test_regress_benchmark_pairs_every_round_with_its_own_check() -> None:
     assert paths["regress variant + store run, sqlite"]["changed"] == \
         [paths["regress variant + store run, sqlite"]["expected"]] * 2
     assert "check's CPU a replay over the 4 baselines" in done.stdout
+
+
+def test_regress_instructions_benchmark_runs_every_path_and_reads_callgrinds_total(tmp_path: Path) -> None:
+    """Each path's process as the benchmark runs it under valgrind (here without: the counting is valgrind's),
+    from a prepared folder; and the total read off a callgrind output file."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import regress_instructions as bench
+
+    bench.prepare(tmp_path / "template", 3)
+    for path in bench.PATHS:
+        run = tmp_path / path.replace(", ", "-").replace(" ", "-")
+        shutil.copytree(tmp_path / "template", run)
+        done = subprocess.run([sys.executable, str(ROOT / "bench" / "regress_instructions.py"), "--child", path,
+                               "--folder", str(run)], capture_output=True, text=True, timeout=240, cwd=ROOT,
+                              check=False)
+        assert done.returncode == 0, path + ": " + done.stderr[-2000:]  # (asserts the run's report in the process)
+    variant = tmp_path / "regress-variant" / "games.sqlite3"
+    with sqlite3.connect(variant) as conn:  # the variant's run stored its verdicts
+        assert conn.execute("SELECT count(*) FROM verdicts WHERE run = 'variant'").fetchone() == (3,)
+    sample = "version: 1\ncreator: callgrind-3.19.0\ncmd: python\nevents: Ir\nfn=(1) main\n5 100\nsummary: 123456789\n"
+    assert bench.instructions(sample) == 123456789
+    assert bench.instructions(sample.replace("summary:", "totals:")) == 123456789
+    assert bench.instructions("events: Ir\n") is None
