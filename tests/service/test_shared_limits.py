@@ -5,21 +5,24 @@ within the token cache's time. Both backends."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import text
 
 from clients.client import LimitExceeded, Unauthenticated, VerifierClient
 from clients.selfplay import play_game
 from service.config import Limits
 from service.guard import TOKEN_CACHE_SECONDS
 from service.server import BackgroundServer
-from service.shared_limits import measure
+from service.shared_limits import SharedLimits, measure
 from sgsverify.v1 import game_log_pb2 as pb
 from storage.access import revoke_token
 from storage.store import Audit, Store
@@ -210,5 +213,44 @@ def test_the_viewers_requests_and_uploads_count_over_every_replica(backend: str,
     finally:
         for replica in replicas:
             replica.stop()
+        if db is not None:
+            db.drop()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_with_no_rate_limit_a_unary_call_costs_no_transaction_and_streams_stay_limited(
+        backend: str, tmp_path: Path) -> None:
+    """--rate-limit 0: a unary call can be refused by nothing, so it does not touch the shared tables at all
+    (no bucket row for its tenant); a stream still takes its lease, over the limit refused, given back at its end."""
+    url, db = fresh_database(backend, tmp_path)
+    store = Store.open(url)
+
+    async def io(fn: Callable[..., Any], *args: Any) -> Any:
+        return fn(*args)
+
+    async def scenario() -> None:
+        limits = SharedLimits(store, io, rate=0.0, burst=1, max_streams=1, streams=frozenset({"Stream"}))
+        for _ in range(5):
+            assert await limits.admit("Unary", "quiet") is None
+        with store.transaction() as session:
+            assert session.execute(text("SELECT count(*) FROM tenant_rates")).scalar_one() == 0
+        first, lease = await limits.hold_stream("Stream", "busy")
+        assert first is None and lease is not None
+        second, none = await limits.hold_stream("Stream", "busy")
+        assert second is not None and second.reason == "streams" and none is None
+        limits.release(lease)
+        await limits.stop()  # waits for the release
+        third, again = await limits.hold_stream("Stream", "busy")
+        assert third is None and again is not None
+        limits.release(again)
+        await limits.stop()
+        with store.transaction() as session:
+            tenants = session.execute(text("SELECT tenant FROM tenant_rates")).scalars().all()
+        assert tenants == ["busy"]
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        store.close()
         if db is not None:
             db.drop()
