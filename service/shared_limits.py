@@ -21,15 +21,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import text
-
 from storage.store import StorageError, Store
+from storage.writer import Cursor
 
 # How long a lease outlives its last renewal: a stream of a replica killed with -9 counts this long.
 LEASE_SECONDS = 30.0
@@ -68,6 +68,12 @@ def _rate_sql(sqlite: bool, limited: bool) -> str:
             "RETURNING tokens, granted")
 
 
+def _driver_sql(sql: str, sqlite: bool) -> str:
+    """A statement written with ``:name`` parameters in the driver's own style: sqlite3 takes ``:name`` as it is,
+    psycopg ``%(name)s`` (the statements here hold no other colon, and no percent sign)."""
+    return sql if sqlite else re.sub(r":(\w+)", r"%(\1)s", sql)
+
+
 def _lease_sql(sqlite: bool) -> str:
     now = _now_sql(sqlite)
     return ("INSERT INTO stream_leases (id, tenant, replica, expires_at) "
@@ -92,9 +98,15 @@ class SharedLimits:
         self.replica = uuid.uuid4().hex  # this process: its leases are renewed together
         self.leases: set[str] = set()
         self._sqlite = store.sqlite
-        self._rate_sql = text(_rate_sql(self._sqlite, rate > 0))
-        self._touch_sql = text(_rate_sql(self._sqlite, False))  # the bucket's row locked, no token taken
-        self._lease_sql = text(_lease_sql(self._sqlite))
+        # (on the driver's cursor: through Core's session a unary admission cost 0.18 ms on SQLite, against 0.04)
+        self._rate_sql = _driver_sql(_rate_sql(self._sqlite, rate > 0), self._sqlite)
+        self._touch_sql = _driver_sql(_rate_sql(self._sqlite, False), self._sqlite)  # the row locked, no token
+        self._lease_sql = _driver_sql(_lease_sql(self._sqlite), self._sqlite)
+        now = _now_sql(self._sqlite)
+        self._release_sql = _driver_sql("DELETE FROM stream_leases WHERE id = :id", self._sqlite)
+        self._renew_sql = _driver_sql(f"UPDATE stream_leases SET expires_at = {now} + :ttl WHERE replica = :replica",
+                                      self._sqlite)
+        self._expired_sql = _driver_sql(f"DELETE FROM stream_leases WHERE expires_at < {now} - :grace", self._sqlite)
         self._renewer: asyncio.Task[None] | None = None
         self._pending: set[asyncio.Future[Any]] = set()
         self._degraded = False  # the store failed at the last admission (logged once per outage)
@@ -105,28 +117,29 @@ class SharedLimits:
         """In one transaction: a token of the tenant's bucket (unless not ``rate``: a request whose token was taken
         already) and, for a stream (``lease`` its id), a lease if the tenant has fewer than its limit open. Raises
         StorageError when the store cannot be reached."""
-        with self.store.transaction(write=True) as session:
-            self._no_flush_wait(session)
-            row = session.execute(self._rate_sql if rate else self._touch_sql,
-                                  {"tenant": tenant, "rate": self.rate, "burst": float(self.burst)}).one()
-            if not row.granted:
-                wait = (1.0 - float(row.tokens)) / self.rate
+        with self.store.driver_transaction() as cursor:
+            self._no_flush_wait(cursor)
+            cursor.execute(self._rate_sql if rate else self._touch_sql,
+                           {"tenant": tenant, "rate": self.rate, "burst": float(self.burst)})
+            tokens, granted = cursor.fetchone()
+            if not granted:
+                wait = (1.0 - float(tokens)) / self.rate
                 return Refusal(f"over this tenant's rate limit of {self.rate:g} requests per second over every "
                                f"replica (--rate-limit, burst {self.burst}); retry in {wait:.2f} s", "rate", wait)
             if lease is None:
                 return None
-            inserted = session.execute(self._lease_sql, {"id": lease, "tenant": tenant, "replica": self.replica,
-                                                         "ttl": self.lease_seconds, "limit": self.max_streams})
-            if inserted.rowcount != 1:  # type: ignore[attr-defined]
+            cursor.execute(self._lease_sql, {"id": lease, "tenant": tenant, "replica": self.replica,
+                                             "ttl": self.lease_seconds, "limit": self.max_streams})
+            if cursor.rowcount != 1:
                 return Refusal(f"this tenant has {self.max_streams} streams open over every replica, its limit "
                                "(--max-streams-per-tenant): finish one first; retry in 1 s", "streams", 1.0)
         return None
 
-    def _no_flush_wait(self, session: Any) -> None:
+    def _no_flush_wait(self, cursor: Cursor) -> None:
         """A bucket or a lease lost to a crash of the database costs nothing (the bucket refills, the lease lapses):
         on PostgreSQL its commit need not wait for the log's flush to disk (measured: 4.2 -> 2.3 ms a request)."""
         if not self._sqlite:
-            session.execute(text("SET LOCAL synchronous_commit TO OFF"))
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
     async def admit(self, method: str, tenant: str) -> Refusal | None:
         """Whether the deployment admits this call; a stream's lease, if it gets one, is given back when the
@@ -186,9 +199,9 @@ class SharedLimits:
 
     def _release(self, lease: str) -> None:
         try:
-            with self.store.transaction(write=True) as session:
-                self._no_flush_wait(session)
-                session.execute(text("DELETE FROM stream_leases WHERE id = :id"), {"id": lease})
+            with self.store.driver_transaction() as cursor:
+                self._no_flush_wait(cursor)
+                cursor.execute(self._release_sql, {"id": lease})
         except StorageError:
             pass  # the lease lapses on its own (LEASE_SECONDS), not renewed any more
 
@@ -197,14 +210,11 @@ class SharedLimits:
     def renew(self) -> None:
         """Every lease of this replica's open streams lives ``lease_seconds`` more; long-expired ones of any
         replica (a replica killed) are deleted."""
-        now = _now_sql(self._sqlite)
-        with self.store.transaction(write=True) as session:
-            self._no_flush_wait(session)
+        with self.store.driver_transaction() as cursor:
+            self._no_flush_wait(cursor)
             if self.leases:
-                session.execute(text(f"UPDATE stream_leases SET expires_at = {now} + :ttl WHERE replica = :replica"),
-                                {"ttl": self.lease_seconds, "replica": self.replica})
-            session.execute(text(f"DELETE FROM stream_leases WHERE expires_at < {now} - :grace"),
-                            {"grace": LEASE_GRACE_SECONDS})
+                cursor.execute(self._renew_sql, {"ttl": self.lease_seconds, "replica": self.replica})
+            cursor.execute(self._expired_sql, {"grace": LEASE_GRACE_SECONDS})
 
     def start(self) -> None:
         self._renewer = asyncio.get_running_loop().create_task(self._renew_forever())

@@ -460,6 +460,15 @@ class Store:
         with self._session(write) as session:
             yield session
 
+    @contextmanager
+    def driver_transaction(self) -> Iterator[Cursor]:
+        """A write transaction on the database driver's own cursor (storage/writer.py), for small statements on
+        a hot path that Core's per-statement work would cost more than the database does (service/shared_limits:
+        a request's admission). Parameters in the driver's style (sqlite3 takes ``:name``, psycopg ``%(name)s``);
+        committed if the block ends normally; database failures as StorageUnavailable / InvalidRecord."""
+        with self._unavailable_on_failure(), self.writer.transaction() as cursor:
+            yield cursor
+
     # ------------------------------------------------------------------ writing
 
     def save(self, new: NewReplay, tenant: str = DEFAULT_TENANT) -> tuple[ReplaySummary, bool]:
