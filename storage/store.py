@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Connection, Engine, and_, bindparam, exists, func, or_, select, text
+from sqlalchemy import ColumnElement, Connection, Engine, and_, exists, func, or_, select, text
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session, selectinload, undefer
 
@@ -521,9 +521,9 @@ class Store:
     def find(self, log_sha256: str, tenant: str = DEFAULT_TENANT) -> ReplaySummary | None:
         """The tenant's stored replay of this log, if there is one (cheap when there is none)."""
         replay_id = replay_id_for(tenant, log_sha256)
-        # (the usual answer, none, from a plain connection: no ORM session is set up for it)
-        with self._unavailable_on_failure(), self.engine.connect() as conn:
-            if conn.execute(_REPLAY_EXISTS, {"id": replay_id}).first() is None:
+        # (the usual answer, none, from the driver's connection: no ORM session is set up for it)
+        with self._unavailable_on_failure():
+            if not self.writer.replay_exists(replay_id):
                 return None
         with self._session() as session:
             replay = session.get(Replay, replay_id, options=[selectinload(Replay.seats)])
@@ -772,8 +772,6 @@ def _conditions(f: ReplayFilter) -> list[ColumnElement[bool]]:
         conds.append(Replay.submitted_at < f.submitted_before)
     return conds
 
-
-_REPLAY_EXISTS = select(Replay.id).where(Replay.id == bindparam("id"))
 
 
 def _insert_replay(writer: RowWriter, cursor: Cursor, new: NewReplay, now: datetime, tenant: str,
