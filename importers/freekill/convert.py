@@ -335,6 +335,12 @@ class Converter:
         if msg.kind == REQUEST:
             if msg.to:
                 self.requests[msg.to[0]] = msg
+                if msg.cmd == "PlayCard":
+                    # The player is asked for their next play: every answer of theirs before it has been taken or
+                    # led to nothing. Kept, an answer that led to nothing with no event after it (遗计's cards
+                    # kept: the AI declined to give them) would be taken as the source of the play this request
+                    # asks for — a client's second 杀 said to be the AI's (a real game, tests/test_freekill_stream).
+                    self.answers.pop(msg.to[0], None)
             return
         if msg.kind == REPLY:
             if msg.to:

@@ -108,7 +108,11 @@ def test_each_cheat_is_printed_live_with_its_code_event_player_and_the_clients_r
                     and p["code"] == cheat.expected]
             assert hits, f"room {game.room_id}: {cheat.kind} was not printed live at event {cheat.event}"
             assert all(p["player"] == cheat.player and p["seat"] == cheat.seat and p["source"] == "client"
-                       for p in hits), hits
+                       for p in hits), (
+                f"room {game.room_id}: {cheat.kind} by player {cheat.player} (seat {cheat.seat}) at event "
+                f"{cheat.event}, offline its event's source is {cheat.source}; printed live: "
+                + "; ".join(f"player {p['player']} (seat {p['seat']}), {p['source']} reply, derived {p['derived']}: "
+                            f"{p['message']}" for p in hits))
     # a client's other replies broke no rule: nothing else printed on a client's reply (in the rooms played to the
     # end: a room the host gave up, its AI stuck, holds cheats of its own that no record lists)
     played_rooms = {g.room_id for g in games}
