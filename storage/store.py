@@ -773,7 +773,6 @@ def _conditions(f: ReplayFilter) -> list[ColumnElement[bool]]:
     return conds
 
 
-
 def _insert_replay(writer: RowWriter, cursor: Cursor, new: NewReplay, now: datetime, tenant: str,
                    replay_id: str) -> bool:
     """The rows of one replay; False (and nothing written) when the tenant has the log already."""

@@ -120,13 +120,28 @@ def test_decisions_of_an_ai_game_are_the_ais() -> None:
                if ev.WhichOneof("kind") not in DECISIONS)
 
 
-def stream_of(records: list[dict[str, Any]]) -> list[pb.Event]:
+def converted(records: list[dict[str, Any]]) -> tuple[Stream, list[pb.Event]]:
+    """Tap records fed to the incremental conversion: (the stream, with its header and each event's record
+    position, and every event it handed out)."""
     room = read_tap(tap_line_texts(records))[records[0]["room"]]
     stream = Stream()
     out: list[pb.Event] = []
     for msg in room.messages:
         out += stream.feed(msg)
-    return out + stream.finish()
+    return stream, out + stream.finish()
+
+
+def stream_of(records: list[dict[str, Any]]) -> list[pb.Event]:
+    return converted(records)[1]
+
+
+def played_by_clients(game: str) -> list[dict[str, Any]]:
+    """A shared game's tap records with every PlayCard reply made by the player's client (the rest the AI's)."""
+    records = list(tap_records(lines(game), room=1))
+    for r in records:
+        if r["kind"] == REPLY and r["cmd"] == "PlayCard":
+            r["by"] = BY_CLIENT
+    return records
 
 
 def tap_line_texts(records: list[dict[str, Any]]) -> list[str]:
@@ -158,20 +173,12 @@ def test_a_play_is_the_players_own_after_an_answer_of_theirs_that_led_to_nothing
     """Every play a client chose is said to be the client's, in every shared game with each PlayCard reply made a
     client's: an answer that led to no event (遗计's cards kept, the AI declining to give them away) is not taken
     for the play the next PlayCard request asks for. (Found by the live bridge test on FreeKill's core: a cheating
-    client's second 杀 printed as the AI's, its operator told to look away; 48 plays in these games.)"""
+    client's second 杀 printed as the AI's, its operator told to look away; 48 decisions in these games.)"""
     wrong: list[tuple[str, int, int]] = []
     plays = 0
     for game in GAMES:
-        records = list(tap_records(lines(game), room=1))
-        for r in records:
-            if r["kind"] == REPLY and r["cmd"] == "PlayCard":
-                r["by"] = BY_CLIENT
-        room = read_tap(tap_line_texts(records))[1]
-        stream = Stream()
-        events: list[pb.Event] = []
-        for msg in room.messages:
-            events += stream.feed(msg)
-        events += stream.finish()
+        records = played_by_clients(game)
+        stream, events = converted(records)
         assert stream.header is not None
         seat_of = {int(s.player.removeprefix("freekill:")): i for i, s in enumerate(stream.header.seats)}
         for r in records:
@@ -185,6 +192,20 @@ def test_a_play_is_the_players_own_after_an_answer_of_theirs_that_led_to_nothing
             if events[made].source != pb.DECISION_SOURCE_CLIENT:
                 wrong.append((game, r["seq"], made))
     assert plays > 1000 and wrong == []
+
+
+def test_a_declined_nullification_with_no_event_after_it_is_not_taken_for_the_next_play() -> None:
+    """fk_rand_p5_1, seat 0 (FreeKill player 2) in its play phase: the client plays a trick (record 191, event 13);
+    asked for 无懈可击 (199) the AI declines (200), which no event records; asked for the next play (207) the client
+    plays again (208): event 14 is the client's, not the AI's decline's."""
+    stream, events = converted(played_by_clients("fk_rand_p5_1.jsonl"))
+    assert stream.header is not None and stream.header.seats[0].player == "freekill:2"
+    assert [stream.sources[i] for i in (13, 14)] == [195, 212]
+    for i in (13, 14):
+        assert events[i].HasField("use_card") and events[i].use_card.seat == 0
+        assert events[i].source == pb.DECISION_SOURCE_CLIENT, i
+    # the decline led to no decision: nothing between the two plays is seat 0's
+    assert not any(stream.sources[i] > 200 and stream.sources[i] < 212 for i in range(len(events)))
 
 
 def test_tap_lines_convert_to_the_transcripts_events() -> None:
