@@ -3,8 +3,9 @@
 Every shared transcript fed message by message gives the batch import's events exactly, handed out while
 the game is played (not all at the end), none changed after it was handed out; the batch import gives the
 same logs as before attribution was added (tests/data/freekill/log_digests.json: the sha256 of each log with
-Event.source cleared, transcripts and one client replay each, recorded before the change); and each decision
-says who made it, from the reply it answered."""
+Event.source cleared, transcripts and one client replay each, recorded before that change and again when the
+conversion began to keep every target a reply names and to mark its logs as a server's record,
+GameOptions.server_record); and each decision says who made it, from the reply it answered."""
 
 from __future__ import annotations
 

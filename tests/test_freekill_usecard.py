@@ -26,13 +26,21 @@ def _lines(rewrite: bool) -> bytes:
 
 
 def test_a_use_logged_without_targets_is_the_same_decision() -> None:
+    """The use keeps the targets FreeKill logged (the rules judge them, not the importer): the 桃 logged on its user
+    names them; logged with none, it names none, which the rules take as its user. Every other event is the same,
+    and so is the verdict."""
     logged_with_target = import_freekill(_lines(False), "a.jsonl")
     logged_without = import_freekill(_lines(True), "b.jsonl")
-    uses = [ev.use_card for ev in logged_without.log.events if ev.WhichOneof("kind") == "use_card"]
-    assert len(logged_without.log.events) == len(logged_with_target.log.events)
-    assert list(logged_without.log.events) == list(logged_with_target.log.events)
-    assert any(u.card.id and not u.targets for u in uses)
-    replay = verify(logged_without.log)
-    assert replay.followed and replay.result.finished
-    assert [v.code for a in replay.annotations for v in a.violations] == []
+    with_target, without = list(logged_with_target.log.events), list(logged_without.log.events)
+    assert len(without) == len(with_target)
+    differ = [i for i, (a, b) in enumerate(zip(with_target, without, strict=True)) if a != b]
+    assert len(differ) == 1
+    peach = with_target[differ[0]].use_card
+    assert list(peach.targets) == [peach.seat] and not without[differ[0]].use_card.targets
+    assert without[differ[0]].use_card.card == peach.card
+    replays = [verify(logged_without.log), verify(logged_with_target.log)]
+    for replay in replays:
+        assert replay.followed and replay.result.finished
+        assert [v.code for a in replay.annotations for v in a.violations] == []
+    assert replays[0].final_digest == replays[1].final_digest
     assert isinstance(logged_without.log, pb.GameLog)

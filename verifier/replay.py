@@ -75,6 +75,7 @@ def initial_digest(header: pb.GameHeader) -> bytes:
     game_only = pb.GameHeader()
     game_only.CopyFrom(header)
     game_only.options.ClearField("outcomes")
+    game_only.options.ClearField("server_record")
     game_only.ClearField("recorder")
     game_only.ClearField("origin")
     return hashlib.blake2b(game_only.SerializeToString(deterministic=True), digest_size=DIGEST_SIZE).digest()
@@ -134,6 +135,8 @@ class Verifier:
             self.expected.append(Outcome(ev, "DRAW_NOT_TOP"))
         # Draws and judgments wait for the driver, which hands them the recorded ones (adoption).
         self.game.adopting = True
+        # A server's record: its illegal decisions were carried out (docs/rules.md#server-records).
+        self.game.server_record = header.options.server_record
         self.gen = self.game.run()
         self._step(None, first=True)
 

@@ -293,6 +293,8 @@ class Converter:
         o.generals = pb.GENERALS_MODE_STANDARD
         o.outcomes = pb.OUTCOME_RECORDING_PARTIAL
         o.recorded_reshuffles = True
+        # FreeKill's server carries out whatever a client replies: its record is the game that was played.
+        o.server_record = True
         counts = [0, 0, 0, 0]
         for fk in self.fk_player:
             role = ROLES.get(self.roles.get(fk, ""))
@@ -348,6 +350,10 @@ class Converter:
                 source = DECISION_SOURCES.get(msg.by)
                 if source is not None:
                     self.answers.setdefault(msg.to[0], []).append((msg.seq, source))
+                if self.discards_nothing(msg):
+                    # FreeKill discards what the reply names, here nothing, so no move shows the decision: the
+                    # reply itself is the discard phase's answer (the rules then judge the count: HAND_LIMIT).
+                    self.emit(pb.Event(choose_cards=pb.ChooseCards(seat=self.seat(msg.to[0]))))
             return
         handler = getattr(self, "on_" + msg.cmd, None)
         if handler is not None:
@@ -357,6 +363,20 @@ class Converter:
                 # The game has moved on: an answer no decision took here led to none (a decline).
                 for answers in self.answers.values():
                     answers[:] = [a for a in answers if a[0] > msg.seq]
+
+    def discards_nothing(self, reply: Message) -> bool:
+        """Is ``reply`` an answer to the discard phase's request that names no card? (A modified client's: FreeKill
+        asks only when cards are due, and its AI and its default on a timeout give them.)"""
+        request = self.requests.get(reply.to[0])
+        if reply.cmd != "AskForUseActiveSkill" or request is None or request.cmd != reply.cmd \
+                or reply.to[0] not in self.seat_of:
+            return False
+        asked, answer = request.data, reply.data
+        if not (isinstance(asked, list) and len(asked) > 3 and asked[0] == "discard_skill"
+                and isinstance(asked[3], dict) and asked[3].get("skillName") == "phase_discard"):
+            return False
+        card = answer.get("card") if isinstance(answer, dict) else None
+        return isinstance(card, dict) and card.get("skill") == "discard_skill" and not card.get("subcards")
 
     def close(self) -> None:
         """The record has ended."""
@@ -606,7 +626,7 @@ class Converter:
         ref = self.card_ref(fk_cards)
         use = pb.UseCard(seat=seat, card=ref, recast=recast)
         if not recast:
-            use.targets.extend(self.targets_for(ref, seat, [self.seat(t) for t in to]))
+            use.targets.extend(self.seat(t) for t in to)
         self.last_use = self.emit(pb.Event(use_card=use)).use_card
         self.last_card = self.last_use.card
         name = self.card_name(ref)
@@ -626,23 +646,9 @@ class Converter:
             self.trick = _Trick(fk_cards[0] if fk_cards else 0, targets)
             self.nullifications = set()
 
-    def targets_for(self, ref: pb.CardRef, seat: int, targets: list[int]) -> list[int]:
-        """Our logs leave out the targets the rules fix (南蛮入侵, 桃 on oneself, equipment, ...)."""
-        name = self.card_name(ref)
-        if name in ("savage_assault", "archery_attack", "god_salvation", "amazing_grace", "ex_nihilo", "lightning",
-                    "analeptic") or self.is_equipment(ref):
-            return []
-        if name == "peach" and targets == [seat]:
-            return []
-        return targets
-
     @staticmethod
     def card_name(ref: pb.CardRef) -> str:
         return ref.virtual.name if ref.WhichOneof("kind") == "virtual" else all_cards()[ref.id].name
-
-    @staticmethod
-    def is_equipment(ref: pb.CardRef) -> bool:
-        return ref.WhichOneof("kind") == "id" and all_cards()[ref.id].type == "equip"
 
     def log_UseCardToTargets(self, data: dict[str, Any]) -> None:
         who, card, to = self.actor(data), data.get("card"), list(data.get("to") or [])

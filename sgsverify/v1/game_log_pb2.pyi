@@ -214,7 +214,7 @@ SIDE_NONE: Side
 SIDE_KINGDOM: Side
 
 class GameOptions(_message.Message):
-    __slots__ = ("packages", "role_variant", "generals", "max_reshuffles", "outcomes", "recorded_reshuffles", "role_table", "candidates", "rotating_deal", "rebirth", "last_three_clock", "protected_seat", "dark_souls")
+    __slots__ = ("packages", "role_variant", "generals", "max_reshuffles", "outcomes", "recorded_reshuffles", "role_table", "candidates", "rotating_deal", "rebirth", "last_three_clock", "protected_seat", "dark_souls", "server_record")
     PACKAGES_FIELD_NUMBER: _ClassVar[int]
     ROLE_VARIANT_FIELD_NUMBER: _ClassVar[int]
     GENERALS_FIELD_NUMBER: _ClassVar[int]
@@ -228,6 +228,7 @@ class GameOptions(_message.Message):
     LAST_THREE_CLOCK_FIELD_NUMBER: _ClassVar[int]
     PROTECTED_SEAT_FIELD_NUMBER: _ClassVar[int]
     DARK_SOULS_FIELD_NUMBER: _ClassVar[int]
+    SERVER_RECORD_FIELD_NUMBER: _ClassVar[int]
     packages: _containers.RepeatedScalarFieldContainer[str]
     role_variant: RoleVariant
     generals: GeneralsMode
@@ -241,7 +242,8 @@ class GameOptions(_message.Message):
     last_three_clock: bool
     protected_seat: int
     dark_souls: bool
-    def __init__(self, packages: _Optional[_Iterable[str]] = ..., role_variant: _Optional[_Union[RoleVariant, str]] = ..., generals: _Optional[_Union[GeneralsMode, str]] = ..., max_reshuffles: _Optional[int] = ..., outcomes: _Optional[_Union[OutcomeRecording, str]] = ..., recorded_reshuffles: _Optional[bool] = ..., role_table: _Optional[_Union[RoleTable, _Mapping]] = ..., candidates: _Optional[int] = ..., rotating_deal: _Optional[bool] = ..., rebirth: _Optional[bool] = ..., last_three_clock: _Optional[bool] = ..., protected_seat: _Optional[int] = ..., dark_souls: _Optional[bool] = ...) -> None: ...
+    server_record: bool
+    def __init__(self, packages: _Optional[_Iterable[str]] = ..., role_variant: _Optional[_Union[RoleVariant, str]] = ..., generals: _Optional[_Union[GeneralsMode, str]] = ..., max_reshuffles: _Optional[int] = ..., outcomes: _Optional[_Union[OutcomeRecording, str]] = ..., recorded_reshuffles: _Optional[bool] = ..., role_table: _Optional[_Union[RoleTable, _Mapping]] = ..., candidates: _Optional[int] = ..., rotating_deal: _Optional[bool] = ..., rebirth: _Optional[bool] = ..., last_three_clock: _Optional[bool] = ..., protected_seat: _Optional[int] = ..., dark_souls: _Optional[bool] = ..., server_record: _Optional[bool] = ...) -> None: ...
 
 class RoleTable(_message.Message):
     __slots__ = ("lords", "loyalists", "rebels", "spies")

@@ -484,10 +484,12 @@ class Ruleset:
             return settled()
         spec = self.cards.get(card.name)
         if spec is None or not spec.play_phase:
-            game.report([Violation("WRONG_TIMING", f"seat {seat} cannot use {game.used_card_label(card)} on "
-                                   "their own initiative in the play phase", seat, card.ids[0] if card.ids
-                                   else None, hard=True)])
-            return settled()
+            if game.report([Violation("WRONG_TIMING", f"seat {seat} cannot use {game.used_card_label(card)} on "
+                                      "their own initiative in the play phase", seat, card.ids[0] if card.ids
+                                      else None, hard=True)], can_carry_out=spec is not None) or spec is None:
+                return settled()
+            # (a server's record: used all the same, with nothing to settle — a 闪 answers no 杀 here)
+            return spec.cancelled(game, Use(seat, card, tuple(uc.targets)))
         if uc.recast:
             maker = next((e for e in game.effects_of(seat) if e.name == card.skill), None) if card.is_virtual \
                 else None
@@ -517,11 +519,11 @@ class Ruleset:
         if game.has_skills:
             for t in targets:
                 eff = game.prohibited(seat, t, card.name)
-                if eff is not None:
-                    game.report([Violation("TARGET_PROHIBITED", f"seat {t}'s {eff.name} forbids choosing them as "
-                                           f"a target of {game.used_card_label(card)}", seat, hard=True)])
+                if eff is not None and game.report([Violation(
+                        "TARGET_PROHIBITED", f"seat {t}'s {eff.name} forbids choosing them as a target of "
+                        f"{game.used_card_label(card)}", seat, hard=True)], can_carry_out=True):
                     return settled()
-        if game.report(spec.verify_use(game, use)):
+        if game.report(spec.verify_use(game, use), can_carry_out=True):
             return settled()
         if game.mode.use_hook:
             game.mode.card_used(game, seat, card.name, targets)
@@ -633,11 +635,15 @@ class Ruleset:
             if card is None:
                 continue
             if card.name not in names and not (card.name.endswith("slash") and "slash" in names):
-                game.report([Violation("WRONG_CARD", f"seat {seat} answered {reason} with "
-                                       f"{game.used_card_label(card)}; it needs "
-                                       f"{' or '.join(sorted(names))}", seat,
-                                       card.ids[0] if card.ids else None, hard=True)])
-                continue
+                if game.report([Violation("WRONG_CARD", f"seat {seat} answered {reason} with "
+                                          f"{game.used_card_label(card)}; it needs {' or '.join(sorted(names))}",
+                                          seat, card.ids[0] if card.ids else None, hard=True)], can_carry_out=True):
+                    continue
+                # A server's record: the card was spent as an answer, and it answers nothing (the server settles
+                # it as the card it is: not a 闪, so the 杀 still hits): the request goes on as declined.
+                yield from game.to_processing(card.ids)
+                game.processing_to_discard(card.ids)
+                return None
             yield from game.to_processing(card.ids)
             if game.has_skills and card.name.endswith("slash") and seat == game.current \
                     and game.phase == pb.PHASE_PLAY:

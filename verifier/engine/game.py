@@ -39,6 +39,11 @@ if TYPE_CHECKING:
     from verifier.engine.mode import Mode
 
 T = TypeVar("T")
+
+# The codes of a decision the rules forbid but a settlement can still carry out as a server did (Game.report's
+# can_carry_out): whom or what it aims at, when it is made, which card answers. Not among them: a card its maker
+# does not hold (carried out only on the recorded move: Game.take_recorded), and what cannot be understood at all.
+CARRIED_OUT = frozenset({"INVALID_TARGET", "TARGET_PROHIBITED", "SLASH_LIMIT", "WRONG_TIMING", "WRONG_CARD"})
 Settle = Generator[Request, Answer, T]
 
 PHASE_NAMES = {
@@ -296,6 +301,9 @@ class Game:
         # it (replay: a card or skill its maker lacks): a taken card's move (take_recorded) or a skill's
         # recorded effect (Ruleset.invoke_in_play). None otherwise; self-play never sets it.
         self.evidence: pb.Event | None = None
+        # Is the log a server's record of the game it played (GameOptions.server_record)? An illegal decision that a
+        # settlement can take is then carried out, as that server did (``report``'s ``can_carry_out``), not rejected.
+        self.server_record = False
         # While generals are being picked: each seat's candidates (None otherwise).
         self.selection: dict[int, tuple[str, ...]] | None = None
         # Extra turns a skill gave, to be played after the current one (放权).
@@ -314,10 +322,18 @@ class Game:
              hard: bool = False) -> None:
         self.violations.append(Violation(code, message, seat, card, hard))
 
-    def report(self, violations: Iterable[Violation]) -> bool:
-        """Record violations; True when one of them is hard (the decision is rejected)."""
+    def report(self, violations: Iterable[Violation], can_carry_out: bool = False) -> bool:
+        """Record violations; True when one of them is hard (the decision is rejected).
+
+        ``can_carry_out``: the caller's settlement can take the decision as it is (a 杀 at two targets, 无中生有 at
+        another character, a 闪 used in the play phase). In a server's record (``server_record``) the server carried
+        it out, so a hard violation of the rules (docs/codes.md, kind illegal) is kept but made soft, and the
+        decision goes on as the server played it (docs/rules.md#server-records); a card the decision names from where
+        its maker does not hold it is not carried out here (``take_recorded`` does it, on the recorded move)."""
         hard = False
         for v in violations:
+            if v.hard and can_carry_out and self.server_record and v.code in CARRIED_OUT:
+                v = Violation(v.code, f"{v.message}; carried out as the server's record shows", v.seat, v.card)
             self.violations.append(v)
             hard = hard or v.hard
         if hard:

@@ -77,6 +77,8 @@ class Analeptic(CardSpec):
 
     def resolve(self, game: Game, use: Use) -> Settle[None]:
         game.set_mark(use.user, ANALEPTIC_USED, game.turn_number)
-        game.set_mark(use.user, DRUNK, game.turn_number)
+        # Its target drinks: its user, unless a server's record carried out one given to another character.
+        for t in use.targets:
+            game.set_mark(t, DRUNK, game.turn_number)
         return
         yield  # pragma: no cover

@@ -175,9 +175,10 @@ class Peach(CardSpec):
                             f"({p.hp}/{p.max_hp})", use.user, use.card.ids[0] if use.card.ids else None)
 
     def resolve(self, game: Game, use: Use) -> Settle[None]:
-        yield from game.recovered(use.user, game.recover(use.user, 1))
-        return
-        yield  # pragma: no cover
+        # Its target recovers: its user, unless a server's record carried out a 桃 aimed at another character.
+        for t in use.targets:
+            if game.players[t].alive:
+                yield from game.recovered(t, game.recover(t, 1))
 
 
 def is_black(use: Use) -> bool:

@@ -12,13 +12,29 @@ from verifier.engine.game import Game, Settle, Violation
 from verifier.packages.standard.package import PACKAGE
 
 
+def holds(game: Game, target: int, name: str) -> int | None:
+    """The card of that name in ``target``'s judgment area, if any."""
+    return next((c for c in game.players[target].judgment if game.judgment_name(c) == name), None)
+
+
 def verify_no_duplicate(game: Game, use: Use, name: str, target: int) -> Iterator[Violation]:
     """docs/rules.md#judgment-area: no judgment area may hold two cards of the same name."""
-    held = [c for c in game.players[target].judgment if game.judgment_name(c) == name]
-    if held:
+    held = holds(game, target, name)
+    if held is not None:
         yield Violation("DUPLICATE_DELAYED_TRICK", f"seat {target}'s judgment area already holds "
-                        f"{game.label(held[0])}; {game.used_card_label(use.card)} cannot be placed there too",
-                        use.user, use.card.ids[0] if use.card.ids else None)
+                        f"{game.label(held)}; {game.used_card_label(use.card)} cannot be placed there too: it goes "
+                        "to the discard pile with no effect", use.user, use.card.ids[0] if use.card.ids else None)
+
+
+def place(game: Game, use: Use, name: str, target: int | None) -> Settle[None]:
+    """Put a used delayed trick in ``target``'s judgment area (docs/rules.md#judgment-area). One that cannot lie there —
+    the area already holds one of its name (DUPLICATE_DELAYED_TRICK), or a server's record carried out a use with no
+    living target — is used with no effect: to the discard pile, as FreeKill's server does."""
+    if target is None or not game.players[target].alive or holds(game, target, name) is not None:
+        yield from game.to_processing(use.card.ids)
+        game.processing_to_discard(use.card.ids)
+        return
+    yield from game.to_judgment(target, use.card.ids[0], as_name=name if use.card.is_virtual else "")
 
 
 class PhaseSkipTrick(DelayedSpec):
@@ -44,8 +60,8 @@ class PhaseSkipTrick(DelayedSpec):
         return True
 
     def use(self, game: Game, use: Use) -> Settle[None]:
-        as_name = self.name if use.card.is_virtual else ""
-        yield from game.to_judgment(use.targets[0], use.card.ids[0], as_name=as_name)
+        # (its first target: a server's record may have carried out a use naming none, or more than one)
+        yield from place(game, use, self.name, use.targets[0] if use.targets else None)
 
     def judge_phase(self, game: Game, seat: int, card_id: int) -> Settle[set[int]]:
         yield from game.to_processing([card_id])
@@ -90,7 +106,8 @@ class Lightning(DelayedSpec):
         yield from verify_no_duplicate(game, use, self.name, use.user)
 
     def use(self, game: Game, use: Use) -> Settle[None]:
-        yield from game.to_judgment(use.user, use.card.ids[0])
+        # Its user's own area; a server's record may have carried out one placed in another's (its first target).
+        yield from place(game, use, self.name, use.targets[0] if use.targets else use.user)
 
     def judge_phase(self, game: Game, seat: int, card_id: int) -> Settle[set[int]]:
         yield from game.to_processing([card_id])

@@ -36,7 +36,8 @@ class EquipSpec(CardSpec):
                             "only on themself", use.user, hard=True)
 
     def use(self, game: Game, use: Use) -> Settle[None]:
-        yield from game.equip(use.user, use.card.ids[0])
+        # Its user's own slot; a server's record may have carried out one put on another character (its first target).
+        yield from game.equip(use.targets[0] if use.targets else use.user, use.card.ids[0])
 
 
 for _name in EQUIPMENT_NAMES:

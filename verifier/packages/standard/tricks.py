@@ -47,13 +47,20 @@ class SelfTrick(CardSpec):
 
 
 class AreaTrick(CardSpec):
-    """A trick aimed at a fixed set of characters; the log may name them or leave them out."""
+    """A trick aimed at a fixed set of characters; the log may name them (in any order: the rules fix it) or leave
+    them out."""
 
     def verify_use(self, game: Game, use: Use) -> Iterator[Violation]:
         expected = self.default_targets(game, use.user)
-        if use.targets != expected:
-            yield Violation("INVALID_TARGET", f"{self.name} targets exactly seats {list(expected)} in this order, "
-                            f"not {list(use.targets)}", use.user, hard=True)
+        if sorted(use.targets) != sorted(expected):
+            yield Violation("INVALID_TARGET", f"{self.name} targets exactly seats {list(expected)}, not "
+                            f"{list(use.targets)}", use.user, hard=True)
+
+    def use(self, game: Game, use: Use) -> Settle[None]:
+        # Settled in seat order from the user, whatever order the log names the targets in (default_targets' order).
+        order = tuple(sorted(use.targets, key=lambda t: (t - use.user) % game.n))
+        return CardSpec.use(self, game, use if order == use.targets else Use(use.user, use.card, order,
+                                                                             use.damage_bonus))
 
 
 @PACKAGE.card
@@ -71,8 +78,10 @@ class ExNihilo(SelfTrick):
     name = "ex_nihilo"
 
     def resolve(self, game: Game, use: Use) -> Settle[None]:
-        if not (yield from game.nullified(self.name, use.user)):
-            yield from game.draw(use.user, 2, pb.DRAW_REASON_CARD_EFFECT)
+        # Its target draws: its user, unless a server's record carried out one aimed at another character.
+        for t in use.targets:
+            if game.players[t].alive and not (yield from game.nullified(self.name, t)):
+                yield from game.draw(t, 2, pb.DRAW_REASON_CARD_EFFECT)
 
 
 @PACKAGE.card
@@ -88,14 +97,15 @@ class Dismantlement(CardSpec):
                             use.user, hard=True)
 
     def resolve(self, game: Game, use: Use) -> Settle[None]:
-        target = use.targets[0]
-        if (yield from game.nullified(self.name, target)):
-            return
-        options = game.players[target].all_cards()
-        if options:
-            chosen = yield from game.choose(use.user, options, 1, self.name)
-            if chosen:
-                yield from game.to_discard(chosen)
+        # One target in a legal use; a server's record may have carried out more, or the user themself.
+        for target in use.targets:
+            if not game.players[target].alive or (yield from game.nullified(self.name, target)):
+                continue
+            options = game.players[target].all_cards()
+            if options:
+                chosen = yield from game.choose(use.user, options, 1, self.name)
+                if chosen:
+                    yield from game.to_discard(chosen)
 
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
         return [(t,) for t in game.alive_seats() if t != user and game.players[t].has_cards()]
@@ -117,14 +127,15 @@ class Snatch(CardSpec):
         yield from verify_reaches(game, use, t, self.name, "顺手牵羊")
 
     def resolve(self, game: Game, use: Use) -> Settle[None]:
-        target = use.targets[0]
-        if (yield from game.nullified(self.name, target)):
-            return
-        options = game.players[target].all_cards()
-        if options:
-            chosen = yield from game.choose(use.user, options, 1, self.name)
-            if chosen:
-                yield from game.to_hand(use.user, chosen)
+        # One target in a legal use; a server's record may have carried out more, or the user themself.
+        for target in use.targets:
+            if not game.players[target].alive or (yield from game.nullified(self.name, target)):
+                continue
+            options = game.players[target].all_cards()
+            if options:
+                chosen = yield from game.choose(use.user, options, 1, self.name)
+                if chosen:
+                    yield from game.to_hand(use.user, chosen)
 
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
         return [(t,) for t in game.alive_seats()
@@ -141,10 +152,11 @@ class Duel(CardSpec):
         yield from one_other_target(game, use, "决斗")
 
     def resolve(self, game: Game, use: Use) -> Settle[None]:
-        target = use.targets[0]
-        if (yield from game.nullified(self.name, target)):
-            return
-        yield from duel_effect(game, use, target)
+        # One target in a legal use; a server's record may have carried out more, or the user themself.
+        for target in use.targets:
+            if game.players[target].alive and game.players[use.user].alive \
+                    and not (yield from game.nullified(self.name, target)):
+                yield from duel_effect(game, use, target)
 
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
         return [(t,) for t in game.alive_seats() if t != user]
