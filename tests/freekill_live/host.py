@@ -65,7 +65,30 @@ CHEATS: dict[str, str] = {
     "peach_full_hp": "PEACH_FULL_HP",   # 桃 when not wounded
     "out_of_range": "OUT_OF_RANGE",     # a 杀 at a target beyond the attack range
     "skill_not_owned": "SKILL_NOT_OWNED",  # 制衡 by a general without it
+    # Decisions the rules forbid and the verifier once rejected, so that its game parted from FreeKill's, which
+    # carried them out: a server's record now carries them out too (docs/rules.md#server-records).
+    "two_targets": "INVALID_TARGET",    # a 杀 at two characters without 方天画戟
+    "duel_self": "INVALID_TARGET",      # 决斗 aimed at oneself
+    "dismantle_self": "INVALID_TARGET",  # 过河拆桥 aimed at oneself
+    "peach_other": "INVALID_TARGET",    # 桃 on another character who is not dying
+    "jink_in_play": "WRONG_TIMING",     # 闪 used in one's own play phase
+    "ex_nihilo_other": "INVALID_TARGET",  # 无中生有 aimed at another character
+    "savage_one": "INVALID_TARGET",     # 南蛮入侵 aimed at one other character
+    "lightning_other": "INVALID_TARGET",  # 闪电 put in another character's judgment area
+    "analeptic_other": "INVALID_TARGET",  # 酒 given to another character
+    "equip_other": "INVALID_TARGET",    # an equipment card put on another character
+    "snatch_far": "DISTANCE_LIMIT",     # 顺手牵羊 at distance 2 or more
+    "supply_far": "DISTANCE_LIMIT",     # 兵粮寸断 at distance 2 or more
+    "duplicate_delayed": "DUPLICATE_DELAYED_TRICK",  # 乐不思蜀 on a character whose judgment area holds one
+    # Replies to other requests than PlayCard (the focus FreeKill moves to the seat names the request: RESPONSES).
+    "wrong_answer": "WRONG_CARD",       # a 杀 played where a 杀's target is asked for 闪
+    "discard_short": "HAND_LIMIT",      # one card too few discarded in the discard phase
 }
+# The request (MoveFocus's name for it) each reply cheat answers.
+RESPONSES = {"wrong_answer": "jink", "discard_short": "phase_discard"}
+# Kinds whose moment is rare (a card of which the deck holds one or two, meeting the state it needs): a short run
+# places them when a game offers the moment; every kind placed is checked all the same.
+RARE_CHEATS = frozenset({"lightning_other", "supply_far", "duplicate_delayed", "analeptic_other", "savage_one"})
 
 # Every kind is placed wherever it first applies, several in one game, in any order: a card used from another
 # player's hand or the draw pile and a skill the general lacks, which FreeKill's server carries out, are
@@ -75,7 +98,7 @@ CHEATS: dict[str, str] = {
 SLASHES = frozenset({"slash", "fire__slash", "thunder__slash"})
 WEAPON_RANGE = {"crossbow": 1, "double_swords": 2, "qinggang_sword": 2, "ice_sword": 2, "guding_blade": 2,
                 "blade": 3, "spear": 3, "axe": 3, "fan": 4, "halberd": 4, "kylin_bow": 5}
-HAND, EQUIP, DRAW_PILE = 1, 2, 6
+HAND, EQUIP, JUDGE, DRAW_PILE = 1, 2, 3, 6
 
 
 class HostError(RuntimeError):
@@ -295,6 +318,10 @@ class Table:
     def attack_range(self, pid: int) -> int:
         return max([WEAPON_RANGE.get(self.name(c), 1) for c in self.equips(pid)] + [1])
 
+    def judged(self, pid: int) -> list[str]:
+        """The names of the cards in ``pid``'s judgment area."""
+        return sorted(self.name(c) for c, (a, o) in self.place.items() if a == JUDGE and o == pid)
+
     def has_sub_type(self, pid: int, sub_type: int) -> bool:
         return any(self.cards.get(c, ("", 0))[1] == sub_type for c in self.equips(pid))
 
@@ -320,9 +347,19 @@ class Table:
                 and self.distance_bounds(pid, t)[0] > rng]
 
     def safe_target(self, t: int) -> bool:
-        # 空城 forbids a 杀 on 诸葛亮 with no hand card: keep him out of every cheat's targets,
-        # so that each cheat breaks exactly one rule.
-        return self.general.get(t) != "zhugeliang"
+        # 空城 forbids a 杀 or 决斗 on 诸葛亮 with no hand card, 谦逊 顺手牵羊 and 乐不思蜀 on 陆逊: keep them out of
+        # every cheat's targets, so that each cheat breaks exactly one rule.
+        return self.general.get(t) not in ("zhugeliang", "luxun")
+
+    def others(self, pid: int) -> list[int]:
+        return [t for t in self.alive() if t != pid and self.safe_target(t)]
+
+    def far_targets(self, pid: int) -> list[int]:
+        """Characters surely at distance 2 or more (distance_bounds; no skill of the pool lifts 顺手牵羊's limit but
+        奇才, which only 黄月英 has)."""
+        if self.general.get(pid) == "huangyueying":
+            return []
+        return [t for t in self.others(pid) if self.distance_bounds(pid, t)[0] >= 2]
 
 
 class Planner:
@@ -346,6 +383,35 @@ class Planner:
         return (t.general.get(pid) == "zhangfei"
                 or any(t.name(c) == "crossbow" for c in t.equips(pid)))
 
+    def choose_answer(self, pid: int, focus: str) -> tuple[str, dict[str, Any], bool] | None:
+        """(kind, reply, is_the_cheat) for a request other than PlayCard (``focus``: its name in MoveFocus), or
+        None (the AI answers). A discard's reply is completed from the request itself (``complete``)."""
+        t = self.table
+        if pid in t.dead:
+            return None
+        for kind in self.todo:
+            if RESPONSES.get(kind) != focus:
+                continue
+            if kind == "wrong_answer":
+                slashes = self.slashes_in_hand(pid)
+                if not slashes:
+                    continue
+                self.todo.remove(kind)
+                return kind, {"card": slashes[0], "targets": []}, True
+            if kind == "discard_short":
+                self.todo.remove(kind)
+                return kind, {}, True
+        return None
+
+    def complete(self, kind: str, pid: int, request: Any) -> dict[str, Any]:
+        """The reply of a cheat that needs the request's data: ``discard_short`` discards one card fewer than the
+        request's ``min_num``."""
+        if kind != "discard_short":
+            raise ValueError(kind)
+        due = int(request[3]["min_num"]) if isinstance(request, list) and len(request) > 3 else 1
+        return {"card": {"skill": "discard_skill", "subcards": self.table.hand(pid)[:max(due - 1, 0)]},
+                "targets": []}
+
     def choose(self, pid: int) -> tuple[str, dict[str, Any], bool] | None:
         """(kind, reply, is_the_cheat) for this PlayCard request of ``pid``, or None (AI plays)."""
         t = self.table
@@ -366,6 +432,8 @@ class Planner:
             return None
         self.phases += 1
         for kind in self.todo:
+            if kind in RESPONSES:
+                continue
             made = self.make(kind, pid)
             if made is not None:
                 self.todo.remove(kind)
@@ -412,6 +480,52 @@ class Planner:
             if t.general.get(pid) == "sunquan" or not hand:
                 return None
             return kind, {"card": {"skill": "zhiheng", "subcards": [hand[0]]}, "targets": []}, True
+        return self.make_target_cheat(kind, pid, hand)
+
+    def make_target_cheat(self, kind: str, pid: int, hand: list[int]) -> tuple[str, dict[str, Any], bool] | None:
+        """The kinds that aim a card where the rules do not let it go (or use it when nothing asks for it)."""
+        t = self.table
+        named = {name: [c for c in hand if t.name(c) == name] for name in {t.name(c) for c in hand}}
+        others = t.others(pid)
+
+        def reply(card: int, targets: list[int]) -> tuple[str, dict[str, Any], bool]:
+            return kind, {"card": card, "targets": targets}, True
+
+        if kind == "two_targets":
+            targets = t.in_range_targets(pid)
+            slashes = self.slashes_in_hand(pid)
+            if len(targets) < 2 or not slashes or any(t.name(c) == "halberd" for c in t.equips(pid)):
+                return None
+            return reply(slashes[0], self.rng.sample(targets, 2))
+        if kind == "duel_self" and named.get("duel") and t.general.get(pid) != "zhugeliang":
+            return reply(named["duel"][0], [pid])
+        if kind == "dismantle_self" and named.get("dismantlement") and (len(hand) > 1 or t.equips(pid)):
+            return reply(named["dismantlement"][0], [pid])
+        if kind == "peach_other" and named.get("peach") and others:
+            return reply(named["peach"][0], [self.rng.choice(others)])
+        if kind == "jink_in_play" and named.get("jink"):
+            return reply(named["jink"][0], [])
+        if kind == "ex_nihilo_other" and named.get("ex_nihilo") and others:
+            return reply(named["ex_nihilo"][0], [self.rng.choice(others)])
+        if kind == "savage_one" and named.get("savage_assault") and others:
+            return reply(named["savage_assault"][0], [self.rng.choice(others)])
+        if kind == "analeptic_other" and named.get("analeptic") and others:
+            return reply(named["analeptic"][0], [self.rng.choice(others)])
+        if kind == "lightning_other" and named.get("lightning"):
+            free = [o for o in others if "lightning" not in t.judged(o)]
+            return reply(named["lightning"][0], [self.rng.choice(free)]) if free else None
+        if kind == "equip_other" and others:
+            equips = [c for c in hand if t.cards.get(c, ("", 0))[1] in (3, 4, 5, 6)]
+            return reply(equips[0], [self.rng.choice(others)]) if equips else None
+        if kind == "snatch_far" and named.get("snatch"):
+            far = [o for o in t.far_targets(pid) if t.hand(o) or t.equips(o)]
+            return reply(named["snatch"][0], [self.rng.choice(far)]) if far else None
+        if kind == "supply_far" and named.get("supply_shortage"):
+            far = [o for o in t.far_targets(pid) if "supply_shortage" not in t.judged(o)]
+            return reply(named["supply_shortage"][0], [self.rng.choice(far)]) if far else None
+        if kind == "duplicate_delayed" and named.get("indulgence"):
+            held = [o for o in others if "indulgence" in t.judged(o)]
+            return reply(named["indulgence"][0], [self.rng.choice(held)]) if held else None
         return None
 
 
@@ -594,10 +708,15 @@ class Host:
         self.table.on(cmd, value)
 
     def on_focus(self, value: Any) -> None:
-        if not (isinstance(value, list) and len(value) >= 2 and value[1] == "PlayCard"
-                and isinstance(value[0], list) and len(value[0]) == 1):
+        if not (isinstance(value, list) and len(value) >= 2 and isinstance(value[0], list) and len(value[0]) == 1):
             return
         pid = value[0][0]
+        if value[1] != "PlayCard":
+            answer = self.planner.choose_answer(pid, str(value[1]))
+            if answer is not None:
+                self.call("SetPlayerState", [self.room_id, pid, ONLINE])
+                self.pending[self.conn_of[pid]] = answer
+            return
         plan = self.planner.choose(pid)
         if plan is None:
             t = self.table
@@ -615,8 +734,10 @@ class Host:
         pid = self.pid_of[conn]
         self.view.requests.append((pid, cmd, bytes(data), int(timeout)))
         plan = self.pending.get(conn)
-        if plan is not None and cmd != "PlayCard":
-            self.anomalies.append(f"seat {pid} was switched Online for PlayCard but was asked {cmd} first")
+        wanted = "AskForUseCard" if plan is not None and plan[0] == "wrong_answer" else \
+            "AskForUseActiveSkill" if plan is not None and plan[0] == "discard_short" else "PlayCard"
+        if plan is not None and cmd != wanted:
+            self.anomalies.append(f"seat {pid} was switched Online for {wanted} but was asked {cmd} first")
 
     def m_ServerPlayer_waitForReply(self, conn: int, _timeout: int = 0) -> Any:
         pid = self.pid_of[conn]
@@ -632,6 +753,9 @@ class Host:
             self.anomalies.append(f"seat {pid} was asked for a reply with nothing planned")
             return "__cancel"
         kind, reply, is_cheat = plan
+        if not reply:  # (completed from the request it answers)
+            request = plain(cbor.decode(self.view.requests[-1][2], skip_tags=True))
+            reply = self.planner.complete(kind, pid, request)
         payload = cbor.encode(reply)
         self.view.online_replies.append((pid, payload))
         index = len(self.view.requests) - 1

@@ -98,10 +98,11 @@ def judge(room: RoomTap, via_transcript: bool = True) -> Verdict:
 
 
 def decision_after(verdict: Verdict, seq: int, seat: int) -> int | None:
-    """The first decision of ``seat`` that the record after ``seq`` led to (the event a reply made)."""
+    """The first decision of ``seat`` that the record from ``seq`` on led to (the event a reply made: a reply that
+    moves nothing, a discard naming no card, is its event itself)."""
     for i, ev in enumerate(verdict.log.events):
         kind = ev.WhichOneof("kind")
-        if verdict.sources[i] > seq and kind in DECISIONS and _seat_of(ev) == seat:
+        if verdict.sources[i] >= seq and kind in DECISIONS and _seat_of(ev) == seat:
             return i
     return None
 

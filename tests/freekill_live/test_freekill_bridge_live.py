@@ -5,9 +5,13 @@ played*, streaming each room into a real `sgs-verify serve`.
 - every room is stored once, and its live verdict is the offline verdict of the same room (the tap's log read
   back whole, imported and verified);
 - a modified client's substituted replies (host.CHEATS: a second 杀, a card another player holds, a card from
-  the draw pile, 桃 at full HP, a 杀 out of range, a skill the general lacks) are each printed by the bridge as
-  they are found: the right code, at the event the reply led to, naming the FreeKill player who sent it and
-  saying the reply was the client's; no other violation is printed on a client's reply.
+  the draw pile, 桃 at full HP, a 杀 out of range, a skill the general lacks, a 杀 at two characters, 决斗 or
+  过河拆桥 at oneself, 桃 on another, a 闪 in the play phase, 无中生有 / 南蛮入侵 / 闪电 / 酒 / equipment aimed at
+  another, 顺手牵羊 or 兵粮寸断 out of reach, a duplicate 乐不思蜀, a 杀 answering a 杀, a discard one card short)
+  are each printed by the bridge as they are found: the right code, at the event the reply led to, naming the
+  FreeKill player who sent it and saying the reply was the client's; no other violation is printed on a client's
+  reply, and none follows from a cheat on anyone's (the verifier carries each out as FreeKill did:
+  docs/rules.md#server-records).
 
 Needs $SGS_FREEKILL_CORE and lua5.4 with lua-socket and lua-filesystem (skips otherwise): see conftest.py.
 """
@@ -24,7 +28,7 @@ import pytest
 from clients.client import VerifierClient
 from service.server import BackgroundServer
 from tests.freekill_live import judge as J
-from tests.freekill_live.host import CHEATS, GameRecord, RotatingLog
+from tests.freekill_live.host import CHEATS, RARE_CHEATS, GameRecord, RotatingLog
 from tests.freekill_live.test_freekill_live import play_or_retry
 from tests.service.conftest import fresh_database, server_config
 from tests.service.test_bridge import Running, stored, verdict, wait_for
@@ -59,7 +63,7 @@ def played(fk_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             games.append(play_or_retry(root=fk_root, log_path=log_path, players=5, room_id=room, log=log))
         todo = list(CHEATS)
         for n in range(max(CHEAT_ROOMS_MAX, CHEAT_ROOMS_MIN)):
-            if not todo and n >= CHEAT_ROOMS_MIN:
+            if not set(todo) - RARE_CHEATS and n >= CHEAT_ROOMS_MIN:
                 break
             game = play_or_retry(root=fk_root, log_path=log_path, players=5, room_id=200 + n, seed=n,
                                  cheats=todo or list(CHEATS), log=log)
@@ -95,7 +99,8 @@ def test_each_cheat_is_printed_live_with_its_code_event_player_and_the_clients_r
     log_path, games, run, _ = played
     printed = run.lines.of("violation")
     placed = {c.kind for g in games for c in g.cheats}
-    assert placed == set(CHEATS), f"not placed: {set(CHEATS) - placed}"
+    # (a rare kind is placed when a game offers its moment; every kind placed is checked below)
+    assert placed >= set(CHEATS) - RARE_CHEATS, f"not placed: {set(CHEATS) - placed}"
     rooms, raw = J.read_rooms(log_path), J.raw_records(log_path)
     cheat_events: set[tuple[int, int]] = set()
     for game in games:
@@ -119,6 +124,11 @@ def test_each_cheat_is_printed_live_with_its_code_event_player_and_the_clients_r
     others = [p for p in printed if p["source"] == "client" and p["room"] in played_rooms
               and (p["room"], p["event"]) not in cheat_events]
     assert others == []
+    # and nothing follows from a cheat on anyone's decision (one cheat, one violation): all else printed is
+    # FreeKill's own AI's known gaps
+    rest = [p for p in printed if p["room"] in played_rooms and (p["room"], p["event"]) not in cheat_events]
+    assert {p["code"] for p in rest} <= J.AI_DEVIATIONS and {p["source"] for p in rest} <= {"ai", "default"}, rest
+    assert run.lines.of("stopped") == []
 
 
 def test_the_table(played: tuple[Path, list[GameRecord], Running, BackgroundServer]) -> None:
