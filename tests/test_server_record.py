@@ -67,3 +67,39 @@ def test_the_flag_is_not_part_of_the_game() -> None:
     plain = verify(legal)
     assert flagged.final_digest == plain.final_digest
     assert [a.digest for a in flagged.annotations] == [a.digest for a in plain.annotations]
+
+
+def deck_names() -> dict[str, int]:
+    """One card id of each name of the 160-card deck (standard and 军争)."""
+    names: dict[str, int] = {}
+    for table in ("cards_standard.tsv", "cards_maneuvering.tsv"):
+        rows = (Path(__file__).parents[1] / "verifier" / "data" / table).read_text(encoding="utf-8").splitlines()[1:]
+        for row in rows:
+            cid, _, name = row.split("\t")[:3]
+            names.setdefault(name, int(cid))
+    return names
+
+
+TARGETS = [(), (0,), (1,), (2,), (1, 2), (0, 1), (1, 1), (1, 2, 3)]
+
+
+@pytest.mark.parametrize("name", sorted(deck_names()))
+def test_every_card_at_any_targets_is_judged_in_a_server_record(name: str) -> None:
+    """Whatever targets a client names, each card's use is judged and the game goes on: carried out, or rejected
+    where its settlement cannot take them — never an engine fault (which would stop the following)."""
+    card = deck_names()[name]
+    hand = [*[c for c in (14, 16, 17, 57) if c != card][:3], card]
+    for targets in TARGETS:
+        log = json_format.ParseDict({"header": {
+            "ruleset": "identity/1", "mode": "MODE_IDENTITY", "seed": "7",
+            "options": {"generals": "GENERALS_MODE_WHITE", "packages": ["maneuvering"], "serverRecord": True},
+            "seats": [{"role": "ROLE_LORD"}, {"role": "ROLE_REBEL"}, {"role": "ROLE_LOYALIST"}, {"role": "ROLE_SPY"}],
+            "setup": {"stackedTop": True, "startingHands": [
+                {"seat": 0, "cards": hand}, {"seat": 1, "cards": [18, 19, 84, 85] if card not in (18, 19, 84, 85)
+                                             else [20, 21, 86, 88]},
+                {"seat": 2, "cards": [59, 61, 65, 67] if card not in (59, 61, 65, 67) else [69, 71, 77, 104]},
+                {"seat": 3, "cards": [30, 33, 35, 37] if card not in (30, 33, 35, 37) else [39, 41, 43, 44]}]}},
+            "events": [{"useCard": {"seat": 0, "card": {"id": card}, "targets": list(targets)}},
+                       {"endPlayPhase": {"seat": 0}}]}, pb.GameLog())
+        replay = verify(log)
+        assert replay.followed, f"{name} at {targets}: {replay.stopped_reason}"

@@ -264,6 +264,13 @@ class CardSpec:
     def can_use(self, game: Game, use: Use) -> bool:
         return not any(True for _ in self.verify_use(game, use))
 
+    def can_carry_out(self, game: Game, use: Use) -> bool:
+        """Can the settlement take this use although its rules forbid it (in a server's record, which carried it out:
+        Game.report's can_carry_out)? Most settlements take any targets, each as a legal target would be; a card
+        whose settlement needs its targets to be what the rules ask (借刀杀人's weapon holder) says no, and the use is
+        rejected as in any log."""
+        return True
+
     def default_targets(self, game: Game, user: int) -> tuple[int, ...]:
         """Targets the rules fix when the log names none (e.g. 南蛮入侵: everyone else)."""
         return ()
@@ -523,7 +530,7 @@ class Ruleset:
                         "TARGET_PROHIBITED", f"seat {t}'s {eff.name} forbids choosing them as a target of "
                         f"{game.used_card_label(card)}", seat, hard=True)], can_carry_out=True):
                     return settled()
-        if game.report(spec.verify_use(game, use), can_carry_out=True):
+        if game.report(spec.verify_use(game, use), can_carry_out=spec.can_carry_out(game, use)):
             return settled()
         if game.mode.use_hook:
             game.mode.card_used(game, seat, card.name, targets)

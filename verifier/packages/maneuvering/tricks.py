@@ -41,7 +41,12 @@ class FireAttack(CardSpec):
                             "is carried out without effect", use.user, use.card.ids[0] if use.card.ids else None)
 
     def resolve(self, game: Game, use: Use) -> Settle[None]:
-        target, user = use.targets[0], use.user
+        # One target in a legal use; a server's record may have carried out more (each in turn) or none.
+        for target in use.targets:
+            yield from self.fire_attack(game, use, target)
+
+    def fire_attack(self, game: Game, use: Use, target: int) -> Settle[None]:
+        user = use.user
         if (yield from game.nullified(self.name, target)):
             return
         hand = game.players[target].hand

@@ -289,6 +289,10 @@ class Collateral(CardSpec):
             yield Violation("INVALID_TARGET", f"seat {b} is not in seat {a}'s attack range for 借刀杀人",
                             use.user, hard=True)
 
+    def can_carry_out(self, game: Game, use: Use) -> bool:
+        # The weapon holder and whom they must attack, the holder with a weapon to give: nothing else can settle.
+        return len(use.targets) == 2 and game.weapon(use.targets[0]) is not None
+
     def resolve(self, game: Game, use: Use) -> Settle[None]:
         a, b = use.targets
         if (yield from game.nullified(self.name, a)):
