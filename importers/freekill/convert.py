@@ -432,8 +432,7 @@ class Converter:
                               "(no rule of the game does): the log ends there")
             self.over = True
             return
-        winners = str(data or "")
-        roles = set(winners.split("+")) if winners else set()
+        roles = self.winning_roles(data)
         ev = pb.Event()
         go = ev.game_over
         if "lord" in roles:
@@ -450,6 +449,15 @@ class Converter:
             go.side = pb.SIDE_NONE
         self.emit(ev)
         self.over = True
+
+    def winning_roles(self, data: Any) -> set[str]:
+        """The roles GameOver names as winning. FreeKill up to v0.5.21 sends the roles (``lord+loyalist``); from
+        v0.5.22 the winners' player ids (``4+2``, one winner ``2``, or the number itself where a reader decoded the
+        string), whose roles the record gave: what the payload holds tells which, no version is needed."""
+        parts = [p for p in str(data if data is not None else "").split("+") if p]
+        if parts and all(p.lstrip("-").isdigit() for p in parts):
+            return {self.roles.get(int(p), "") for p in parts}
+        return set(parts)
 
     def on_ShowCard(self, data: Any) -> None:
         pass  # 火攻's shown card comes as the '#ShowCard' GameLog line

@@ -1,0 +1,64 @@
+"""What FreeKill's newer cores send differently, read from what the record holds (no version switch).
+
+v0.5.22's GameOver names the winners' player ids (``4+2``; one winner ``2``, or the number 2 where a reader decoded
+the string) instead of their roles (``lord+loyalist+civilian``): both give the same game over."""
+
+from __future__ import annotations
+
+import json
+import lzma
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from importers.freekill import import_freekill
+from sgsverify.v1 import game_log_pb2 as pb
+
+DATA = Path(__file__).resolve().parent / "data" / "freekill" / "transcripts"
+GAMES = ["fk_p4_r3.jsonl", "fk_p4_r5.jsonl"]
+
+
+def lines(game: str) -> list[dict[str, Any]]:
+    text = lzma.decompress((DATA / f"{game}.xz").read_bytes()).decode("utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def with_game_over(records: list[dict[str, Any]], payload: Any) -> bytes:
+    out = [dict(r, data=payload) if r.get("cmd") == "GameOver" else r for r in records]
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out).encode()
+
+
+def winners_by_id(records: list[dict[str, Any]]) -> str:
+    """The player ids of the roles the record's GameOver names."""
+    won = set(next(r["data"] for r in records if r.get("cmd") == "GameOver").split("+"))
+    roles = {r["data"][0]: r["data"][2] for r in records
+             if r.get("cmd") == "PropertyUpdate" and r["data"][1] == "role"}
+    return "+".join(str(p) for p, role in sorted(roles.items()) if role in won)
+
+
+def game_over(log: pb.GameLog) -> pb.GameOver:
+    return next(ev.game_over for ev in log.events if ev.HasField("game_over"))
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_winners_named_by_player_id_are_the_same_game_over(game: str) -> None:
+    records = lines(game)
+    by_role = import_freekill(with_game_over(records, next(r["data"] for r in records if r.get("cmd") == "GameOver")),
+                              game).log
+    ids = winners_by_id(records)
+    assert ids and not any(c.isalpha() for c in ids)
+    by_id = import_freekill(with_game_over(records, ids), game).log
+    assert game_over(by_id) == game_over(by_role) and game_over(by_role).side != pb.SIDE_UNSPECIFIED
+    if "+" not in ids:  # one winner: the string "2", or the number a reader decoded it into
+        assert game_over(import_freekill(with_game_over(records, int(ids)), game).log) == game_over(by_role)
+
+
+def test_a_single_winner_by_player_id() -> None:
+    records = lines("fk_p4_r3.jsonl")
+    roles = {r["data"][0]: r["data"][2] for r in records
+             if r.get("cmd") == "PropertyUpdate" and r["data"][1] == "role"}
+    renegade = next(p for p, role in roles.items() if role == "renegade")
+    for payload in (str(renegade), renegade):
+        over = game_over(import_freekill(with_game_over(records, payload), "r.jsonl").log)
+        assert over.side == pb.SIDE_SPY
