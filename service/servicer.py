@@ -218,6 +218,8 @@ class _LiveStream:
 
     game: LiveSession | None = None
     discard: bool = False
+    ended: bool = False  # the request stream has ended: a half-close, or a cancel (they look alike)
+    half_closed: bool = False  # an answer was written after it ended: the end was the client's half-close
 
 
 _LiveItem = tuple[asyncio.Future[bytes], str] | BaseException | None  # a batch sent (and where), an error, the end
@@ -236,15 +238,6 @@ def _drop_unanswered(answers: asyncio.Queue[_LiveItem]) -> None:
         item = answers.get_nowait()
         if isinstance(item, tuple):
             item[0].cancel()
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _LiveEnd:
-    """A live game's last answer, and the id of the replay this call created for it ("" if none)."""
-
-    response: spb.VerifyLiveResponse
-    created: str
-    tenant: str
 
 
 class VerifierServicer:
@@ -282,21 +275,30 @@ class VerifierServicer:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.io_executor, functools.partial(fn, *args, **kwargs))
 
-    async def _save_streamed(self, record: NewReplay, tenant: str) -> tuple[ReplaySummary, bool]:
-        """Store a game that came as a request stream (UploadLog, VerifyLive), undone if the call is cancelled
-        meanwhile. gRPC ends a cancelled call's request stream as if the client had closed it, and says that it
-        was cancelled only at the handler's next await (context.cancelled() stays False): so the game may be
-        being stored when the cancel lands. The store's thread cannot be stopped: it is waited for, and what it
-        created is deleted before the cancel goes on (a replay the tenant already had is left alone)."""
+    async def _save(self, record: NewReplay, tenant: str) -> tuple[ReplaySummary, bool]:
+        """Store a game whose whole submission has come (a whole log, or a stream its client half-closed): from
+        here it is stored whatever becomes of the call. The server cannot know whether the client read an
+        answer that was written (it may read it and close the call at once, which the server sees as a cancel),
+        so undoing a store on a cancel could lose a replay the client was told is stored; a client that got no
+        answer sends the log again and is answered created=false with the same id (the store is keyed by the
+        log's hash). A cancel that comes meanwhile does not stop the store's thread: the call waits for it, so
+        that a call is done with the store once it has ended, then goes on cancelled."""
         loop = asyncio.get_running_loop()
         saving = loop.run_in_executor(self.io_executor, self.store.save, record, tenant)
-        try:
-            return await asyncio.shield(saving)
-        except asyncio.CancelledError:
-            summary, created = await saving
-            if created:
-                await self._forget(summary.id, tenant)
-            raise
+        cancelled: asyncio.CancelledError | None = None
+        while not saving.done():
+            try:
+                await asyncio.shield(saving)
+            except asyncio.CancelledError as err:
+                cancelled = err  # (and waited for again: a second cancel, the token watch's, may come meanwhile)
+            except Exception:
+                break  # (the store failed: said below)
+        if cancelled is not None:
+            if not saving.cancelled() and saving.exception() is None:
+                log.info("a call was cancelled while its game was stored: replay %s stays stored (a client that got "
+                         "no answer sends the game again and is answered created=false)", saving.result()[0].id[:12])
+            raise cancelled
+        return saving.result()
 
     @staticmethod
     async def _confirm_closed_by_client(context: grpc.aio.ServicerContext) -> None:
@@ -311,13 +313,6 @@ class VerifierServicer:
         except ExecuteBatchError:
             raise asyncio.CancelledError("the upload's call was cancelled: its stream did not end in a half-close"
                                          ) from None
-
-    async def _forget(self, replay_id: str, tenant: str) -> None:
-        """Delete a replay this call stored but could not answer for (its call was cancelled)."""
-        loop = asyncio.get_running_loop()
-        with contextlib.suppress(ReplayNotFound):  # deleted meanwhile
-            await asyncio.shield(loop.run_in_executor(self.io_executor, self.store.delete, replay_id, tenant))
-        log.info("a cancelled call's replay %s was stored as the cancel came, and is deleted again", replay_id[:12])
 
     def _timeout(self, context: grpc.aio.ServicerContext | None) -> float:
         timeout = self.limits.deadline_seconds
@@ -393,7 +388,8 @@ class VerifierServicer:
                       context: grpc.aio.ServicerContext | None, principal: Principal,
                       source: str, streamed: bool = False) -> spb.VerifyLogResponse:
         """Verify and store as the principal's tenant's (only that tenant's copy of the log is looked for).
-        ``streamed``: the log came as a request stream, whose end may have been a cancel (_save_streamed)."""
+        ``streamed``: the log came as a request stream, whose end may have been a cancel: nothing is stored unless
+        it was a half-close (_confirm_closed_by_client)."""
         tenant = principal.tenant
         # How a stream ended is asked of the call while the log is verified (it is known once the stream has
         # ended, as it has here), and the answer awaited before anything is stored.
@@ -422,13 +418,14 @@ class VerifierServicer:
             if confirming is not None:
                 await confirming
         finally:
-            if confirming is not None:
-                confirming.cancel()  # (a no-op once it is done)
+            if confirming is not None and not confirming.done():
+                # Waited for, not cancelled: the initial metadata it sends may be on their way, and gRPC, not told
+                # that they went, would send them again with the answer, which the call refuses (GRPC_CALL_ERROR_
+                # TOO_MANY_OPERATIONS: the client waits for an answer that never comes). This happened to an upload
+                # of a log already stored, answered from the store before the question had its answer.
+                await asyncio.wait([confirming])
         self._counted(source, record)
-        if streamed:
-            summary, created = await self._save_streamed(record, tenant)
-        else:
-            summary, created = await self._io(self.store.save, record, tenant)
+        summary, created = await self._save(record, tenant)
         if not created:
             return await self._stored_response(summary, want_summary_only)
         # (A summary-only answer is parsed from the worker's summary, not from the whole replay less its annotations.)
@@ -566,13 +563,9 @@ class VerifierServicer:
 
     async def VerifyLive(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest],
                          context: grpc.aio.ServicerContext) -> AsyncIterator[spb.VerifyLiveResponse | bytes]:
-        last: _LiveEnd | None = None
         try:
-            async for response in self._live_game(request_iterator, context):
-                if isinstance(response, _LiveEnd):
-                    last = response
-                else:
-                    yield response
+            async for response in self._live_game(request_iterator):
+                yield response
         except asyncio.CancelledError:
             raise
         except Exception as err:
@@ -581,28 +574,21 @@ class VerifierServicer:
             self._noticed(err)
             status = failure_or_internal(err, "VerifyLive").status()
         else:
-            if last is not None:
-                await self._answer_last(last, context)
             return
         await guard.abort(context, *status)  # (outside the except block: see unary_errors)
 
-    async def _answer_last(self, last: _LiveEnd, context: grpc.aio.ServicerContext) -> None:
-        """Write the game's last answer (the one that says it was stored) ourselves rather than yield it, so that
-        a write that fails — the call was cancelled, which gRPC may say only now — is seen: the game it stored is
-        deleted again, as no answer said it was stored (_save_streamed)."""
-        try:
-            await context.write(last.response)
-        except BaseException:
-            if last.created:
-                await self._forget(last.created, last.tenant)
-            raise
-
-    async def _live_game(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest],
-                         context: grpc.aio.ServicerContext | None = None
-                         ) -> AsyncIterator[spb.VerifyLiveResponse | bytes | _LiveEnd]:
+    async def _live_game(self, request_iterator: AsyncIterator[spb.VerifyLiveRequest | MalformedRequest]
+                         ) -> AsyncIterator[spb.VerifyLiveResponse | bytes]:
         """The live game's answers, in order. A reader task takes the client's batches and sends each to the
         game's worker as it comes, up to LIVE_IN_FLIGHT ahead of the answers: the next batch is received while
-        one is judged. Anything wrong with a batch is raised after the answers to the batches before it."""
+        one is judged. Anything wrong with a batch is raised after the answers to the batches before it.
+
+        Each answer is written by gRPC (VerifyLive yields it on) before this generator is resumed: a write that
+        fails ends the call there. gRPC ends a cancelled call's request stream as if the client had closed it,
+        and a write the call refuses is how a cancel is told from a half-close (as _confirm_closed_by_client
+        asks an upload's call): once the stream has ended, an answer that is written says the end was the
+        client's half-close, the game's whole submission, which is then stored whatever becomes of the call
+        (_save)."""
         principal = self._principal()
         stream = _LiveStream()
         answers: asyncio.Queue[_LiveItem] = asyncio.Queue(LIVE_IN_FLIGHT)
@@ -612,12 +598,14 @@ class VerifierServicer:
                 if isinstance(item, BaseException):
                     raise item
                 assert stream.game is not None
-                yield await _live_answer(stream.game, *item)
+                answer = await _live_answer(stream.game, *item)
+                after_end = stream.ended
+                yield answer
+                stream.half_closed = stream.half_closed or after_end
             game = stream.game
             if game is None:
                 raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                                  "the live stream is empty: its first message must carry the GameHeader")
-            # (a cancelled call's stream ends here too, as if closed: _save_streamed and _answer_last undo the store)
             try:
                 last, record = await game.finish()
             except LogFormatError as err:
@@ -630,11 +618,17 @@ class VerifierServicer:
                 finished.info.id = ""
                 finished.info.tenant = principal.tenant
             else:
-                summary, created = await self._save_streamed(record, principal.tenant)
+                if not stream.half_closed:
+                    # Every answer went out before the stream's end was read, so none has said how it ended: one
+                    # more, with nothing new in it, asks the call (a cancelled one refuses it, and this generator is
+                    # not resumed). Rare: a client that half-closes right after its last batch is usually read
+                    # ending before that batch's answer is written.
+                    yield spb.VerifyLiveResponse(events_received=last.events_received, game_over=last.game_over)
+                summary, created = await self._save(record, principal.tenant)
                 finished.info.CopyFrom(replay_info(summary))
                 finished.stored = True
                 finished.created = created
-            yield _LiveEnd(last, summary.id if not stream.discard and created else "", principal.tenant)
+            yield last
         finally:
             reader.cancel()
             with contextlib.suppress(BaseException):
@@ -682,6 +676,7 @@ class VerifierServicer:
                     # LIVE_IN_FLIGHT batches a stream): the byte budget counts what is still to be read.
                     scope.release_received()
                 await answers.put((sent, where))
+            stream.ended = True  # (before the end is queued: an answer written after this was written after it)
             if game is not None:
                 game.end()  # (the game is closed in its worker while the answers before are written)
             item: BaseException | None = None
