@@ -27,7 +27,9 @@ from importers.freekill.messages import BY_AI, BY_CLIENT, BY_NONE, NOTIFY, REPLY
 
 MARKER: Final = "SGSV1 "
 VERSION: Final = 1
-KINDS: Final = frozenset({"meta", "notify", "request", "reply", "end"})
+KINDS: Final = frozenset({"meta", "notify", "request", "reply", "check", "end"})
+# (a "check" record is the tap's verdict on a reply, made inside the server: integrations/freekill/tap/README.md;
+# it takes its place in the room's sequence and is no message of the game)
 # A record is one log line: bounded, so a garbled line (a missing newline joining many) is refused, not parsed.
 MAX_RECORD_CHARS: Final = 64 * 1024 * 1024
 # What a reply's status says when nobody answered (the default was taken).
@@ -181,6 +183,8 @@ class RoomTap:
         if rec.kind == "end":
             result = body.get("result", "")
             self.result = result if isinstance(result, str) else ""
+            return None
+        if rec.kind == "check":
             return None
         cmd = body.get("cmd")
         if not isinstance(cmd, str):

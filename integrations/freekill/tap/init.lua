@@ -12,8 +12,15 @@
 --     Request global does not exist while packages load) -> requests and replies.
 -- On a client (FreeKill pushes server packages to clients) it installs nothing.
 
-local TAP_VERSION = "sgsv_tap 1.0"
+local TAP_VERSION = "sgsv_tap 1.1"
 local MARK = "SGSV1 "
+
+-- Settings (an operator edits them here; the sandbox leaves a package no environment to read).
+-- CHECK_REPLIES: re-check each reply a client sent against FreeKill's own rules (the request
+--   handlers its honest client builds replies with) and write the verdict as a "check" record.
+-- CHECK_AI_REPLIES: check the AI's replies too (for measuring the check, not for production).
+local CHECK_REPLIES = true
+local CHECK_AI_REPLIES = false
 
 local tap = { failed = {} }
 
@@ -245,9 +252,511 @@ local function on_asked(req)
     fields[#fields + 1] = "status"
     fields[#fields + 1] = status
     emit(id, st, "reply", fields)
+    local c = r and r.check
+    if c then
+      -- (no nil in the list: a hole would cut it short)
+      local cf = { "to", player.id, "cmd", req.command, "reply", st.seq, "by", by, "verdict", c.verdict }
+      if c.code then cf[#cf + 1] = "code"; cf[#cf + 1] = c.code end
+      if c.why then cf[#cf + 1] = "why"; cf[#cf + 1] = c.why end
+      if c.effects > 0 then cf[#cf + 1] = "side_effects"; cf[#cf + 1] = c.effects end
+      cf[#cf + 1] = "lua_us"
+      cf[#cf + 1] = c.us
+      emit(id, st, "check", cf)
+    end
   end
   asked[req] = nil
 end
+
+---------------------------------------------------------------------------------------------
+-- the reply check: does a reply obey FreeKill's own rules?
+--
+-- FreeKill's server carries out whatever a client replies. Its honest client builds each reply
+-- through a request handler (the same one FreeKill's AI drives on the server): items offered
+-- (cards, players, skill buttons), each enabled or not, and an OK button that is enabled when
+-- the selection is feasible. The check builds that handler on the server as the AI does, clicks
+-- the reply's choices in order, and refuses an item that was not offered or not enabled, or a
+-- selection that is not feasible. Request kinds without a handler are checked against the
+-- request's own data (options, counts, areas). It never changes the game: every global and
+-- field it may touch is saved and restored, random draws and notifications made while it runs
+-- are swallowed and counted (side_effects), and errors are contained: a reply it cannot judge
+-- is "unjudged", never a violation.
+
+local checking = false      -- true while a check runs (doNotify then delivers nothing)
+local side_effects = 0      -- notifications and random draws swallowed during the current check
+
+local function refuse(code, why) error({ sgsv = true, code = code, why = why }, 0) end
+local function unjudged(why) error({ sgsv = true, unjudged = true, why = why }, 0) end
+
+local function is_list(t) return type(t) == "table" end
+local function has(list, x)
+  if type(list) ~= "table" then return false end
+  for _, y in ipairs(list) do if y == x then return true end end
+  return false
+end
+local function short(v)
+  if type(v) == "table" then
+    local parts = {}
+    for i, x in ipairs(v) do
+      if i > 8 then parts[#parts + 1] = "..." break end
+      parts[#parts + 1] = tostring(x)
+    end
+    return "[" .. table.concat(parts, ",") .. "]"
+  end
+  return tostring(v)
+end
+
+-- skills that carry an interaction (its data is global per skill): found once
+local interaction_skills
+local function skills_with_interaction()
+  if interaction_skills then return interaction_skills end
+  interaction_skills = {}
+  for _, s in pairs(Fk.skills or {}) do
+    if type(s) == "table" and rawget(s, "interaction") ~= nil then
+      interaction_skills[#interaction_skills + 1] = s
+    end
+  end
+  return interaction_skills
+end
+
+local function copy_history(h)
+  local out = {}
+  for k, v in pairs(h or {}) do
+    if type(v) == "table" then
+      local c = {}
+      for k2, v2 in pairs(v) do
+        if type(v2) == "table" then
+          local c2 = {}
+          for k3, v3 in pairs(v2) do c2[k3] = v3 end
+          c[k2] = c2
+        else
+          c[k2] = v2
+        end
+      end
+      out[k] = { tab = v, copy = c }
+    else
+      out[k] = { value = v }
+    end
+  end
+  return out
+end
+
+local function restore_history(h, saved)
+  if type(h) ~= "table" then return end
+  for k in pairs(h) do if saved[k] == nil then h[k] = nil end end
+  for k, s in pairs(saved) do
+    if s.tab then
+      local t = s.tab
+      for k2 in pairs(t) do if s.copy[k2] == nil then t[k2] = nil end end
+      for k2, v2 in pairs(s.copy) do
+        if type(v2) == "table" and type(t[k2]) == "table" then
+          local t2 = t[k2]
+          for k3 in pairs(t2) do if v2[k3] == nil then t2[k3] = nil end end
+          for k3, v3 in pairs(v2) do t2[k3] = v3 end
+        else
+          t[k2] = v2
+        end
+      end
+      h[k] = t
+    else
+      h[k] = s.value
+    end
+  end
+end
+
+-- Run fn() with everything a handler may touch saved, and restored afterwards whatever happens.
+local function guarded(room, player, active_skill, extra_data, fn)
+  local saved_self = rawget(_G, "Self")
+  local saved_handler = room.current_request_handler
+  local saved_pattern, saved_reason = Fk.currentResponsePattern, Fk.currentResponseReason
+  local hist = copy_history(rawget(player, "skillUsedHistory"))
+  local bhist = copy_history(rawget(player, "skillBranchUsedHistory"))
+  -- the handler counts a click_count skill's use when its button is pressed (the client's own
+  -- view): on the server that would notify everyone, so the count goes to the plain Player's
+  -- table only, and the table is put back afterwards
+  local own_add = rawget(player, "addSkillUseHistory")
+  local own_badd = rawget(player, "addSkillBranchUseHistory")
+  local super = player.class and player.class.super
+  rawset(player, "addSkillUseHistory", super and super.addSkillUseHistory or function() end)
+  rawset(player, "addSkillBranchUseHistory", super and super.addSkillBranchUseHistory or function() end)
+  local inter = {}
+  for i, s in ipairs(skills_with_interaction()) do
+    local it = rawget(s, "interaction")
+    inter[i] = type(it) == "table" and { it, rawget(it, "data") } or false
+  end
+  local saved_extra
+  if active_skill then
+    saved_extra = rawget(active_skill, "_extra_data")
+    rawset(active_skill, "_extra_data", type(extra_data) == "table" and extra_data or {})
+  end
+  local random, randomseed = math.random, math.randomseed
+  -- a draw during the check would move the game's random sequence: it gets the range's low end
+  math.random = function(m, n)
+    side_effects = side_effects + 1
+    if n then return m end
+    if m then return 1 end
+    return 0
+  end
+  math.randomseed = function() side_effects = side_effects + 1 end
+  checking, side_effects = true, 0
+
+  local ok, res = pcall(fn)
+
+  checking = false
+  math.random, math.randomseed = random, randomseed
+  if active_skill then rawset(active_skill, "_extra_data", saved_extra) end
+  for i, s in ipairs(skills_with_interaction()) do
+    local v = inter[i]
+    if v and rawget(s, "interaction") == v[1] then rawset(v[1], "data", v[2]) end
+  end
+  rawset(player, "addSkillUseHistory", own_add)
+  rawset(player, "addSkillBranchUseHistory", own_badd)
+  restore_history(rawget(player, "skillUsedHistory"), hist)
+  restore_history(rawget(player, "skillBranchUsedHistory"), bhist)
+  Fk.currentResponsePattern, Fk.currentResponseReason = saved_pattern, saved_reason
+  room.current_request_handler = saved_handler
+  rawset(_G, "Self", saved_self)
+  return ok, res
+end
+
+-- one click on a handler's item, as the honest client's UI would send it
+local function click(h, kind, id, label)
+  local items = h.scene and h.scene.items and h.scene.items[kind]
+  local item = items and items[id]
+  if not item then refuse("FK_NOT_OFFERED", label .. " is not offered") end
+  if item.selected then refuse("FK_NOT_SELECTABLE", label .. " is chosen twice") end
+  if not item.enabled then refuse("FK_NOT_SELECTABLE", label .. " is not selectable") end
+  h:update(kind, id, "click", { selected = true })
+end
+
+local function check_interaction(h, value)
+  local items = h.scene.items.Interaction
+  local item = items and items["1"]
+  if not item then return end                       -- the skill asks for none: nothing to set
+  local spec = item.spec or {}
+  local t = spec.type
+  if t == "combo" or t == "cardname" then
+    if not has(spec.choices, value) then
+      refuse("FK_OPTION_NOT_OFFERED", "interaction " .. short(value) .. " not among " .. short(spec.choices))
+    end
+  elseif t == "spin" then
+    if type(value) ~= "number" or value < spec.from or value > spec.to then
+      refuse("FK_OPTION_NOT_OFFERED", "interaction " .. short(value) .. " outside " .. tostring(spec.from)
+        .. ".." .. tostring(spec.to))
+    end
+  elseif t == "checkbox" then
+    if not is_list(value) then refuse("FK_MALFORMED", "interaction is not a list") end
+    for _, v in ipairs(value) do
+      if not has(spec.choices, v) then
+        refuse("FK_OPTION_NOT_OFFERED", "interaction " .. short(v) .. " not among " .. short(spec.choices))
+      end
+    end
+  end
+  h:update("Interaction", "1", "update", value)
+end
+
+local HANDLED = { PlayCard = true, AskForUseCard = true, AskForResponseCard = true,
+                  AskForUseActiveSkill = true }
+
+-- replay a handler request's reply as clicks
+local function check_handler(room, player, command, data, reply)
+  local cls = room.request_handlers and room.request_handlers[command]
+  if not cls then unjudged("no request handler for " .. command .. " in this core") end
+  if type(reply) ~= "table" then refuse("FK_MALFORMED", "the reply is not a card use: " .. short(reply)) end
+  local active_skill, extra
+  if command == "AskForUseActiveSkill" and is_list(data) then
+    active_skill = Fk.skills[data[1]]
+    extra = data[4]
+    if not active_skill then unjudged("the requested skill " .. tostring(data[1]) .. " is unknown") end
+  end
+  local ok, res = guarded(room, player, active_skill, extra, function()
+    rawset(_G, "Self", player)
+    local h = cls:new(player, data)
+    local ok_setup, err = pcall(h.setup, h)
+    if not ok_setup then unjudged("the handler's set-up failed: " .. tostring(err)) end
+    local card, targets = reply.card, reply.targets or {}
+    if not is_list(targets) then refuse("FK_MALFORMED", "targets is not a list") end
+    if type(card) == "table" then
+      local name = card.skill
+      if command ~= "AskForUseActiveSkill" then
+        if type(name) ~= "string" then refuse("FK_MALFORMED", "a skill use without a skill name") end
+        click(h, "SkillButton", name, "skill " .. name)
+      end
+      if reply.interaction_data ~= nil then check_interaction(h, reply.interaction_data) end
+      local subcards = card.subcards or {}
+      if not is_list(subcards) then refuse("FK_MALFORMED", "subcards is not a list") end
+      for _, cid in ipairs(subcards) do click(h, "CardItem", cid, "card " .. tostring(cid)) end
+    elseif math.type(card) == "integer" then
+      click(h, "CardItem", card, "card " .. tostring(card))
+      if reply.special_skill ~= nil then
+        local sp = h.scene.items.SpecialSkills and h.scene.items.SpecialSkills["1"]
+        if not (sp and has(sp.skills, reply.special_skill)) then
+          refuse("FK_NOT_OFFERED", "special use " .. tostring(reply.special_skill) .. " of card "
+            .. tostring(card) .. " is not offered")
+        end
+        h:update("SpecialSkills", "1", "click", reply.special_skill)
+      end
+    else
+      refuse("FK_MALFORMED", "the reply names no card or skill")
+    end
+    for _, pid in ipairs(targets) do click(h, "Photo", pid, "target " .. tostring(pid)) end
+    if not h:feasible() then
+      refuse("FK_NOT_FEASIBLE", "the selection (cards " .. short(type(card) == "table" and card.subcards or { card })
+        .. ", targets " .. short(targets) .. ") is not feasible")
+    end
+  end)
+  if ok then return end
+  error(res, 0)
+end
+
+-- the request kinds without a handler: the reply against the request's own data
+
+local function ids_of_lists(lists)
+  local set, n = {}, 0
+  for _, l in ipairs(lists or {}) do
+    if is_list(l) then
+      for _, id in ipairs(l) do set[id] = (set[id] or 0) + 1; n = n + 1 end
+    end
+  end
+  return set, n
+end
+
+local function same_cards(offered, got, what)
+  local want, n = ids_of_lists(offered)
+  local have, m = ids_of_lists(got)
+  for id, k in pairs(have) do
+    if (want[id] or 0) < k then refuse("FK_NOT_OFFERED", what .. ": card " .. tostring(id) .. " was not offered") end
+  end
+  if m ~= n then refuse("FK_BAD_COUNT", what .. ": " .. m .. " cards placed of the " .. n .. " offered") end
+end
+
+local function count_in(list, lo, hi, what)
+  local n = #list
+  if (lo and n < lo) or (hi and n > hi) then
+    refuse("FK_BAD_COUNT", string.format("%s: %d chosen, %s..%s allowed", what, n, tostring(lo), tostring(hi)))
+  end
+end
+
+local function no_duplicates(list, what)
+  local seen = {}
+  for _, x in ipairs(list) do
+    if seen[x] then refuse("FK_DUPLICATE", what .. " " .. tostring(x) .. " chosen twice") end
+    seen[x] = true
+  end
+end
+
+local DATA_CHECKS = {}
+
+DATA_CHECKS.AskForSkillInvoke = function() end  -- yes or no: both are the player's to say
+
+DATA_CHECKS.AskForChoice = function(_, _, data, reply)
+  local choices = data[1]
+  if not has(choices, reply) then
+    refuse("FK_OPTION_NOT_OFFERED", "choice " .. short(reply) .. " not among " .. short(choices))
+  end
+end
+
+DATA_CHECKS.AskForChoices = function(_, _, data, reply)
+  if not is_list(reply) then refuse("FK_MALFORMED", "the reply is not a list of choices") end
+  for _, c in ipairs(reply) do
+    if not has(data[1], c) then refuse("FK_OPTION_NOT_OFFERED", "choice " .. short(c) .. " not among " .. short(data[1])) end
+  end
+  no_duplicates(reply, "choice")
+  local lim = data[3] or {}
+  count_in(reply, lim[1], lim[2], "choices")
+end
+
+DATA_CHECKS.AskForGeneral = function(_, _, data, reply)
+  if type(reply) == "string" then reply = { reply } end
+  if not is_list(reply) then refuse("FK_MALFORMED", "the reply is not a list of generals") end
+  local generals, n, no_convert = data[1], data[2] or 1, data[3]
+  local true_names = {}
+  for _, g in ipairs(generals or {}) do
+    local gen = Fk.generals[g]
+    if gen then true_names[gen.trueName] = true end
+  end
+  for _, g in ipairs(reply) do
+    if not has(generals, g) then
+      local gen = Fk.generals[g]
+      -- the client may swap a candidate for a general of the same name (unless told not to)
+      if no_convert or not gen or not true_names[gen.trueName] then
+        refuse("FK_NOT_OFFERED", "general " .. short(g) .. " not among " .. short(generals))
+      end
+    end
+  end
+  no_duplicates(reply, "general")
+  count_in(reply, n, n, "generals")
+  local rule = Fk.choose_general_rule and Fk.choose_general_rule[data[5] or "askForGeneralsChosen"]
+  if rule then
+    local extra = data[6] or { n = n }
+    if extra.n == nil then extra = { n = n } end
+    local selected = {}
+    for _, g in ipairs(reply) do
+      if has(generals, g) and not rule.card_filter(g, selected, generals, extra) then
+        refuse("FK_NOT_SELECTABLE", "general " .. g .. " is not selectable with " .. short(selected))
+      end
+      selected[#selected + 1] = g
+    end
+    if not rule.feasible(selected, generals, extra) then
+      refuse("FK_NOT_FEASIBLE", "generals " .. short(selected) .. " are not a feasible choice")
+    end
+  end
+end
+
+DATA_CHECKS.AskForCardChosen = function(room, _, data, reply)
+  local target = room:getPlayerById(data[1])
+  local flag = data[2]
+  if math.type(reply) ~= "integer" then refuse("FK_MALFORMED", "the reply is not a card id: " .. short(reply)) end
+  if not target then unjudged("the target " .. tostring(data[1]) .. " is not in the room") end
+  if type(flag) == "string" then
+    if reply == -1 and flag:find("h") and #target:getCardIds("h") > 0 then return end  -- a face-down hand card
+    for _, area in ipairs({ "h", "e", "j" }) do
+      if flag:find(area) and has(target:getCardIds(area), reply) then return end
+    end
+    refuse("FK_NOT_OFFERED", "card " .. reply .. " is not in player " .. tostring(data[1]) .. "'s areas " .. flag)
+  elseif type(flag) == "table" and is_list(flag.card_data) then
+    for _, pile in ipairs(flag.card_data) do
+      if is_list(pile) and has(pile[2], reply) then return end
+    end
+    refuse("FK_NOT_OFFERED", "card " .. reply .. " is not among the cards offered")
+  else
+    unjudged("AskForCardChosen with an area flag of an unknown shape")
+  end
+end
+
+DATA_CHECKS.AskForPoxi = function(_, _, data, reply)
+  if not is_list(reply) then refuse("FK_MALFORMED", "the reply is not a list of cards") end
+  local poxi = Fk.poxi_methods and Fk.poxi_methods[data.type]
+  if not poxi then unjudged("no poxi method " .. tostring(data.type)) end
+  local piles = data.data
+  local offered = {}
+  local shaped = is_list(piles)
+  for _, pile in ipairs(shaped and piles or {}) do
+    if is_list(pile) and is_list(pile[2]) then
+      for _, id in ipairs(pile[2]) do offered[id] = true end
+    else
+      shaped = false
+    end
+  end
+  local selected = {}
+  for _, id in ipairs(reply) do
+    if shaped and id ~= -1 and not offered[id] then
+      refuse("FK_NOT_OFFERED", "card " .. tostring(id) .. " was not offered")
+    end
+    if id ~= -1 and not poxi.card_filter(id, selected, piles, data.extra_data) then
+      refuse("FK_NOT_SELECTABLE", "card " .. tostring(id) .. " is not selectable with " .. short(selected))
+    end
+    selected[#selected + 1] = id
+  end
+  no_duplicates(reply, "card")
+  if not poxi.feasible(selected, piles, data.extra_data) then
+    refuse("FK_NOT_FEASIBLE", "cards " .. short(selected) .. " are not a feasible choice")
+  end
+end
+
+DATA_CHECKS.AskForAG = function(_, _, data, reply)
+  if not has(data[1], reply) then refuse("FK_NOT_OFFERED", "card " .. short(reply) .. " not among " .. short(data[1])) end
+end
+
+DATA_CHECKS.AskForGuanxing = function(_, _, data, reply)
+  if not is_list(reply) then refuse("FK_MALFORMED", "the reply is not a list of piles") end
+  same_cards(data.cards, reply, "guanxing")
+  local top, bottom = reply[1] or {}, reply[2] or {}
+  if data.max_top_cards == 0 then top, bottom = {}, reply[1] or {} end
+  count_in(top, data.min_top_cards, data.max_top_cards, "cards on top")
+  count_in(bottom, data.min_bottom_cards, data.max_bottom_cards, "cards at the bottom")
+end
+
+DATA_CHECKS.AskForExchange = function(_, _, data, reply)
+  if not is_list(reply) then refuse("FK_MALFORMED", "the reply is not a list of piles") end
+  same_cards(data.piles, reply, "exchange")
+  if #reply ~= #(data.piles or {}) then
+    refuse("FK_BAD_COUNT", #reply .. " piles given back of " .. #(data.piles or {}))
+  end
+end
+
+DATA_CHECKS.AskForArrangeCards = function(_, _, data, reply)
+  if not is_list(reply) then refuse("FK_MALFORMED", "the reply is not a list of rows") end
+  same_cards(data.cards, reply, "arrangement")
+  for i, row in ipairs(reply) do
+    local cap, lim = (data.capacities or {})[i], (data.limits or {})[i]
+    count_in(row, lim, cap, "row " .. i)
+  end
+end
+
+DATA_CHECKS.AskForMoveCardInBoard = function(_, _, data, reply)
+  if type(reply) ~= "table" then refuse("FK_MALFORMED", "the reply is not a move") end
+  for i, id in ipairs(data.cards or {}) do
+    if id == reply.cardId and (data.cardsPosition or {})[i] == reply.pos then return end
+  end
+  refuse("FK_NOT_OFFERED", "moving card " .. short(reply.cardId) .. " from side " .. short(reply.pos)
+    .. " was not offered")
+end
+
+DATA_CHECKS.AskForCardsAndChoice = function(_, _, data, reply)
+  if type(reply) ~= "table" then refuse("FK_MALFORMED", "the reply is not cards and a choice") end
+  local cards = reply.cards or {}
+  if not is_list(cards) then refuse("FK_MALFORMED", "cards is not a list") end
+  for _, id in ipairs(cards) do
+    if not has(data.cards, id) or has(data.disabled, id) then
+      refuse("FK_NOT_OFFERED", "card " .. tostring(id) .. " was not offered")
+    end
+  end
+  no_duplicates(cards, "card")
+  if has(data.cancel_choices, reply.choice) then return end
+  if not has(data.choices, reply.choice) then
+    refuse("FK_OPTION_NOT_OFFERED", "choice " .. short(reply.choice) .. " not among " .. short(data.choices))
+  end
+  count_in(cards, data.min, data.max, "cards")
+end
+
+DATA_CHECKS.AskForLuckCard = function() end  -- yes or no
+
+-- Judge one reply: "ok" | "refused" (code, why) | "unjudged" (why).
+local function judge_reply(req, player, reply)
+  local command = req.command
+  if reply == "__cancel" or reply == "" or reply == nil then
+    return "ok", nil, "declined: the request's default applies"
+  end
+  local data = req.data and req.data[player.id]
+  local room = req.room
+  local fn
+  if HANDLED[command] then
+    fn = function() check_handler(room, player, command, data, reply) end
+  elseif DATA_CHECKS[command] then
+    if type(data) ~= "table" then return "unjudged", nil, command .. " with data of an unknown shape" end
+    fn = function()
+      local ok, err = guarded(room, player, nil, nil, function()
+        DATA_CHECKS[command](room, player, data, reply)
+      end)
+      if not ok then error(err, 0) end
+    end
+  else
+    return "unjudged", nil, "no rule for the request kind " .. tostring(command)
+  end
+  local ok, err = pcall(fn)
+  if ok then return "ok" end
+  if type(err) == "table" and err.sgsv then
+    if err.unjudged then return "unjudged", nil, err.why end
+    return "refused", err.code, err.why
+  end
+  return "unjudged", nil, "the check raised an error: " .. tostring(err)
+end
+
+local function now_us()
+  local ok, v = pcall(os.getms)
+  if ok and type(v) == "number" then return v end
+  return os.clock() * 1e6
+end
+
+local function run_check(req, player, reply)
+  local started = now_us()
+  local verdict, code, why = judge_reply(req, player, reply)
+  local effects = side_effects
+  side_effects = 0
+  return { verdict = verdict, code = code, why = why, effects = effects,
+           us = math.floor(now_us() - started + 0.5) }
+end
+tap.judge_reply = judge_reply
 
 local function wrap_request()
   local R = rawget(_G, "Request")
@@ -281,7 +790,11 @@ local function wrap_request()
       local ok2, err = pcall(function()
         local got = asked[self] or {}
         asked[self] = got
-        got[player.id] = { by = by, raw = reply }
+        local check
+        if CHECK_REPLIES and (by == "client" or CHECK_AI_REPLIES) then
+          check = run_check(self, player, reply)
+        end
+        got[player.id] = { by = by, raw = reply, check = check }
       end)
       if not ok2 then complain("reply", err) end
     elseif not ok then
@@ -313,6 +826,11 @@ local function install()
   local orig_notify = base.doNotify
   local request_wrapped = false
   base.doNotify = function(self, command, data, ...)
+    if checking then
+      -- a reply check is running: it must not speak to anyone (counted, and dropped)
+      side_effects = side_effects + 1
+      return
+    end
     local ok, err = pcall(function()
       if not request_wrapped then
         request_wrapped = wrap_request()
