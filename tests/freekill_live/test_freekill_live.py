@@ -155,6 +155,12 @@ def test_each_cheat_is_the_clients_and_flagged_at_its_event(cheat_games: list[tu
         assert set(result.other_codes) <= J.AI_DEVIATIONS, f"room {game.room_id}: {result.after_cheat}"
 
 
+# What the tap says of a request its timer ended: "timeout" on 88a912f1 (the player was in FreeKill's `overtimes`);
+# "race" from v0.5.19, whose `overtimes` holds only players whose own time ran out, which a timer fired at once is
+# not (HEADLESS.md §13). Either way nobody answered, and FreeKill took its default.
+UNANSWERED = ("timeout", "race")
+
+
 def test_an_unanswered_request_is_a_timeout_by_nobody(cheat_games: list[tuple[GameRecord, Path]]) -> None:
     game, log_path = cheat_games[0]
     assert len(game.timeouts) == 2
@@ -163,10 +169,11 @@ def test_an_unanswered_request_is_a_timeout_by_nobody(cheat_games: list[tuple[Ga
     for player, index in game.timeouts:
         req = request_seqs[index]
         reply = next(r for r in records if r["kind"] == "reply" and r["seq"] > req and r["to"] == player)
-        got = (reply["cmd"], reply["by"], reply["status"], reply.get("cancel"))
-        assert got == ("PlayCard", "none", "timeout", True)
+        got = (reply["cmd"], reply["by"], reply["status"] in UNANSWERED, reply.get("cancel"))
+        assert got == ("PlayCard", "none", True, True), reply
     # nothing else in these games is a timeout; the AI's and the client's replies are told apart
     statuses = {(r["by"], r["status"]) for g, p in cheat_games for r in J.raw_records(p)[g.room_id]
                 if r["kind"] == "reply"}
-    assert ("none", "timeout") in statuses and ("client", "reply") in statuses and ("ai", "reply") in statuses
-    assert sum(1 for r in records if r["kind"] == "reply" and r["status"] == "timeout") == 2
+    assert any(by == "none" and status in UNANSWERED for by, status in statuses)
+    assert ("client", "reply") in statuses and ("ai", "reply") in statuses
+    assert sum(1 for r in records if r["kind"] == "reply" and r["status"] in UNANSWERED) == 2
