@@ -1,6 +1,8 @@
 """The live FreeKill tests need Debian's lua5.4 with lua-socket and lua-filesystem, and (for games)
-FreeKill's core named by $SGS_FREEKILL_CORE (the .tar.xz archive or a directory); they skip without on a
-developer's machine, and fail without in CI (CI=true), where .ci/run provides both."""
+FreeKill's cores: $SGS_FREEKILL_CORES, a list separated by the path separator (':'), or one core in
+$SGS_FREEKILL_CORE (each a .tar.xz archive or a directory). Every test that plays games runs once per core. They skip
+without on a developer's machine, and fail without in CI (CI=true), where .ci/run provides them all (88a912f1,
+v0.5.20 and v0.5.22)."""
 
 from __future__ import annotations
 
@@ -41,14 +43,27 @@ def lua() -> str:
     return LUA
 
 
-@pytest.fixture(scope="session")
-def core(lua: str) -> Path:
-    value = os.environ.get("SGS_FREEKILL_CORE")
+def cores() -> list[str]:
+    """The cores named by the environment, in order (none: one entry, "", which skips or fails)."""
+    value = os.environ.get("SGS_FREEKILL_CORES") or os.environ.get("SGS_FREEKILL_CORE") or ""
+    return [c for c in value.split(os.pathsep) if c] or [""]
+
+
+def core_id(value: str) -> str:
+    """A test id for a core: its archive's or folder's name without the usual prefix and suffix."""
+    name = Path(value).name.removeprefix("freekill-core-").removesuffix(".tar.xz")
+    return name or "no-core"
+
+
+@pytest.fixture(scope="session", params=cores(), ids=core_id)
+def core(request: pytest.FixtureRequest, lua: str) -> Path:
+    value: str = request.param
     if not value:
-        unavailable("SGS_FREEKILL_CORE is not set (FreeKill's core: the .tar.xz archive or a directory)")
+        unavailable("SGS_FREEKILL_CORES (or SGS_FREEKILL_CORE) is not set (FreeKill's cores: .tar.xz archives or "
+                    "directories)")
     path = Path(value)
     if not path.exists():
-        unavailable(f"SGS_FREEKILL_CORE={value} does not exist")
+        unavailable(f"the FreeKill core {value} does not exist")
     return path
 
 
