@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from importers.freekill import import_freekill
+from importers.freekill import ImportFailure, import_freekill
 from sgsverify.v1 import game_log_pb2 as pb
 
 DATA = Path(__file__).resolve().parent / "data" / "freekill" / "transcripts"
@@ -62,3 +62,26 @@ def test_a_single_winner_by_player_id() -> None:
     for payload in (str(renegade), renegade):
         over = game_over(import_freekill(with_game_over(records, payload), "r.jsonl").log)
         assert over.side == pb.SIDE_SPY
+
+
+def with_settings(records: list[dict[str, Any]], **mode: Any) -> bytes:
+    out = [dict(r, settings={**r["settings"], "_mode": mode}) if r.get("kind") == "meta" else r for r in records]
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out).encode()
+
+
+@pytest.mark.parametrize("option", ["WangzhanBattleRoyal", "WangzhanFourEmblems", "DesignateHeir", "RenegadeLoyalty",
+                                    "RenegadeWild", "MakeCivilian", "DoubleRenegade", "RenegadeTogether"])
+def test_a_room_option_our_engine_does_not_judge_is_named(option: str) -> None:
+    """v0.5.21's identity room options that change a rule: the room is not imported, and the reason names it."""
+    with pytest.raises(ImportFailure, match=option):
+        import_freekill(with_settings(lines("fk_p4_r3.jsonl"), **{option: True}), "o.jsonl")
+
+
+def test_options_that_change_no_rule_are_judged() -> None:
+    """LordIsWhat only fixes a human's role, which the record states; options that are off change nothing."""
+    records = lines("fk_p4_r3.jsonl")
+    plain = import_freekill(with_game_over(records, next(r["data"] for r in records if r.get("cmd") == "GameOver")),
+                            "p.jsonl").log
+    for mode in ({"LordIsWhat": "lord"}, {"LordIsWhat": "False", "MakeCivilian": False, "DoubleRenegade": False}):
+        log = import_freekill(with_settings(records, **mode), "o.jsonl").log
+        assert list(log.events) == list(plain.events)

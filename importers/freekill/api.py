@@ -30,6 +30,7 @@ from importers.freekill.cards import KNOWN_VERSIONS, CardTableError, card_table
 from importers.freekill.convert import ENGINE, Conversion, Converter, ImportFailure, convert
 from importers.freekill.limits import DEFAULT_MAX_BYTES, BoundedReader, TooLarge, max_items
 from importers.freekill.messages import NOTIFY, REPLY, REQUEST, Message
+from importers.freekill.settings import not_judged
 from importers.freekill.transcript import TranscriptError, read_transcript
 from sgsverify.v1 import game_log_pb2 as pb
 
@@ -182,9 +183,10 @@ def _transcript(lines: Iterator[bytes], max_bytes: int) -> _Read:
         transcript = read_transcript(lines, max_items=max_items(max_bytes), keep=needed)
     except TranscriptError as err:
         raise ImportFailure(f"not a FreeKill transcript: {err}") from None
-    mode = (transcript.meta.get("settings") or {}).get("gameMode")
-    if mode not in (None, "aaa_role_mode"):
-        raise ImportFailure(f"the game mode is {mode!r}: only identity mode (aaa_role_mode) is imported")
+    settings = transcript.meta.get("settings")
+    why = not_judged(settings if isinstance(settings, dict) else {})
+    if why:
+        raise ImportFailure(f"the room is not imported: {why}")
     notes = []
     if transcript.meta.get("ai"):
         notes.append(f"seats played by FreeKill's {transcript.meta['ai']}")
