@@ -852,3 +852,230 @@ def place_cheats(cheats: list[Cheat], records: list[dict[str, Any]]) -> None:
         req_seq = request_seqs[cheat.request_index]
         cheat.seq = next((r["seq"] for r in records
                           if r["kind"] == "reply" and r["seq"] > req_seq and r["to"] == cheat.player), None)
+
+
+# ---------------------------------------------------------------------------------------------
+# for the tap's reply check (tests/freekill_live/test_tap_check.py, bench/tap_check_soundness.py): extension
+# packages from the peers, the tap's check settings, a fixed Lua seed, rooms of other settings, two cheats of
+# an extension room (a general not offered, a once-a-phase skill used twice), the core's CPU time
+
+EXTENSIONS = ("utility", "standard_ex", "shzl")
+# the generals offered then come from standard_ex and shzl only (the core's own cards stay)
+EXTENSION_SETTINGS: dict[str, Any] = {**SETTINGS, "disabledPack": ["test_p_0", "standard"]}
+SEED_DIR = "sgsv_seed"
+# The tap's reply check must refuse these (the check's codes: integrations/freekill/tap/README.md).
+CHECK_CODES: dict[str, str] = {
+    "second_slash": "FK_NOT_SELECTABLE", "not_held": "FK_NOT_OFFERED", "draw_pile": "FK_NOT_OFFERED",
+    "peach_full_hp": "FK_NOT_SELECTABLE", "out_of_range": "FK_NOT_SELECTABLE", "skill_not_owned": "FK_NOT_OFFERED",
+    "two_targets": "FK_NOT_SELECTABLE", "duel_self": "FK_NOT_SELECTABLE", "dismantle_self": "FK_NOT_SELECTABLE",
+    "peach_other": "FK_NOT_SELECTABLE", "jink_in_play": "FK_NOT_SELECTABLE", "ex_nihilo_other": "FK_NOT_SELECTABLE",
+    "savage_one": "FK_NOT_SELECTABLE", "lightning_other": "FK_NOT_SELECTABLE",
+    "analeptic_other": "FK_NOT_SELECTABLE", "equip_other": "FK_NOT_SELECTABLE", "snatch_far": "FK_NOT_SELECTABLE",
+    "supply_far": "FK_NOT_SELECTABLE", "duplicate_delayed": "FK_NOT_SELECTABLE",
+    "wrong_answer": "FK_NOT_SELECTABLE", "discard_short": "FK_NOT_FEASIBLE",
+    # the extension room's own (CheckHost)
+    "general_not_offered": "FK_NOT_OFFERED",  # the lord picks 界孙权 though not among the candidates
+    "skill_twice": "FK_NOT_SELECTABLE",       # 界制衡 (once a play phase) a second time
+}
+# the lord's general the host forces, and its once-a-phase skill it then uses twice
+FORCED_GENERAL, TWICE_SKILL = "ex__sunquan", "ex__zhiheng"
+EXTRA_CHEATS = frozenset({"general_not_offered", "skill_twice"})
+
+
+def peer_archive(core: str | Path, name: str) -> Path | None:
+    """The peers' archive of package ``name`` (``<name>-<commit>.tar.xz``) beside the core's archive, or in
+    ``$SGS_FREEKILL_PACKAGES``; None when there is none."""
+    places = [Path(os.environ["SGS_FREEKILL_PACKAGES"])] if os.environ.get("SGS_FREEKILL_PACKAGES") else []
+    places.append(Path(core).parent)
+    for place in places:
+        found = sorted(place.glob(f"{name}-*.tar.xz"))
+        if found:
+            return found[-1]
+    return None
+
+
+def install_extensions(core: str | Path, root: Path, names: Iterable[str] = EXTENSIONS) -> None:
+    """Extract each package's peer archive into ``<root>/packages/<name>`` (kept if there); HostError when an
+    archive is missing."""
+    for name in names:
+        target = root / "packages" / name
+        if target.exists() and any(target.iterdir()):
+            continue
+        archive = peer_archive(core, name)
+        if archive is None:
+            raise HostError(f"no {name}-*.tar.xz beside {core} (nor in $SGS_FREEKILL_PACKAGES)")
+        target.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(archive) as tar:
+            tar.extractall(target, filter="data")
+
+
+def configure_tap(root: Path, *, check: bool = True, check_ai: bool = False, lua_seed: int | None = None) -> None:
+    """Set the installed tap's check settings (the lines at the top of its init.lua), and seed Lua's random
+    generator at package load (a package of its own, ``sgsv_seed``) when ``lua_seed`` is given (else none)."""
+    path = root / "packages" / TAP_DIR / "init.lua"
+    text = path.read_text(encoding="utf-8")
+    for name, value in (("CHECK_REPLIES", check), ("CHECK_AI_REPLIES", check_ai)):
+        for old in (f"local {name} = true\n", f"local {name} = false\n"):
+            text = text.replace(old, f"local {name} = {'true' if value else 'false'}\n", 1)
+        if f"local {name} = {'true' if value else 'false'}\n" not in text:
+            raise HostError(f"the tap has no setting {name}")
+    path.write_text(text, encoding="utf-8")
+    seed_dir = root / "packages" / SEED_DIR
+    if seed_dir.exists():
+        shutil.rmtree(seed_dir)
+    if lua_seed is not None:
+        seed_dir.mkdir(parents=True)
+        (seed_dir / "init.lua").write_text(f"math.randomseed({int(lua_seed)})\n", encoding="utf-8")
+
+
+class CheckHost(Host):
+    """A Host with room settings of its own, the extension room's two cheats, and the core's CPU time."""
+
+    def __init__(self, *args: Any, settings: dict[str, Any] | None = None, extras: Iterable[str] = (),
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.settings = dict(settings if settings is not None else SETTINGS)
+        self.extras = set(extras)
+        unknown = self.extras - EXTRA_CHEATS
+        if unknown:
+            raise ValueError(f"unknown extra cheats {sorted(unknown)}")
+        self.twice_state: dict[int, int] = {}  # seat -> uses of TWICE_SKILL the host sent this phase
+        self.extra_pending: dict[int, tuple[str, Any, bool]] = {}  # conn -> (kind, reply, is_cheat)
+        self.cpu_seconds: float | None = None
+
+    def m_RoomThread_getRoom(self, room_id: int) -> bytes:
+        players = [{"connId": self.conn_of[pid], "id": pid, "screenName": f"p{pid}", "avatar": "liubei",
+                    "totalGameTime": 0, "state": TRUST, "gameData": [0, 0, 0]} for pid in self.player_ids]
+        return cbor.encode({"id": room_id, "ownerId": self.player_ids[0], "timeout": 15,
+                            "settings": cbor.encode(self.settings), "players": players})
+
+    def core_cpu(self) -> float | None:
+        """The core process's user + system CPU seconds so far (Linux /proc), None if unreadable."""
+        if self.proc is None:
+            return None
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def on_focus(self, value: Any) -> None:
+        if isinstance(value, list) and len(value) >= 2 and isinstance(value[0], list) and value[0] and self.extras:
+            # (the lord chooses alone, among lords; the others all at once: the first of them is played here)
+            seats = value[0]
+            plan = self.plan_extra(seats[0], str(value[1]), len(seats))
+            if plan is not None:
+                self.call("SetPlayerState", [self.room_id, seats[0], ONLINE])
+                self.extra_pending[self.conn_of[seats[0]]] = plan
+                return
+        super().on_focus(value)
+
+    def plan_extra(self, pid: int, focus: str, asked: int) -> tuple[str, Any, bool] | None:
+        t = self.table
+        if focus == "AskForGeneral" and asked > 1 and "general_not_offered" in self.extras:
+            self.extras.discard("general_not_offered")
+            taken = set(t.general.values())
+            pick = next(g for g in (FORCED_GENERAL, "ex__lvmeng", "ex__ganning") if g not in taken)
+            return "general_not_offered", [pick], True  # (legal if it happens to be offered)
+        if asked != 1 or focus != "PlayCard" or "skill_twice" not in self.extras:
+            return None
+        if pid in t.dead or t.phase.get(pid) != 5:
+            return None
+        if t.general.get(pid) != FORCED_GENERAL:
+            return None
+        t.play_requests[pid] = t.play_requests.get(pid, 0) + 1  # (what the Planner counts, it is not asked)
+        used = self.twice_state.get(pid, 0) if t.play_requests[pid] > 1 else 0
+        hand = t.hand(pid)
+        if not hand or used >= 2:
+            return None
+        self.twice_state[pid] = used + 1
+        reply = {"card": {"skill": TWICE_SKILL, "subcards": [hand[0]]}, "targets": []}
+        if used == 0:
+            return "skill_twice_first", reply, False  # the first use is legal: the check must pass it
+        self.extras.discard("skill_twice")
+        return "skill_twice", reply, True
+
+    def m_ServerPlayer_doRequest(self, conn: int, command: Any, data: bytes, timeout: int, _ts: int = 0) -> None:
+        plan = self.extra_pending.get(conn)
+        if plan is None:
+            super().m_ServerPlayer_doRequest(conn, command, data, timeout, _ts)
+            return
+        cmd = plain(command)
+        pid = self.pid_of[conn]
+        self.view.requests.append((pid, cmd, bytes(data), int(timeout)))
+        wanted = "AskForGeneral" if plan[0] == "general_not_offered" else "PlayCard"
+        if cmd != wanted:
+            self.anomalies.append(f"seat {pid} was switched Online for {wanted} but was asked {cmd} first")
+
+    def m_ServerPlayer_waitForReply(self, conn: int, _timeout: int = 0) -> Any:
+        plan = self.extra_pending.pop(conn, None)
+        if plan is None:
+            return super().m_ServerPlayer_waitForReply(conn, _timeout)
+        pid = self.pid_of[conn]
+        self.call("SetPlayerState", [self.room_id, pid, TRUST])
+        kind, reply, is_cheat = plan
+        index = len(self.view.requests) - 1
+        if kind == "general_not_offered":
+            offered = plain(cbor.decode(self.view.requests[index][2], skip_tags=True))
+            is_cheat = not (isinstance(offered, list) and offered and reply[0] in offered[0])
+        payload = cbor.encode(reply)
+        self.view.online_replies.append((pid, payload))
+        self.cheats.append(Cheat(kind, pid, reply, index, CHECK_CODES[kind] if is_cheat else "ok"))
+        return payload
+
+
+def play_checked_game(core: str | Path | None, root: Path, log_path: Path, players: int = 5, *, room_id: int = 1,
+                      seed: int = 0, cheats: Iterable[str] = (), extras: Iterable[str] = (),
+                      settings: dict[str, Any] | None = None, check: bool = True, check_ai: bool = False,
+                      lua_seed: int | None = None, timeout_s: float = 300.0,
+                      lua: str = "lua5.4") -> tuple[GameRecord, float | None]:
+    """play_game with the tap's check set (``check``, ``check_ai``), the room's ``settings`` (SETTINGS; e.g.
+    EXTENSION_SETTINGS, with install_extensions done on ``root``), Lua's seed fixed at load (``lua_seed``), and
+    the extension room's cheats (``extras``; their Cheat.expected_code is "ok" when the reply turned out legal).
+    ``lua``: the interpreter's command (fixed_lua makes one whose games repeat). Returns the record and the
+    core's CPU seconds over the game (None where /proc is not readable)."""
+    started = time.monotonic()
+    core_dir = install(core, root)
+    configure_tap(root, check=check, check_ai=check_ai, lua_seed=lua_seed)
+    sink = RotatingLog(log_path, max_bytes=64 << 20)
+    host = CheckHost(core_dir, room_id, players, sink, cheats, seed, lua=lua, timeout_s=timeout_s,
+                     settings=settings, extras=extras)
+    cpu: float | None = None
+    try:
+        host.start()
+        host.play()
+        cpu = host.core_cpu()
+    finally:
+        stderr = host.stop()
+        sink.close()
+    place_cheats(host.cheats, host.tap_records)
+    if stderr.strip():
+        host.lua_errors.append("stderr: " + stderr.strip()[-2000:])
+    record = GameRecord(room_id, host.player_ids, list(host.table.order), host.view, host.cheats, host.winner,
+                        host.over, log_path, time.monotonic() - started, lua_errors=host.lua_errors,
+                        timeouts=host.timeouts, anomalies=host.anomalies, tap_records=host.tap_records)
+    return record, cpu
+
+
+FIXED_TIME_C = "#include <time.h>\ntime_t time(time_t *t) { if (t) *t = 1700000000; return 1700000000; }\n"
+
+
+def fixed_lua(workdir: Path, lua: str = "lua5.4") -> str | None:
+    """A command that runs ``lua`` so that a game with a fixed Lua seed (``lua_seed``) repeats: Lua 5.4 seeds its
+    string hashes (and so the order of pairs()) from time() and addresses, so the command runs it with address
+    randomisation off (setarch -R) and time() fixed (a preloaded library built here with cc). None when this
+    machine lacks cc or setarch, or they do not work."""
+    cc, setarch, real = shutil.which("cc") or shutil.which("gcc"), shutil.which("setarch"), shutil.which(lua)
+    if cc is None or setarch is None or real is None:
+        return None
+    workdir.mkdir(parents=True, exist_ok=True)
+    src, lib, wrapper = workdir / "fixed_time.c", workdir / "fixed_time.so", workdir / "lua-fixed"
+    src.write_text(FIXED_TIME_C, encoding="utf-8")
+    built = subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", str(lib), str(src)], capture_output=True, check=False)
+    if built.returncode != 0:
+        return None
+    wrapper.write_text(f'#!/bin/sh\nLD_PRELOAD="{lib}" exec "{setarch}" "$(uname -m)" -R "{real}" "$@"\n',
+                       encoding="utf-8")
+    wrapper.chmod(0o755)
+    probe = subprocess.run([str(wrapper), "-e", "print(os.time())"], capture_output=True, text=True, check=False)
+    return str(wrapper) if probe.stdout.strip() == "1700000000" else None
