@@ -72,7 +72,7 @@ PUBLISHED: dict[str, frozenset[str]] = {
         selection skills-in-the-log skill-rulings two-delayed-tricks skills jianxiong hujia guicai fankui
         ganglie tuxi luoyi tiandu yiji luoshen qingguo rende jijiang wusheng paoxiao guanxing kongcheng longdan
         mashu tieji jizhi qicai zhiheng jiuyuan qixi keji kurou yingzi fanjian guose liuli qianxun lianying
-        xiaoji jieyin qingnang jijiu wushuang lijian biyue
+        xiaoji jieyin qingnang jijiu wushuang lijian biyue jizhi-converted
     """),
     "docs/generals-hegemony.md": ids("""
         selection companions reused different heg-luoshen heg-rende heg-kongcheng new rulings
