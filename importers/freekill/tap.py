@@ -3,9 +3,10 @@
 The tap (integrations/freekill/tap/, a FreeKill server package) writes one record per line into the server's
 log: ``SGSV1 `` and a JSON object (``v``, ``room``, ``seq``, ``kind`` and the kind's fields; payloads as base64
 of the CBOR the server sends). Lines of every room are interleaved in one log; this module finds the records
-(``parse_line``), keeps each room's apart and in order (``RoomTap``: a lost line is a gap, and a room with a
-gap cannot be verified), and turns them into ``Message`` s — the same shape a server transcript is read into,
-each reply carrying who made it (``by``: client, ai or none).
+(``parse_log_line``: the marker counts only right after the line's prefix, where the tap puts it), keeps each
+room's apart and in order (``RoomTap``: a lost line is a gap, and a room with a gap cannot be verified), and
+turns them into ``Message`` s — the same shape a server transcript is read into, each reply carrying who made
+it (``by``: client, ai or none).
 
 ``tap_lines`` goes the other way, from a shared-format transcript to the lines a tap would have written for
 that game (tests and the benchmark replay recorded games through it).
@@ -18,7 +19,7 @@ import binascii
 import json
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -30,16 +31,44 @@ VERSION: Final = 1
 KINDS: Final = frozenset({"meta", "notify", "request", "reply", "check", "end"})
 # (a "check" record is the tap's verdict on a reply, made inside the server: integrations/freekill/tap/README.md;
 # it takes its place in the room's sequence and is no message of the game)
-# A record is one log line: bounded, so a garbled line (a missing newline joining many) is refused, not parsed.
-MAX_RECORD_CHARS: Final = 64 * 1024 * 1024
+# A record is one log line, bounded, so that a garbled line (a missing newline joining many) is refused, not
+# parsed, and a reader holds no more than this of it: the largest record of the shared games is 3.5 kB.
+MAX_RECORD_BYTES: Final = 4 << 20
+# FreeKill's room and player ids are C++ ints; the tap's seq counts a room's records from 1. A room id names
+# the bridge's files (rooms/<room>.<game>.tap): one from 0 keeps the name to digits.
+INT_MIN: Final = -(1 << 31)
+INT_MAX: Final = (1 << 31) - 1
+# The longest integer a record's JSON may hold (a C++ int64 has 19 digits): longer ones are refused before
+# Python converts them (its conversion refuses 4,300 digits with a ValueError, and is slow well before).
+_MAX_DIGITS: Final = 20
 # What a reply's status says when nobody answered (the default was taken).
 _NO_ANSWER: Final = frozenset({"timeout"})
 # spdlog's time stamp at the start of a freekill.log line: "YY-MM-DD HH:MM:SS.mmm" (maybe in brackets).
 _STAMP: Final = re.compile(r"\[?(\d{2,4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?")
+# A tap line of freekill.log exactly as FreeKill's server (asio) writes it: its file sink's pattern is
+# "%C-%m-%d %H:%M:%S.%e %t[%L] %v", where %t is the thread's name as 16 bytes (the name, then NULs; the test
+# host and replaylog write a number there) and %L the level, I for fk.qInfo; %v is the message, which the tap
+# starts with the marker. The marker is taken there only: a message that quotes it elsewhere (a chat line, a
+# player's name, a Lua error repeating a record) is not a record. (A thread name cannot hold "[", so the "[I] "
+# matched is the line's own level, not one in the message.)
+_TAP_LINE: Final = re.compile(r"(\d{2})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{3}) "
+                              r"[^\x00\[\n]{1,15}\x00{0,15}\[I\] " + re.escape(MARKER))
+
+# Why a line is unreadable (TapError.reason; the bridge's sgs_verify_bridge_unreadable_lines_total{reason}).
+TOO_LONG: Final = "too_long"
+NOT_JSON: Final = "not_json"
+BIG_INTEGER: Final = "big_integer"
+NOT_A_RECORD: Final = "not_a_record"
+OUT_OF_RANGE: Final = "out_of_range"
+REASONS: Final = (TOO_LONG, NOT_JSON, BIG_INTEGER, NOT_A_RECORD, OUT_OF_RANGE)
 
 
 class TapError(ValueError):
-    """A tap record that cannot be read (what is wrong with it)."""
+    """A tap record that cannot be read (what is wrong with it; ``reason``: which of REASONS)."""
+
+    def __init__(self, message: str, reason: str = NOT_A_RECORD) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,15 +80,11 @@ class TapRecord:
     written: float | None = None  # the log line's time stamp (epoch seconds, local time), when it has one
 
 
-def line_time(line: str) -> float | None:
-    """The time stamp spdlog wrote at the start of a log line (local time), as epoch seconds."""
-    m = _STAMP.match(line)
-    if m is None:
-        return None
-    year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
+def _stamp_time(groups: Sequence[str | None]) -> float | None:
+    year, month, day, hour, minute, second = (int(g or 0) for g in groups[:6])
     if year < 100:
         year += 2000
-    frac = m.group(7) or "0"
+    frac = groups[6] or "0"
     try:
         base = time.mktime((year, month, day, hour, minute, second, 0, 0, -1))
     except (OverflowError, ValueError):
@@ -68,29 +93,86 @@ def line_time(line: str) -> float | None:
     return float(base) + fraction
 
 
+def line_time(line: str) -> float | None:
+    """The time stamp spdlog wrote at the start of a log line (local time), as epoch seconds."""
+    m = _STAMP.match(line)
+    return None if m is None else _stamp_time(m.groups())
+
+
+def _short(value: Any) -> str:
+    """A value for a message: a record's field can be as long as the record."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class _BigInteger(Exception):
+    pass
+
+
+def _json_int(digits: str) -> int:
+    if len(digits) > _MAX_DIGITS:
+        raise _BigInteger(len(digits))
+    return int(digits)
+
+
+def _bounded(value: Any, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def tap_text(line: str) -> str | None:
+    """The record text of a freekill.log line the tap wrote (what follows the marker), None for any other line:
+    the marker counts only right after the line's prefix (_TAP_LINE)."""
+    m = _TAP_LINE.match(line)
+    return None if m is None else line[m.end():]
+
+
+def parse_log_line(line: str) -> TapRecord | None:
+    """The tap record a line of FreeKill's log holds (None: not a tap line, the marker not where the tap writes
+    it); TapError (with its reason) if the record is malformed."""
+    m = _TAP_LINE.match(line)
+    if m is None:
+        return None
+    return parse_record(line[m.end():], _stamp_time(m.groups()))
+
+
 def parse_line(line: str) -> TapRecord | None:
-    """The tap record a log line holds (None: the line is not the tap's); TapError if it is malformed."""
+    """The tap record in a line of the tap's text wherever the marker is in it (None: no marker): for the
+    tap's own output and tests' lines. A server's log, where other text can quote the marker, is read with
+    parse_log_line."""
     at = line.find(MARKER)
     if at < 0:
         return None
-    text = line[at + len(MARKER):].rstrip("\r\n")
-    if len(text) > MAX_RECORD_CHARS:
-        raise TapError(f"a tap record of {len(text)} characters (over {MAX_RECORD_CHARS})")
+    return parse_record(line[at + len(MARKER):], line_time(line))
+
+
+def parse_record(text: str, written: float | None = None) -> TapRecord:
+    """A record's JSON text (what follows the marker), checked: TapError (with its reason) if it is not a
+    record of this format, or its ids are out of range."""
+    text = text.rstrip("\r\n")
+    if len(text) > MAX_RECORD_BYTES:
+        raise TapError(f"a tap record of {len(text)} characters (over {MAX_RECORD_BYTES})", TOO_LONG)
     try:
-        obj = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as err:
-        raise TapError(f"a tap record that is not JSON ({err})") from None
+        obj = json.loads(text, parse_int=_json_int)
+    except _BigInteger as err:
+        raise TapError(f"a tap record with an integer of {err.args[0]} digits", BIG_INTEGER) from None
+    except (ValueError, RecursionError) as err:  # (json.JSONDecodeError is a ValueError)
+        raise TapError(f"a tap record that is not JSON ({err})", NOT_JSON) from None
     if not isinstance(obj, dict):
         raise TapError("a tap record is a JSON object")
     if obj.get("v") != VERSION:
-        raise TapError(f"tap record format {obj.get('v')!r}; this reader knows format {VERSION}")
+        raise TapError(f"tap record format {_short(obj.get('v'))}; this reader knows format {VERSION}")
     room, seq, kind = obj.get("room"), obj.get("seq"), obj.get("kind")
-    if not isinstance(room, int) or not isinstance(seq, int) or isinstance(room, bool) or isinstance(seq, bool) \
-            or seq < 1:
-        raise TapError(f"a tap record needs an integer 'room' and a 'seq' from 1: {room!r}, {seq!r}")
+    if not isinstance(room, int) or not isinstance(seq, int) or isinstance(room, bool) or isinstance(seq, bool):
+        raise TapError(f"a tap record needs an integer 'room' and a 'seq' from 1: {_short(room)}, {_short(seq)}")
+    if not _bounded(room, 0, INT_MAX) or not _bounded(seq, 1, INT_MAX):
+        raise TapError(f"a tap record's 'room' is from 0 and its 'seq' from 1, each to {INT_MAX}: {room}, {seq}",
+                       OUT_OF_RANGE)
     if kind not in KINDS:
-        raise TapError(f"room {room} seq {seq}: unknown record kind {kind!r}")
-    return TapRecord(room, seq, kind, obj, line_time(line))
+        raise TapError(f"room {room} seq {seq}: unknown record kind {_short(kind)}")
+    ids = obj.get("ids")
+    if ids is not None and not (isinstance(ids, list) and all(_bounded(i, INT_MIN, INT_MAX) for i in ids)):
+        raise TapError(f"room {room} seq {seq}: 'ids' must be player ids (C++ ints)", OUT_OF_RANGE)
+    return TapRecord(room, seq, kind, obj, written)
 
 
 def _is_int(value: Any) -> bool:
@@ -117,11 +199,11 @@ def decode_payload(b64: Any, where: str) -> Any:
 
 
 def _to(value: Any, where: str) -> tuple[int, ...]:
-    if _is_int(value):
+    if _bounded(value, INT_MIN, INT_MAX):
         return (value,)
-    if isinstance(value, list) and all(_is_int(v) for v in value):
+    if isinstance(value, list) and all(_bounded(v, INT_MIN, INT_MAX) for v in value):
         return tuple(value)
-    raise TapError(f"{where}: 'to' must be player ids")
+    raise TapError(f"{where}: 'to' must be player ids (C++ ints)", OUT_OF_RANGE)
 
 
 class TapGap(TapError):
@@ -300,5 +382,6 @@ def tap_lines(transcript: Iterable[Mapping[str, Any]], room: int, at: float = 0.
     return [tap_line(rec, at) for rec in tap_records(transcript, room)]
 
 
-__all__ = ["MARKER", "RoomTap", "TapError", "TapGap", "TapRecord", "decode_payload", "line_time", "parse_line",
-           "read_tap", "stamp", "tap_line", "tap_lines", "tap_records"]
+__all__ = ["MARKER", "MAX_RECORD_BYTES", "REASONS", "RoomTap", "TapError", "TapGap", "TapRecord", "decode_payload",
+           "line_time", "parse_line", "parse_log_line", "parse_record", "read_tap", "stamp", "tap_line", "tap_lines",
+           "tap_records", "tap_text"]
