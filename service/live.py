@@ -28,6 +28,12 @@ from verifier.wire import varint
 
 # Tags: VerifyLiveResponse's events_received and game_over.
 _EVENTS_RECEIVED, _GAME_OVER = 0x10, 0x18
+# VerifyLiveResponse's field 5, in the answer where the verifier stopped following the game: a message of
+# {1: the first event not checked (uint32), 2: why (string)}. Not declared in service.proto yet: a client that
+# does not know it keeps it as an unknown field and is told only by the NOT_CHECKED annotations, which say
+# where but not why; `sgs-verify bridge` reads it (clients/bridge/live.py) to say both at once.
+_STOPPED = 0x2A
+_STOPPED_AT, _STOPPED_REASON = 0x08, 0x12
 
 
 class LiveGame:
@@ -40,6 +46,7 @@ class LiveGame:
         self.encoded: list[bytes] = []
         self.sent = 0  # bytes of the verifier's annotations handed out so far
         self.records_checked = 0  # of its records (annotations with violations or derived events)
+        self.stop_told = False  # the answer saying the verifier stopped following the game was given
 
     @property
     def over(self) -> bool:
@@ -74,6 +81,12 @@ class LiveGame:
             out += varint(self.event_count)
         if self.verifier.over:
             out += bytes((_GAME_OVER, 1))
+        if self.verifier.stopped_at is not None and not self.stop_told:
+            self.stop_told = True
+            reason = self.verifier.stopped_reason.encode("utf-8")
+            stopped = bytes((_STOPPED_AT,)) + varint(self.verifier.stopped_at) + bytes((_STOPPED_REASON,)) \
+                + varint(len(reason)) + reason
+            out += bytes((_STOPPED,)) + varint(len(stopped)) + stopped
         return bytes(out)
 
     def finish_encoded(self) -> tuple[bytes, NewReplay]:

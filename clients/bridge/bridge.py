@@ -1,15 +1,19 @@
 """`sgs-verify bridge`: a FreeKill server's rooms, verified live (docs/freekill-bridge.md).
 
-One thread follows the server's log (clients/bridge/follower.py), finds the tap's records, keeps each
-room's apart (spooled to the state directory before the follow position is saved), and converts each room
-as its records come (importers.freekill.convert.Stream). Each room has a sender thread streaming its events
-to the service's VerifyLive; the service's verdicts are printed as they come. A sender whose stream fails
-(the service went away) waits and streams the room again from its first event, on a new stream: the
-failed one stored nothing, and violations already printed are not printed again.
+One thread follows the server's log (clients/bridge/follower.py), finds the tap's records (the marker only
+where the tap writes it, each record checked: a bad line is skipped with its reason), keeps each room's apart
+(spooled to the state directory before the follow position is saved), and converts each room as its records
+come (importers.freekill.convert.Stream). At most ``max_rooms`` rooms are followed at once: a room opened
+beyond that is reported and not followed. Every open room's events are streamed to the service's VerifyLive
+by one asyncio loop in one more thread (clients/bridge/live.py: a task and a call per room, no thread); the
+service's verdicts are printed as they come. A room whose stream fails (the service went away) waits and is
+streamed again from its first event, on a new stream: the failed one stored nothing, and violations already
+printed are not printed again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -17,23 +21,39 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol
 
-from clients.bridge.follower import Follower
-from clients.bridge.state import Saved, StateDir
-from clients.client import InvalidRequest, LiveCall, LiveUpdate, Metadata, ServiceError, VerifierClient
-from importers.freekill.convert import DEFAULT_VERSION, ENGINE, ImportFailure, Stream
-from importers.freekill.tap import RoomTap, TapError, TapRecord, parse_line
+import grpc
+
+from clients.bridge import DEFAULT_MAX_ROOMS
+from clients.bridge.follower import Follower, Overlong
+from clients.bridge.live import Connection, LiveLoop, Stopped, events_request, header_request, live_update, stopped_of
+from clients.bridge.state import Saved, StateDir, StateError
+from clients.client import InvalidRequest, LiveUpdate, Metadata, ServiceError, VerifierClient, service_error
+from importers.freekill.convert import DEFAULT_VERSION, ENGINE, Stream
+from importers.freekill.tap import (
+    MAX_RECORD_BYTES,
+    REASONS,
+    TOO_LONG,
+    RoomTap,
+    TapError,
+    TapRecord,
+    parse_log_line,
+    tap_text,
+)
+from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 
 MODES = frozenset({"aaa_role_mode"})  # FreeKill game modes the importer converts (identity)
 SOURCES = {pb.DECISION_SOURCE_CLIENT: "client", pb.DECISION_SOURCE_AI: "ai", pb.DECISION_SOURCE_DEFAULT: "default"}
 FORMAT = "freekill-tap"
-# Conversion errors that mean "this room cannot be read", not a bug of ours to crash on.
-_UNREADABLE = (ImportFailure, TapError, KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError)
+# A line is read whole up to the record limit and a little more for its prefix (date, thread, level).
+MAX_LINE_BYTES = MAX_RECORD_BYTES + 256
+# The unreadable reason of a record the bridge failed on itself (a bug of ours, not the record's fault).
+INTERNAL = "internal"
 
 
 @dataclass(slots=True)
@@ -48,17 +68,26 @@ class Settings:
     submitter: str = "sgs-verify bridge"
     as_json: bool = False
     retry_max: float = 30.0
+    max_rooms: int = DEFAULT_MAX_ROOMS  # rooms followed at once; one opened beyond is not followed
 
 
 # ------------------------------------------------------------------------------------------ output
 
 
+class Sink(Protocol):
+    """Where Output writes (stdout, or anything with its write and flush)."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+
 class Output:
     """Lines on stdout (text, or JSON lines with --json), one writer at a time."""
 
-    def __init__(self, as_json: bool, out: TextIO | None = None) -> None:
+    def __init__(self, as_json: bool, out: Sink | None = None) -> None:
         self.as_json = as_json
-        self.out = out or sys.stdout
+        self.out: Sink = out or sys.stdout
         self.lock = threading.Lock()
 
     def emit(self, kind: str, text: str, **fields: Any) -> None:
@@ -66,6 +95,10 @@ class Output:
         with self.lock:
             self.out.write(line + "\n")
             self.out.flush()
+
+
+def _stderr(text: str) -> None:
+    print(f"sgs-verify: {text}", file=sys.stderr, flush=True)
 
 
 class BridgeMetrics:
@@ -79,7 +112,15 @@ class BridgeMetrics:
         self.rooms_open = Gauge(f"{p}_rooms_open", "Rooms being followed now", registry=r)
         self.rooms = Counter(f"{p}_rooms", "Rooms ended, by outcome (finished, unfinished, silent, "
                              "uncheckable)", ["outcome"], registry=r)
+        self.over_limit = Counter(f"{p}_rooms_over_limit", "Rooms not followed: --max-rooms rooms were open "
+                                  "(each also counted as uncheckable)", registry=r)
+        self.stopped = Counter(f"{p}_rooms_stopped", "Rooms whose game the verifier stopped following (its "
+                               "events from there not checked)", registry=r)
         self.lines = Counter(f"{p}_tap_lines", "Tap records read from the log", registry=r)
+        self.unreadable = Counter(f"{p}_unreadable_lines", "Tap lines skipped, by reason (" + ", ".join(REASONS)
+                                  + f", {INTERNAL})", ["reason"], registry=r)
+        for reason in (*REASONS, INTERNAL):
+            self.unreadable.labels(reason)
         self.events = Counter(f"{p}_events", "Events judged by the service", registry=r)
         self.violations = Counter(f"{p}_violations", "Violations found, by code and who made the decision "
                                   "(client, ai, default, unspecified)", ["code", "source"], registry=r)
@@ -99,7 +140,10 @@ class BridgeMetrics:
 
 @dataclass(eq=False)
 class Room:
-    """One game of one FreeKill room: its records, its conversion, the events for its stream."""
+    """One game of one FreeKill room: its records, its conversion, the events for its stream.
+
+    The follower's thread adds to it; the live loop's sender reads its events and header (under ``lock``) and
+    is woken (``wake``) when there is more."""
 
     room: int
     n: int
@@ -116,11 +160,11 @@ class Room:
     closed: bool = False  # no more events: the stream may end
     ended_why: str = ""
     over: bool = False  # done or skipped: nothing more to do
-    counted: bool = False  # in the rooms_open gauge
-    call: LiveCall | None = None
     printed: set[tuple[int, bool, str, str]] = field(default_factory=set)
     judged: int = 0  # events whose verdict has come (a stream streamed again from its start re-sends them)
-    cond: threading.Condition = field(default_factory=threading.Condition)
+    stopped: Stopped | None = None  # the verifier stopped following its game (said once)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    wake: asyncio.Event | None = None  # its sender's (on the live loop)
 
     def __post_init__(self) -> None:
         self.tap = RoomTap(self.room)
@@ -129,6 +173,14 @@ class Room:
     def key(self) -> str:
         return f"{self.room}.{self.n}"
 
+    def settle(self) -> bool:
+        """Mark it over; whether it was open until now (its end is reported once, by whoever settled it)."""
+        with self.lock:
+            if self.over:
+                return False
+            self.over = self.closed = True
+            return True
+
     def player(self, seat: int) -> int | None:
         if self.header is None or seat >= len(self.header.seats):
             return None
@@ -136,56 +188,99 @@ class Room:
         return int(name.split(":", 1)[1]) if name.startswith("freekill:") and name[9:].isdigit() else None
 
 
+@dataclass(slots=True)
+class Ended:
+    """A room id's last game, over: what tells its lines (read again, or late) from a new game's."""
+
+    n: int
+    first: str  # the SHA-256 of its meta line ("" when not known)
+
+
 class Uncheckable(Exception):
     pass
 
 
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 class Bridge:
-    def __init__(self, settings: Settings, client: VerifierClient, output: Output | None = None,
+    def __init__(self, settings: Settings, client: VerifierClient | Connection, output: Output | None = None,
                  metrics: BridgeMetrics | None = None,
-                 on_verdict: Callable[[Room, int, float], None] | None = None) -> None:
+                 on_verdict: Callable[[Room, int, float], None] | None = None,
+                 notice: Callable[[str], None] | None = None) -> None:
+        """``client``: where the service is (a VerifierClient's address, token and environment's TLS files, or a
+        Connection). StateError if the state directory cannot be made or written."""
         self.s = settings
-        self.client = client
+        self.connection = client if isinstance(client, Connection) else Connection.of(client)
         self.out = output or Output(settings.as_json)
         self.metrics = metrics or BridgeMetrics()
         self.on_verdict = on_verdict  # (room, event index, lag): every event judged (the benchmark's probe)
+        self.notice = notice or _stderr  # what the operator is told on stderr
         self.state = StateDir(settings.state)
-        self.rooms: dict[int, Room] = {}  # each room id's latest game
-        self.senders: list[threading.Thread] = []
+        if self.state.created:
+            self.notice(f"created the state directory {settings.state.absolute()}")
+        self.rooms: dict[int, Room] = {}  # each room id's game being followed
+        self.ended: dict[int, Ended] = {}  # each room id's last game, when it is over
+        self.open: dict[str, Room] = {}  # every room not yet let go, by key (a room id's game ended by a new one
+        # streams on): at most max_rooms
+        self.live = LiveLoop(self.connection)
         self.stopping = threading.Event()
+        self.failure: StateError | None = None  # (a state write failed on the live loop: the bridge stops)
         self.spools: dict[str, Any] = {}  # open spool files, by room key
         self.touched: set[str] = set()
+        self.woken: set[Room] = set()  # rooms whose sender has something new
+        self.woken_lock = threading.Lock()
         self.follower: Follower | None = None
+        self.waiting_for_log = False
 
     # -------------------------------------------------------------- start, loop, stop
 
     def start(self) -> None:
-        """Resume from the state directory: rooms ended are remembered, unfinished ones streamed again."""
-        for saved in self.state.saved():
-            self._resume(saved)
-        self.follower = Follower(self.s.log, self.state.load_position(), grace=self.s.rotate_grace)
+        """Resume from the state directory: rooms ended are remembered, unfinished ones streamed again.
+        ValueError for a log path that is not a file; StateError for a state directory that cannot be read."""
+        log = self.s.log
+        if log.exists() and not log.is_file():
+            raise ValueError(f"{log} is not a file")
+        self.live.start()
+        try:
+            saved = self.state.saved()
+        except OSError as err:
+            raise StateError(f"the state directory {self.s.state} cannot be read: {err}") from None
+        for entry in saved:
+            self._resume(entry)
+        self.follower = Follower(log, self.state.load_position(), grace=self.s.rotate_grace,
+                                 max_line=MAX_LINE_BYTES)
+        if not log.exists():
+            self.waiting_for_log = True
+            self.notice(f"{log.absolute()} does not exist yet: waiting for it (FreeKill's server creates it when "
+                        "it starts)")
+        self._wake_touched()
 
     def _resume(self, saved: Saved) -> None:
-        room = Room(saved.room, saved.n)
-        self.rooms[saved.room] = room
         if saved.outcome is not None:
-            room.over = room.closed = True
-            room.first_line = str(saved.outcome.get("first_line", ""))
+            self.ended[saved.room] = Ended(saved.n, str(saved.outcome.get("first_line", "")))
+            self.rooms.pop(saved.room, None)
             return
-        room.last_seen = saved.mtime
-        room.counted = True
+        first = saved.lines[0] if saved.lines else ""
+        if self._open_count() >= self.s.max_rooms:
+            self._refuse(saved.room, saved.n, first, "it was not resumed")
+            return
+        room = Room(saved.room, saved.n, first_line=first, last_seen=saved.mtime)
+        self.rooms[saved.room] = room
+        self.ended.pop(saved.room, None)
+        self.open[room.key] = room
         self.metrics.rooms_open.inc()
         for line in saved.lines:
             rec = self._parse(line)
-            if rec is not None and not room.over:
-                if not room.first_line:
-                    room.first_line = line
+            if rec is not None and not room.over and rec.room == room.room:
                 self._take(room, rec, line, spool=False)
         if not room.over:
             self._start_sender(room)
 
     def run(self, until: Callable[[], bool] | None = None) -> None:
-        """Follow the log until stopped (``stop``, or ``until`` returns True)."""
+        """Follow the log until stopped (``stop``, or ``until`` returns True). StateError when the state
+        directory cannot be written."""
         if self.follower is None:
             self.start()
         assert self.follower is not None
@@ -195,25 +290,33 @@ class Bridge:
                     self.stopping.wait(self.s.poll)
         finally:
             self.shutdown()
+        if self.failure is not None:
+            raise self.failure
 
     def step(self) -> bool:
-        """One poll of the log; whether it had lines."""
+        """One poll of the log; whether it read anything."""
         assert self.follower is not None
         now = time.time()
         lines = self.follower.poll(now)
+        if self.waiting_for_log and self.follower.exists():
+            self.waiting_for_log = False
+            self.notice(f"{self.s.log.absolute()} exists now: following it")
         for text, _ in lines:
             self.line(text, now)
         if lines:
-            for key in self.touched:
-                f = self.spools.get(key)
-                if f is not None:
-                    f.flush()
-                    with contextlib.suppress(OSError):
-                        os.fsync(f.fileno())
+            try:
+                for key in self.touched:
+                    f = self.spools.get(key)
+                    if f is not None:
+                        f.flush()
+                        with contextlib.suppress(OSError):  # (a file system without fsync: flushed is all)
+                            os.fsync(f.fileno())
+                self.state.save_position(self.follower.positions(), self.s.log)
+            except OSError as err:
+                raise StateError(f"the state directory {self.s.state} cannot be written: {err}") from None
             self.touched.clear()
-            self.state.save_position(self.follower.positions(), self.s.log)
         self.tick(now)
-        return bool(lines)
+        return bool(lines) or self.follower.read_bytes > 0
 
     def stop(self) -> None:
         self.stopping.set()
@@ -221,14 +324,7 @@ class Bridge:
     def shutdown(self) -> None:
         """Stop: open streams are cancelled (the service stores nothing of them; a restart streams them again)."""
         self.stopping.set()
-        for room in self.rooms.values():
-            with room.cond:
-                room.cond.notify_all()
-                call = room.call
-            if call is not None:
-                call.cancel()
-        for t in self.senders:
-            t.join(timeout=10)
+        self.live.close(timeout=10)
         for f in self.spools.values():
             f.close()
         self.spools.clear()
@@ -238,60 +334,112 @@ class Bridge:
     def wait_senders(self, timeout: float) -> bool:
         """Wait for every room's sender to end (tests, the benchmark); whether they all did."""
         end = time.monotonic() + timeout
-        for t in list(self.senders):
-            t.join(max(0.0, end - time.monotonic()))
-        return not any(t.is_alive() for t in self.senders)
+        while self.live.busy() and time.monotonic() < end:
+            time.sleep(0.05)
+        return not self.live.busy()
 
     # -------------------------------------------------------------- lines and rooms
 
+    def _unreadable(self, why: str, reason: str) -> None:
+        self.metrics.unreadable.labels(reason).inc()
+        self.out.emit("unreadable", f"a tap line cannot be read: {why}", error=why, reason=reason)
+
     def _parse(self, line: str) -> TapRecord | None:
         try:
-            return parse_line(line)
+            return parse_log_line(line)
         except TapError as err:
-            self.out.emit("unreadable", f"a tap line cannot be read: {err}", error=str(err))
+            self._unreadable(str(err), err.reason)
             return None
 
-    def line(self, text: str, now: float) -> None:
+    def line(self, text: str | Overlong, now: float) -> None:
+        """One line of the log: a tap record is taken into its room; any other line is passed over; a tap line
+        that is not a valid record is reported (``unreadable``, with its reason) and skipped."""
+        if isinstance(text, Overlong):
+            if tap_text(text.head) is not None:
+                self._unreadable(f"a tap line of {text.size} bytes (over {MAX_LINE_BYTES})", TOO_LONG)
+            return
         rec = self._parse(text)
         if rec is None:
             return
         self.metrics.lines.inc()
+        try:
+            self._record(rec, text, now)
+        except (StateError, OSError):
+            raise
+        except Exception as err:  # a fault of ours on one record: its room is given up, the bridge goes on
+            why = f"room {rec.room} seq {rec.seq}: the bridge failed on it ({type(err).__name__}: {err})"
+            room = self.rooms.get(rec.room)
+            if room is not None:
+                self.skip(room, why)
+            else:
+                self._unreadable(why, INTERNAL)
+
+    def _record(self, rec: TapRecord, text: str, now: float) -> None:
         room = self.rooms.get(rec.room)
-        if rec.seq == 1 and rec.kind == "meta" and (room is None or self._new_game(room, text)):
-            if room is not None and not room.over:
-                self.end_room(room, "its room id began a new game")
-            room = Room(rec.room, room.n + 1 if room is not None else 1, first_line=text, counted=True)
-            self.rooms[rec.room] = room
-            self.metrics.rooms_open.inc()
-            self.out.emit("room", f"room {rec.room}: a game begins", room=rec.room, game=room.n)
-            self._take(room, rec, text, spool=True)
-            if not room.over:
-                self._start_sender(room)
-            return
-        if room is None:
-            # Its start was before the bridge began (and not in its state): the set-up is missing.
-            room = Room(rec.room, 1)
-            self.rooms[rec.room] = room
-            self.skip(room, f"its first {rec.seq - 1} records were written before the bridge began following")
-            return
-        if room.over:
+        if rec.seq == 1 and rec.kind == "meta":
+            ended = self.ended.get(rec.room)
+            first = room.first_line if room is not None else ended.first if ended is not None else None
+            if first is None or self._new_game(first, text):
+                self._open_game(rec, text, now, room, ended)
+                return
+            # (else its meta line read again: ignored as a duplicate)
+        if room is None or room.over:
+            if room is None and rec.room not in self.ended:
+                # Its start was before the bridge began (and not in its state): the set-up is missing.
+                self.ended[rec.room] = Ended(1, "")
+                self._report_skip(rec.room, 1, f"its first {rec.seq - 1} records were written before the bridge "
+                                  "began following", "")
             return
         room.last_seen = now
         self._take(room, rec, text, spool=True)
 
     @staticmethod
-    def _new_game(room: Room, text: str) -> bool:
-        first = room.first_line
-        return first != text and hashlib.sha256(text.encode()).hexdigest() != first
+    def _new_game(first: str, text: str) -> bool:
+        return first != text and _sha(text) != first
+
+    def _open_game(self, rec: TapRecord, text: str, now: float, old: Room | None, ended: Ended | None) -> None:
+        if old is not None and not old.over:
+            self.end_room(old, "its room id began a new game")
+        n = (old.n if old is not None else ended.n if ended is not None else 0) + 1
+        self.rooms.pop(rec.room, None)
+        self.ended.pop(rec.room, None)
+        if self._open_count() >= self.s.max_rooms:
+            self._refuse(rec.room, n, text, "it is not followed")
+            return
+        room = Room(rec.room, n, first_line=text, last_seen=now)
+        self.rooms[rec.room] = room
+        self.open[room.key] = room
+        self.metrics.rooms_open.inc()
+        self.out.emit("room", f"room {rec.room}: a game begins", room=rec.room, game=room.n)
+        self._take(room, rec, text, spool=True)
+        if not room.over:
+            self._start_sender(room)
+
+    def _open_count(self) -> int:
+        for room in [r for r in self.open.values() if r.over]:
+            self._let_go(room)
+        return len(self.open)
+
+    def _refuse(self, room_id: int, n: int, first_line: str, what: str) -> None:
+        """A room over the limit: reported (uncheckable, and counted as over the limit) and not followed."""
+        first = _sha(first_line) if first_line else ""
+        self.ended[room_id] = Ended(n, first)
+        self.metrics.over_limit.inc()
+        # (not durable: a flood of rooms is not a flood of fsyncs; a marker lost in a crash costs a second report)
+        self._report_skip(room_id, n, f"{self.s.max_rooms} rooms are followed already (--max-rooms): {what}",
+                          first, durable=False)
 
     def _take(self, room: Room, rec: TapRecord, text: str, *, spool: bool) -> None:
         if rec.seq < room.tap.next_seq or rec.seq in room.waiting:
             return  # read again (after a restart, the log from the position saved before the spool's last lines)
         if spool:
-            f = self.spools.get(room.key)
-            if f is None:
-                f = self.spools[room.key] = self.state.spool(room.key).open("a", encoding="utf-8")
-            f.write(text.rstrip("\n") + "\n")
+            try:
+                f = self.spools.get(room.key)
+                if f is None:
+                    f = self.spools[room.key] = self.state.spool(room.key).open("a", encoding="utf-8")
+                f.write(text.rstrip("\n") + "\n")
+            except OSError as err:
+                raise StateError(f"the state directory {self.s.state} cannot be written: {err}") from None
             self.touched.add(room.key)
         if rec.seq > room.tap.next_seq:
             room.waiting[rec.seq] = (rec, text)
@@ -317,20 +465,25 @@ class Bridge:
         if rec.kind == "meta":
             mode = (room.tap.meta or {}).get("mode")
             if mode not in MODES:
-                raise Uncheckable(f"its game mode is {mode!r}: only identity rooms (aaa_role_mode) are checked")
+                raise Uncheckable(f"its game mode is {mode!r:.60}: only identity rooms (aaa_role_mode) are checked")
             return
         new: list[pb.Event] = []
+        header = None
         try:
             if msg is not None:
                 new = room.stream.feed(msg)
             if room.header is None and room.stream.header is not None:
-                room.header = self._header(room)
+                header = self._header(room)
             if room.tap.ended:
                 new += room.stream.finish()
                 self._check_changed(room)
-        except _UNREADABLE as err:
+        except Uncheckable:
+            raise
+        except Exception as err:  # any conversion error: this room cannot be read (the others go on)
             raise Uncheckable(f"its record cannot be converted: {err}") from None
-        with room.cond:
+        with room.lock:
+            if header is not None:
+                room.header = header
             if new:
                 room.events += new
                 room.written += [room.seq_time.get(room.stream.sources[i], time.time())
@@ -338,10 +491,11 @@ class Bridge:
             if room.tap.ended:
                 room.closed = True
                 room.ended_why = "finished"
-            room.cond.notify_all()
+        if header is not None or new or room.tap.ended:
+            self._touch(room)
 
     def _header(self, room: Room) -> pb.GameHeader:
-        from verifier import LogFormatError, Verifier
+        from verifier import Verifier
 
         assert room.stream.header is not None
         header = pb.GameHeader()
@@ -355,7 +509,7 @@ class Bridge:
         header.recorder = f"FreeKill {DEFAULT_VERSION}, tap via sgs-verify bridge"
         try:
             probe = Verifier(header)  # a general or package the verifier does not know: say so now
-        except (LogFormatError, ValueError, KeyError) as err:
+        except Exception as err:  # (LogFormatError, ValueError, ...: a set-up it cannot take)
             raise Uncheckable(f"the verifier cannot take its set-up: {err}") from None
         if probe.stopped_at is not None:
             raise Uncheckable(probe.stopped_reason)
@@ -369,28 +523,22 @@ class Bridge:
                           "streamed: check the room offline (sgs-verify check --from freekill)", room=room.room,
                           game=room.n, events=room.stream.changed)
 
+    def _report_skip(self, room_id: int, n: int, why: str, first: str, *, durable: bool = True) -> None:
+        self.out.emit("uncheckable", f"room {room_id}: cannot be checked: {why}", room=room_id, game=n, reason=why)
+        self.metrics.rooms.labels("uncheckable").inc()
+        self.state.mark(f"{room_id}.{n}", "skip", {"reason": why, "first_line": first}, durable=durable)
+
     def skip(self, room: Room, why: str) -> None:
         """A room that cannot be checked: reported once, its stream cancelled (nothing stored)."""
-        if room.over:
+        if not room.settle():
             return
-        with room.cond:
-            call = room.call
-        if call is not None:
-            call.cancel()  # before the stream could end by itself: a cancelled stream stores nothing
-        room.over = room.closed = True
-        self.out.emit("uncheckable", f"room {room.room}: cannot be checked: {why}", room=room.room, game=room.n,
-                      reason=why)
-        self.metrics.rooms.labels("uncheckable").inc()
-        if room.counted:
-            room.counted = False
-            self.metrics.rooms_open.dec()
-        self.state.mark(room.key, "skip", {"reason": why, "first_line": self._first(room)})
-        with room.cond:
-            room.cond.notify_all()
+        self.metrics.rooms_open.dec()
+        self._report_skip(room.room, room.n, why, self._first(room))
+        self._touch(room)  # its sender cancels its call: a cancelled stream stores nothing
 
     @staticmethod
     def _first(room: Room) -> str:
-        return hashlib.sha256(room.first_line.encode()).hexdigest() if room.first_line else ""
+        return _sha(room.first_line) if room.first_line else ""
 
     def end_room(self, room: Room, why: str) -> None:
         """No more lines will come for the room: its stream ends with what it has (stored unfinished)."""
@@ -401,119 +549,168 @@ class Bridge:
             return
         try:
             tail = room.stream.finish()
-        except _UNREADABLE as err:
+        except Exception as err:  # (as _add's: the room cannot be read)
             self.skip(room, f"its record cannot be converted: {err}")
             return
         self._check_changed(room)
-        with room.cond:
+        with room.lock:
             room.events += tail
             room.written += [time.time()] * len(tail)
             room.closed = True
             room.ended_why = why
-            room.cond.notify_all()
+        self._touch(room)
         self.out.emit("ended", f"room {room.room}: {why}: its game is stored unfinished", room=room.room,
                       game=room.n, reason=why)
 
     def tick(self, now: float) -> None:
-        self.senders = [t for t in self.senders if t.is_alive()]
-        for room in list(self.rooms.values()):
+        for room in list(self.open.values()):
             if room.over:
-                if room.key in self.spools:
-                    self._close_spool(room)
-                if room.events or room.tap.messages:
-                    # Ended: keep what tells its lines from the next game's (the room id is reused), not the game.
-                    self.rooms[room.room] = Room(room.room, room.n, first_line=self._first(room) or room.first_line,
-                                                 over=True, closed=True)
-                continue
-            if room.waiting_since is not None and now - room.waiting_since >= self.s.gap_wait:
+                self._let_go(room)
+            elif room.waiting_since is not None and now - room.waiting_since >= self.s.gap_wait:
                 self.skip(room, f"record {room.tap.next_seq} is missing (lines were lost)")
             elif not room.closed and room.last_seen and now - room.last_seen >= self.s.room_timeout:
                 self.end_room(room, f"silent for {self.s.room_timeout:g} s")
+        self._wake_touched()
 
-    def _close_spool(self, room: Room) -> None:
+    def _let_go(self, room: Room) -> None:
+        """A room over: its spool closed, and only what tells its lines from the next game's kept."""
+        self.open.pop(room.key, None)
         f = self.spools.pop(room.key, None)
         if f is not None:
             f.close()
         self.touched.discard(room.key)
+        if self.rooms.get(room.room) is room:
+            del self.rooms[room.room]
+            self.ended[room.room] = Ended(room.n, self._first(room))
 
-    # -------------------------------------------------------------- streaming
+    # -------------------------------------------------------------- streaming (on the live loop)
+
+    def _touch(self, room: Room) -> None:
+        """The room has something new for its sender (from any thread; woken at the end of the step)."""
+        with self.woken_lock:
+            self.woken.add(room)
+
+    def _wake_touched(self) -> None:
+        with self.woken_lock:
+            rooms, self.woken = self.woken, set()
+        if rooms:
+            self.live.call_soon(_wake, rooms)
 
     def _start_sender(self, room: Room) -> None:
-        t = threading.Thread(target=self._send, args=(room,), name=f"room-{room.key}", daemon=True)
-        self.senders.append(t)
-        t.start()
+        self.live.spawn(self._send(room))
 
-    def _batches(self, room: Room, holder: list[LiveCall]) -> Iterator[list[pb.Event]]:
-        sent = 0
-        while True:
-            with room.cond:
-                while sent >= len(room.events) and not room.closed and not self.stopping.is_set() \
-                        and not room.over:
-                    room.cond.wait(1.0)
-                if self.stopping.is_set() or room.over:
-                    # Cancelled, never closed: a closed stream would be stored. (The call is made before this
-                    # runs, but it is handed to us just after: wait for it.)
-                    while not holder:
-                        room.cond.wait(0.05)
-                    holder[0].cancel()
+    async def _send(self, room: Room) -> None:
+        room.wake = asyncio.Event()
+        try:
+            await self._stream(room)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            try:
+                if not isinstance(err, StateError):
+                    # a fault of ours in one room's stream: that room is given up, the others go on
+                    self.skip(room, f"its stream failed in the bridge ({type(err).__name__}: {err})")
                     return
-                batch = room.events[sent:]
-                done = room.closed
-            sent += len(batch)
-            yield batch
-            if done and sent >= len(room.events):
-                return
+            except StateError as state_err:
+                err = state_err
+            self.failure = err  # the state cannot be written: the bridge stops (run raises it)
+            self.stopping.set()
 
-    def _send(self, room: Room) -> None:
+    async def _until(self, room: Room, ready: Callable[[], bool]) -> bool:
+        """Wait until ``ready()``; False if the room is over or the bridge stops first."""
+        assert room.wake is not None
+        while True:
+            room.wake.clear()
+            if room.over or self.stopping.is_set():
+                return False
+            if ready():
+                return True
+            await room.wake.wait()
+
+    async def _stream(self, room: Room) -> None:
         delay = 0.5
         failing = False
         while not self.stopping.is_set():
-            with room.cond:
-                while room.header is None and not room.over and not self.stopping.is_set():
-                    room.cond.wait(1.0)
-                if room.over or self.stopping.is_set():
-                    return
-                header = room.header
-            assert header is not None
+            if not await self._until(room, lambda: room.header is not None):
+                return
+            assert room.header is not None
             metadata = Metadata(tournament=self.s.tournament, table=f"room {room.room}", round=f"game {room.n}",
                                 submitter=self.s.submitter)
-            holder: list[LiveCall] = []
-            call = self.client.live_call(header, self._batches(room, holder), metadata)
-            with room.cond:
-                room.call = call
-                holder.append(call)
-                room.cond.notify_all()
+            call = self.live.open_call()
+            writer = asyncio.create_task(self._write(room, call, header_request(room.header, metadata)))
+            failure: ServiceError | None = None
             try:
-                for update in call:
+                async for raw in call:
                     if failing:
                         failing = False
                         self.out.emit("service", f"room {room.room}: the service answers again; the room is "
                                       "streamed again from its start", room=room.room)
                     delay = 0.5
-                    self._update(room, update)
+                    update = live_update(raw)
+                    self._update(room, update, stopped_of(raw))
                     if update.finished is not None:
                         self._stored(room, update)
                         return
-            except InvalidRequest as err:
-                self.skip(room, f"the service refused it: {err.details}")
-                return
-            except ServiceError as err:
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if (task is not None and task.cancelling()) or self.stopping.is_set() or room.over:
+                    raise
+                failure = ServiceError(grpc.StatusCode.CANCELLED, "the call was cancelled")
+            except grpc.RpcError as err:
+                failure = service_error(err)
+            finally:
+                writer.cancel()
+                await asyncio.gather(writer, return_exceptions=True)
+            if failure is not None:
+                if isinstance(failure, InvalidRequest):
+                    self.skip(room, f"the service refused it: {failure.details}")
+                    return
                 if self.stopping.is_set() or room.over:
                     return
                 if not failing:
-                    self.out.emit("service", f"room {room.room}: the live stream failed ({err.code.name}: "
-                                  f"{err.details}); retrying", room=room.room, error=err.details)
+                    self.out.emit("service", f"room {room.room}: the live stream failed ({failure.code.name}: "
+                                  f"{failure.details}); retrying", room=room.room, error=failure.details)
                 failing = True
-            finally:
-                with room.cond:
-                    room.call = None
             self.metrics.retries.inc()
-            self.stopping.wait(delay)
+            await asyncio.sleep(delay)
             delay = min(delay * 2, self.s.retry_max)
 
-    def _update(self, room: Room, update: LiveUpdate) -> None:
+    async def _write(self, room: Room, call: Any, first: bytes) -> None:
+        """The room's events to its call, as they come; the call closed when the room is (stored), cancelled
+        when the room is given up or the bridge stops (a cancelled stream stores nothing)."""
+        assert room.wake is not None
+        try:
+            await call.write(first)
+            sent = 0
+            while True:
+                room.wake.clear()
+                if room.over or self.stopping.is_set():
+                    call.cancel()
+                    return
+                with room.lock:
+                    batch = room.events[sent:]
+                    done = room.closed
+                if batch:
+                    await call.write(events_request(batch))
+                    sent += len(batch)
+                if done:
+                    await call.done_writing()
+                    return
+                if not batch:
+                    await room.wake.wait()
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the call failed: its reader says how
+            return
+
+    def _update(self, room: Room, update: LiveUpdate, stopped: Stopped | None) -> None:
+        if stopped is not None:
+            self._stopped(room, stopped.at, stopped.reason)
         now = time.time()
         for ann in update.annotations:
+            if room.stopped is None and not ann.derived and ann.status == apb.STATUS_NOT_CHECKED:
+                # (a service that does not say why: its first event not checked says where)
+                self._stopped(room, ann.index, "the service did not say why")
             lag = None
             if not ann.derived and room.judged <= ann.index < len(room.written):
                 # Counted once per event: after a retry the room is streamed again from its start, and the verdicts
@@ -530,6 +727,17 @@ class Bridge:
                     continue
                 room.printed.add(key)
                 self._violation(room, ann.index, ann.derived, v, lag)
+
+    def _stopped(self, room: Room, at: int, why: str) -> None:
+        """The verifier stopped following the room's game: said at once, once; the room stays followed (what
+        was judged before, and the game's end, are still stored)."""
+        if room.stopped is not None:
+            return
+        room.stopped = Stopped(at, why)
+        self.metrics.stopped.inc()
+        self.out.emit("stopped", f"room {room.room}: the verifier stopped following game {room.n} at event {at}: "
+                      f"{why}; its events from there are not checked", room=room.room, game=room.n, event=at,
+                      reason=why)
 
     def _violation(self, room: Room, index: int, derived: bool, v: Any, lag: float | None) -> None:
         ev = room.events[index] if not derived and index < len(room.events) else None
@@ -556,18 +764,22 @@ class Bridge:
         outcome = "finished" if update.game_over else ("silent" if room.ended_why.startswith("silent")
                                                        else "unfinished")
         self.metrics.rooms.labels(outcome).inc()
-        if room.counted:
-            room.counted = False
+        if room.settle():
             self.metrics.rooms_open.dec()
         self.state.mark(room.key, "done", {"replay": info.id, "created": update.finished.created,
                                            "violations": info.violation_count, "outcome": outcome,
                                            "first_line": self._first(room)})
-        room.over = True
         stored = "stored" if update.finished.created else "already stored"
         self.out.emit("stored", f"room {room.room}: game {'over' if update.game_over else 'not over'}, "
                       f"{info.violation_count} violation(s); {stored} as {info.id}", room=room.room, game=room.n,
                       replay=info.id, created=update.finished.created, violations=info.violation_count,
-                      game_over=update.game_over)
+                      game_over=update.game_over, followed=info.followed)
 
 
-__all__ = ["Bridge", "BridgeMetrics", "Output", "Room", "Settings"]
+def _wake(rooms: set[Room]) -> None:
+    for room in rooms:
+        if room.wake is not None:
+            room.wake.set()
+
+
+__all__ = ["DEFAULT_MAX_ROOMS", "Bridge", "BridgeMetrics", "Connection", "Output", "Room", "Settings", "StateError"]

@@ -18,13 +18,24 @@ from typing import Any
 
 from clients.bridge.follower import Position
 
+# A room id or game number in a state file's name has at most this many digits (a C++ int has 10): a name
+# with more is not the bridge's.
+_MAX_DIGITS = 10
 
-def write_atomically(path: Path, data: bytes) -> None:
+
+class StateError(Exception):
+    """The state directory cannot be made, read or written (what, and where)."""
+
+
+def write_atomically(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write a file whole or not at all; ``durable``: on disk before it is renamed into place (a marker whose
+    loss at a crash costs only a second report is written without the fsync)."""
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("wb") as f:
         f.write(data)
         f.flush()
-        os.fsync(f.fileno())
+        if durable:
+            os.fsync(f.fileno())
     os.replace(tmp, path)
 
 
@@ -41,10 +52,18 @@ class Saved:
 
 class StateDir:
     def __init__(self, root: Path) -> None:
+        """StateError if the directory cannot be made or written; ``created``: it did not exist."""
         self.root = root
         self.rooms = root / "rooms"
-        self.rooms.mkdir(parents=True, exist_ok=True)
         self.position_file = root / "position.json"
+        self.created = not root.exists()
+        try:
+            self.rooms.mkdir(parents=True, exist_ok=True)
+            write_atomically(self.rooms / ".written", b"", durable=False)  # (a directory it may not write to)
+            (self.rooms / ".written").unlink()
+        except OSError as err:
+            doing = "created" if self.created else "written"
+            raise StateError(f"the state directory {root} cannot be {doing}: {err.strerror or err}") from None
 
     def load_position(self) -> list[Position]:
         try:
@@ -57,22 +76,29 @@ class StateDir:
 
     def save_position(self, positions: list[Position], log: Path) -> None:
         data = {"log": str(log), "files": [{"inode": p.inode, "offset": p.offset} for p in positions]}
-        write_atomically(self.position_file, json.dumps(data).encode("utf-8"))
+        try:
+            write_atomically(self.position_file, json.dumps(data).encode("utf-8"))
+        except OSError as err:
+            raise StateError(f"the state directory {self.root} cannot be written: {err}") from None
 
     def spool(self, key: str) -> Path:
         return self.rooms / f"{key}.tap"
 
-    def mark(self, key: str, kind: str, outcome: dict[str, Any]) -> None:
+    def mark(self, key: str, kind: str, outcome: dict[str, Any], *, durable: bool = True) -> None:
         """Record a room's end (kind "done" or "skip"), then drop its spool."""
-        write_atomically(self.rooms / f"{key}.{kind}", json.dumps(outcome, ensure_ascii=False).encode("utf-8"))
-        self.spool(key).unlink(missing_ok=True)
+        try:
+            write_atomically(self.rooms / f"{key}.{kind}", json.dumps(outcome, ensure_ascii=False).encode("utf-8"),
+                             durable=durable)
+            self.spool(key).unlink(missing_ok=True)
+        except OSError as err:
+            raise StateError(f"the state directory {self.root} cannot be written: {err}") from None
 
     def saved(self) -> list[Saved]:
         """Every room the state knows, oldest game first per room id."""
         found: dict[str, Saved] = {}
         for path in self.rooms.iterdir():
             parts = path.name.split(".")
-            if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit() \
+            if len(parts) != 3 or not _number(parts[0]) or not _number(parts[1]) \
                     or parts[2] not in ("tap", "done", "skip"):
                 continue
             key = f"{parts[0]}.{parts[1]}"
@@ -93,4 +119,8 @@ class StateDir:
         return sorted(found.values(), key=lambda s: (s.room, s.n))
 
 
-__all__ = ["Saved", "StateDir", "write_atomically"]
+def _number(text: str) -> bool:
+    return text.isascii() and text.isdigit() and len(text) <= _MAX_DIGITS
+
+
+__all__ = ["Saved", "StateDir", "StateError", "write_atomically"]

@@ -151,7 +151,7 @@ class Running:
         self.client = VerifierClient(address, timeout=60)
         s = Settings(log=tmp / "freekill.log", state=tmp / "state", rotate_grace=0.5, poll=0.05,
                      tournament=tournament, as_json=True, retry_max=0.5, **settings)
-        self.bridge = Bridge(s, self.client, Output(True, self.lines))  # type: ignore[arg-type]
+        self.bridge = Bridge(s, self.client, Output(True, self.lines))
         self.bridge.start()  # following from here: the lines written next are read
         self.thread = threading.Thread(target=self.bridge.run)
         self.thread.start()
@@ -228,10 +228,12 @@ def bridge_process(tmp: Path, address: str, tournament: str) -> subprocess.Popen
                              "--rotate-grace", "0.5", "--tournament", tournament, "--token", ""],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
     assert proc.stderr is not None
-    first = proc.stderr.readline()
-    while first.startswith("  ") or "RuntimeWarning" in first:  # an engine run from its source says so first
-        first = proc.stderr.readline()
-    assert first.startswith("sgs-verify: following"), first
+    # (an engine run from its source says so first; then what the bridge tells the operator: a state directory
+    # it made, a log that does not exist yet)
+    said = [proc.stderr.readline()]
+    while said[-1] and not said[-1].startswith("sgs-verify: following"):
+        said.append(proc.stderr.readline())
+    assert said[-1].startswith("sgs-verify: following"), said
     return proc
 
 

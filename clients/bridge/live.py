@@ -1,0 +1,250 @@
+"""The bridge's live streams: every open room's VerifyLive call on one grpc.aio channel, run by one asyncio loop
+in one thread (``LiveLoop``). A room costs a task and its call, not a thread: a thousand open rooms are a
+thousand tasks on that loop, and stopping cancels them all at once (closing the channel cancels every call:
+the service stores nothing of a cancelled stream).
+
+The calls send and receive bytes: a batch of events is written as VerifyLiveRequest.events from each event's
+own encoding (as VerifierClient does), and each answer is read whole so that a field this client's generated
+code does not declare can be read too: ``stopped_of`` finds the service's word that the verifier stopped
+following the game (service/live.py writes it as field 5 of VerifyLiveResponse).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from clients.client import (
+    ENV_CLIENT_CERT,
+    ENV_CLIENT_KEY,
+    ENV_TLS,
+    ENV_TLS_CA,
+    ENV_TOKEN,
+    MAX_MESSAGE_BYTES,
+    LiveUpdate,
+    VerifierClient,
+    default_server,
+)
+from sgsverify.internal import wire_views_pb2 as wv
+from sgsverify.v1 import game_log_pb2 as pb
+from sgsverify.v1 import service_pb2 as spb
+
+METHOD = "/sgsverify.v1.VerifierService/VerifyLive"
+# VerifyLiveResponse's field 5 (service/live.py): {1: the first event not checked, 2: why}.
+STOPPED_FIELD = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """Where the service is and how to reach it (VerifierClient's arguments, for a grpc.aio channel)."""
+
+    address: str
+    metadata: tuple[tuple[str, str], ...] = ()  # the bearer token, when there is one
+    credentials: Any = None  # grpc.ChannelCredentials for TLS; None: plaintext
+
+    @classmethod
+    def make(cls, address: str | None = None, *, token: str | None = None, tls: bool | None = None,
+             tls_ca: str | Path | None = None, client_cert: str | Path | None = None,
+             client_key: str | Path | None = None) -> Connection:
+        """As VerifierClient takes them, with the same defaults from the environment (ValueError for a
+        certificate without its key; OSError for a file that cannot be read)."""
+        token = os.environ.get(ENV_TOKEN, "") if token is None else token
+        tls_ca = tls_ca or os.environ.get(ENV_TLS_CA) or None
+        client_cert = client_cert or os.environ.get(ENV_CLIENT_CERT) or None
+        client_key = client_key or os.environ.get(ENV_CLIENT_KEY) or None
+        if tls is None:
+            tls = os.environ.get(ENV_TLS, "").strip().lower() in ("1", "true", "yes", "on") \
+                or bool(tls_ca or client_cert)
+        if bool(client_cert) != bool(client_key):
+            raise ValueError("a client certificate needs its key, and a key its certificate")
+        credentials = None
+        if tls:
+            credentials = grpc.ssl_channel_credentials(root_certificates=_read(tls_ca), private_key=_read(client_key),
+                                                       certificate_chain=_read(client_cert))
+        metadata = (("authorization", f"Bearer {token.strip()}"),) if token.strip() else ()
+        return cls(address or default_server(), metadata, credentials)
+
+    @classmethod
+    def of(cls, client: VerifierClient) -> Connection:
+        """The connection a VerifierClient has: its address and token; with TLS, the files the environment names
+        (a client made with other TLS files: make the Connection with them)."""
+        if not client.tls:
+            return cls(client.address, client.metadata)
+        made = cls.make(client.address, token="", tls=True)
+        return cls(client.address, client.metadata, made.credentials)
+
+
+def _read(path: str | Path | None) -> bytes | None:
+    return Path(path).read_bytes() if path else None
+
+
+def header_request(header: pb.GameHeader, metadata: spb.SubmissionMetadata) -> bytes:
+    first = spb.VerifyLiveRequest(header=header)
+    first.metadata.CopyFrom(metadata)
+    return first.SerializeToString()
+
+
+def events_request(events: Sequence[pb.Event]) -> bytes:
+    """VerifyLiveRequest(events=events), from each event's own encoding (no copy into a request message)."""
+    return wv.Field3(items=[ev.SerializeToString() for ev in events]).SerializeToString()
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """The verifier stopped following the game: from event ``at`` on nothing is checked, for ``reason``."""
+
+    at: int
+    reason: str
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if at >= len(data) or shift > 63:
+            raise ValueError("a truncated varint")
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, at
+
+
+def _fields(data: bytes) -> list[tuple[int, int | bytes]]:
+    """A message's top-level fields as (number, value): varints as ints, length-delimited ones as bytes (the
+    fixed-width ones are stepped over)."""
+    out: list[tuple[int, int | bytes]] = []
+    at = 0
+    while at < len(data):
+        key, at = _varint(data, at)
+        number, kind = key >> 3, key & 7
+        if kind == 0:
+            value, at = _varint(data, at)
+            out.append((number, value))
+        elif kind == 2:
+            size, at = _varint(data, at)
+            if at + size > len(data):
+                raise ValueError("a truncated field")
+            out.append((number, data[at:at + size]))
+            at += size
+        elif kind in (1, 5):
+            at += 8 if kind == 1 else 4
+        else:
+            raise ValueError(f"wire type {kind}")
+    return out
+
+
+def stopped_of(raw: bytes) -> Stopped | None:
+    """The service's word in a VerifyLiveResponse that the verifier stopped following the game (None: it did
+    not say so in this answer, or is a service that never says it)."""
+    try:
+        for number, value in _fields(raw):
+            if number == STOPPED_FIELD and isinstance(value, bytes):
+                at, reason = 0, ""
+                for sub, item in _fields(value):
+                    if sub == 1 and isinstance(item, int):
+                        at = item
+                    elif sub == 2 and isinstance(item, bytes):
+                        reason = item.decode("utf-8", errors="replace")
+                return Stopped(at, reason)
+    except ValueError:
+        return None  # (the answer parsed as a VerifyLiveResponse: a malformed extra field is not ours to judge)
+    return None
+
+
+def live_update(raw: bytes) -> LiveUpdate:
+    res = spb.VerifyLiveResponse.FromString(raw)
+    return LiveUpdate(list(res.annotations), res.events_received, res.game_over,
+                      res.finished if res.HasField("finished") else None)
+
+
+class LiveLoop:
+    """One asyncio loop in a thread of its own, with the channel every room's call goes on."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._run, name="bridge-live", daemon=True)
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.channel: Any = None
+        self._ready = threading.Event()
+        self._closed = False
+
+    def start(self) -> None:
+        self.thread.start()
+        self._ready.wait()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_until_complete(self._open())
+            self._ready.set()
+            self.loop.run_forever()
+        finally:
+            self._ready.set()
+            self.loop.close()
+
+    async def _open(self) -> None:
+        options = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                   ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)]
+        c = self.connection
+        self.channel = grpc.aio.secure_channel(c.address, c.credentials, options=options) \
+            if c.credentials is not None else grpc.aio.insecure_channel(c.address, options=options)
+
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run a coroutine on the loop (from any thread)."""
+        self.loop.call_soon_threadsafe(self._spawn, coro)
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        if self._closed:
+            coro.close()
+            return
+        task = self.loop.create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    def call_soon(self, fn: Any, *args: Any) -> None:
+        """Call ``fn(*args)`` on the loop (from any thread); nothing once the loop is closed."""
+        with contextlib.suppress(RuntimeError):  # (closed)
+            self.loop.call_soon_threadsafe(fn, *args)
+
+    def open_call(self) -> Any:
+        """A new VerifyLive call (on the loop): grpc.aio's StreamStreamCall, of bytes."""
+        method = self.channel.stream_stream(METHOD, request_serializer=None, response_deserializer=None)
+        return method(metadata=self.connection.metadata or None)
+
+    def busy(self) -> int:
+        """Tasks running (rooms being streamed)."""
+        return len(self.tasks)
+
+    def close(self, timeout: float = 10.0) -> bool:
+        """Cancel every call and task, stop the loop and its thread; whether it all ended within ``timeout``."""
+        if not self.thread.is_alive():
+            return True
+        future = asyncio.run_coroutine_threadsafe(self._close(timeout / 2), self.loop)
+        with contextlib.suppress(Exception):
+            future.result(timeout)
+        self.call_soon(self.loop.stop)
+        self.thread.join(timeout)
+        return not self.thread.is_alive()
+
+    async def _close(self, wait: float) -> None:
+        self._closed = True
+        if self.channel is not None:
+            await self.channel.close(grace=None)  # every call cancelled: the service stores nothing of them
+        tasks = list(self.tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=wait)
+
+
+__all__ = ["Connection", "LiveLoop", "Stopped", "events_request", "header_request", "live_update", "stopped_of"]
