@@ -1003,8 +1003,8 @@ class CheckHost(Host):
         cmd = plain(command)
         pid = self.pid_of[conn]
         self.view.requests.append((pid, cmd, bytes(data), int(timeout)))
-        wanted = "AskForGeneral" if plan[0] == "general_not_offered" else "PlayCard"
-        if cmd != wanted:
+        wanted = ("AskForGeneral", "CustomDialog") if plan[0] == "general_not_offered" else ("PlayCard",)
+        if cmd not in wanted:
             self.anomalies.append(f"seat {pid} was switched Online for {wanted} but was asked {cmd} first")
 
     def m_ServerPlayer_waitForReply(self, conn: int, _timeout: int = 0) -> Any:
@@ -1017,6 +1017,11 @@ class CheckHost(Host):
         index = len(self.view.requests) - 1
         if kind == "general_not_offered":
             offered = plain(cbor.decode(self.view.requests[index][2], skip_tags=True))
+            if self.view.requests[index][1] == "CustomDialog":  # (v0.5.22: a dialog, answered "g", "kingdom,")
+                prop = offered.get("component", {}).get("model", {}).get("prop", {}) if isinstance(offered, dict) \
+                    else {}
+                offered = [prop.get("generals", [])]
+                reply = [reply[0], "kingdom,"]
             is_cheat = not (isinstance(offered, list) and offered and reply[0] in offered[0])
         payload = cbor.encode(reply)
         self.view.online_replies.append((pid, payload))

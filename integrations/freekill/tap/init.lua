@@ -711,6 +711,23 @@ end
 
 DATA_CHECKS.AskForLuckCard = function() end  -- yes or no
 
+-- A dialog of a package's own QML: judged when it is one whose data is known. The general choice of an
+-- identity room at v0.5.22 is one: {component = {name = "ChooseInitialGeneralBox", model = {prop = {generals,
+-- choiceNum, convertDisabled, ...}}}}, answered {"g1[,g2]", "kingdom,<k>"}.
+DATA_CHECKS.CustomDialog = function(room, player, data, reply)
+  local comp = type(data.component) == "table" and data.component or nil
+  local prop = comp and type(comp.model) == "table" and type(comp.model.prop) == "table" and comp.model.prop or nil
+  if not (comp and comp.name == "ChooseInitialGeneralBox" and prop and is_list(prop.generals)) then
+    unjudged("a CustomDialog of a kind the check does not know")
+  end
+  if not (is_list(reply) and type(reply[1]) == "string") then
+    refuse("FK_MALFORMED", "the general choice is not {generals, kingdom}")
+  end
+  local chosen = {}
+  for g in reply[1]:gmatch("[^,]+") do chosen[#chosen + 1] = g end
+  DATA_CHECKS.AskForGeneral(room, player, { prop.generals, prop.choiceNum or 1, prop.convertDisabled }, chosen)
+end
+
 -- Judge one reply: "ok" | "refused" (code, why) | "unjudged" (why).
 local function judge_reply(req, player, reply)
   local command = req.command
