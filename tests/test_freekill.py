@@ -227,7 +227,7 @@ def test_inputs_that_are_not_freekill_records_are_refused_clearly() -> None:
     assert "starts with its meta line" in failure(b'{"seq": 1, "kind": "notify", "cmd": "x"}\n')
     assert "no seating" in failure(b'{"seq": 1, "kind": "meta", "players": 4}\n')
     assert "not UTF-8" in failure(b'{"seq": 1, "kind": "meta", "players": 4}\n\xff\xfe\n')
-    assert "only identity mode" in failure(b'{"seq": 1, "kind": "meta", "players": 4, '
+    assert "only identity rooms" in failure(b'{"seq": 1, "kind": "meta", "players": 4, '
                                            b'"settings": {"gameMode": "heg_mode"}}\n')
     assert "cannot be read" in failure(b"\xfd7zXZ\x00 not really xz")
     assert "not a FreeKill client replay" in failure(b"\x00\x00\x00\x10\x78 not zlib")

@@ -14,6 +14,7 @@ import pytest
 
 from importers.freekill import ImportFailure, import_freekill
 from sgsverify.v1 import game_log_pb2 as pb
+from verifier import verify
 
 DATA = Path(__file__).resolve().parent / "data" / "freekill" / "transcripts"
 GAMES = ["fk_p4_r3.jsonl", "fk_p4_r5.jsonl"]
@@ -85,3 +86,21 @@ def test_options_that_change_no_rule_are_judged() -> None:
     for mode in ({"LordIsWhat": "lord"}, {"LordIsWhat": "False", "MakeCivilian": False, "DoubleRenegade": False}):
         log = import_freekill(with_settings(records, **mode), "o.jsonl").log
         assert list(log.events) == list(plain.events)
+
+
+def test_guanxing_as_v0522_shows_it() -> None:
+    """v0.5.22's 观星 sends no '#GuanxingResult' and syncs no pile: the cards looked at move to the processing area
+    and back onto the pile (the top ones in reverse, the bottom ones at position -1). A real v0.5.22 game (FreeKill's
+    AI, 5 players; 诸葛亮 invokes 观星 and keeps the order) imports each 观星 as the order it left, and is judged clean
+    (before, the pile parted from FreeKill's at the first 观星 and the game could not be followed)."""
+    data = lzma.decompress((DATA.parent / "v0.5.22" / "guanxing_p5.jsonl.xz").read_bytes())
+    log = import_freekill(data, "guanxing_p5.jsonl").log
+    events = list(log.events)
+    invoked = [i for i, ev in enumerate(events) if ev.HasField("invoke_skill") and ev.invoke_skill.skill == "guanxing"]
+    assert invoked
+    for i in invoked:
+        nxt = events[i + 1].choose_cards
+        assert events[i + 1].HasField("choose_cards") and nxt.seat == events[i].invoke_skill.seat
+        assert 1 <= len(nxt.cards) + len(nxt.bottom) <= 5  # (as many as characters alive, at most 5)
+    replay = verify(log)
+    assert replay.followed and replay.result.finished and replay.violation_count == 0

@@ -463,8 +463,45 @@ class Converter:
         pass  # 火攻's shown card comes as the '#ShowCard' GameLog line
 
     def on_MoveCards(self, data: Any) -> None:
-        for move in self.moves(data):
+        moves = self.moves(data)
+        if self.guanxing is not None and self.guanxing_moves(moves):
+            return
+        for move in moves:
             self.one_move(move)
+
+    def guanxing_moves(self, moves: list[dict[str, Any]]) -> bool:
+        """观星 as FreeKill shows it from v0.5.22 (no '#GuanxingResult' line, no synced pile): the cards looked at
+        move from the top of the draw pile to the processing area, and after his answer back onto the pile in one
+        MoveCards: those for the top in reverse (FreeKill puts them on one by one, the last on top), those for the
+        bottom in order (``drawPilePosition`` -1). True when ``moves`` are those moves (taken here)."""
+        if not moves or any(m.get("skillName") != "guanxing" for m in moves):
+            return False
+        infos = [[i for i in m.get("moveInfo", []) if isinstance(i, dict)] for m in moves]
+        if all(m.get("toArea") == PROCESSING for m in moves) \
+                and all(i.get("fromArea") == DRAW_PILE for part in infos for i in part):
+            looked = [i["cardId"] for part in infos for i in part]
+            self.take_from_pile(len(looked))  # (a reshuffle first, if FreeKill made one early)
+            for cid in looked:
+                self.leave(cid, DRAW_PILE, None)
+            return True
+        if all(m.get("toArea") == DRAW_PILE for m in moves) \
+                and all(i.get("fromArea") == PROCESSING for part in infos for i in part):
+            top: list[int] = []
+            bottom: list[int] = []
+            for move, part in zip(moves, infos, strict=True):
+                ids = [i["cardId"] for i in part]
+                if move.get("drawPilePosition") == -1:
+                    bottom.extend(ids)
+                else:
+                    top[:0] = reversed(ids)
+            self.draw_pile = [*top, *self.draw_pile, *bottom]
+            seat = self.guanxing
+            self.guanxing = None
+            assert seat is not None
+            self.emit(pb.Event(choose_cards=pb.ChooseCards(seat=seat, cards=[self.card(c) for c in top],
+                                                           bottom=[self.card(c) for c in bottom])))
+            return True
+        return False
 
     # --- moves
 
