@@ -1022,7 +1022,10 @@ class CheckHost(Host):
                     else {}
                 offered = [prop.get("generals", [])]
                 reply = [reply[0], "kingdom,"]
-            is_cheat = not (isinstance(offered, list) and offered and reply[0] in offered[0])
+            # (a general of the same name as a candidate, ex__sunquan for a sunquan, is FreeKill's 同名替换: legal;
+            # a general's name without its package prefix is its true name)
+            names = [str(g).split("__")[-1] for g in offered[0]] if isinstance(offered, list) and offered else []
+            is_cheat = str(reply[0]).split(",")[0].split("__")[-1] not in names
         payload = cbor.encode(reply)
         self.view.online_replies.append((pid, payload))
         self.cheats.append(Cheat(kind, pid, reply, index, CHECK_CODES[kind] if is_cheat else "ok"))

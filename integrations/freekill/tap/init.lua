@@ -454,6 +454,19 @@ local function check_interaction(h, value)
   h:update("Interaction", "1", "update", value)
 end
 
+-- The players a card's use goes to by itself, when its targets are fixed (cores from v0.5.21 on, which have
+-- Card:getFixedTargets; nil before, and for a card whose targets are chosen).
+local function fixed_targets(h, player)
+  local card = h.selected_card
+  if not card and h.skill_name then
+    local skill = Fk.skills[h.skill_name]
+    if skill and skill.viewAs and skill:isInstanceOf(ViewAsSkill) then card = skill:viewAs(player, h.pendings or {}) end
+  end
+  if type(card) ~= "table" or type(card.getFixedTargets) ~= "function" then return nil end
+  if not card:getFixedTargets(player, h.extra_data) then return nil end
+  return card:getAvailableTargets(player, h.extra_data)
+end
+
 local HANDLED = { PlayCard = true, AskForUseCard = true, AskForResponseCard = true,
                   AskForUseActiveSkill = true }
 
@@ -498,10 +511,27 @@ local function check_handler(room, player, command, data, reply)
     else
       refuse("FK_MALFORMED", "the reply names no card or skill")
     end
-    for _, pid in ipairs(targets) do click(h, "Photo", pid, "target " .. tostring(pid)) end
+    local fixed = #targets > 0 and fixed_targets(h, player) or nil
+    if fixed then
+      -- (v0.5.21+: a card whose targets are fixed (桃, 无中生有, equipment, AOE) offers no player to click;
+      -- the client sends none and the server takes them all. Naming exactly those is the same use.)
+      local want, got = {}, {}
+      for _, p in ipairs(fixed) do want[#want + 1] = p.id end
+      for _, pid in ipairs(targets) do got[#got + 1] = pid end
+      table.sort(want)
+      table.sort(got)
+      if table.concat(want, ",") ~= table.concat(got, ",") then
+        refuse("FK_NOT_SELECTABLE", "targets " .. short(targets) .. " are not the card's fixed targets "
+          .. short(want))
+      end
+    else
+      for _, pid in ipairs(targets) do click(h, "Photo", pid, "target " .. tostring(pid)) end
+    end
     if not h:feasible() then
-      refuse("FK_NOT_FEASIBLE", "the selection (cards " .. short(type(card) == "table" and card.subcards or { card })
-        .. ", targets " .. short(targets) .. ") is not feasible")
+      local chosen = type(card) == "table" and card.subcards or { card }
+      local nothing = #chosen == 0 and #targets == 0
+      refuse("FK_NOT_FEASIBLE", "the selection (cards " .. short(chosen) .. ", targets " .. short(targets)
+        .. ") is not feasible" .. (nothing and h.cancelable and "; nothing chosen where a decline was allowed" or ""))
     end
   end)
   if ok then return end
