@@ -21,6 +21,7 @@ import os
 import sys
 import threading
 import time
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ import grpc
 from clients.bridge import DEFAULT_MAX_ROOMS
 from clients.bridge.follower import Follower, Overlong
 from clients.bridge.live import Connection, LiveLoop, Stopped, events_request, header_request, live_update, stopped_of
-from clients.bridge.state import Saved, StateDir, StateError
+from clients.bridge.state import Printed, Saved, StateDir, StateError, Violation
 from clients.client import InvalidRequest, LiveUpdate, Metadata, ServiceError, VerifierClient, service_error
 from importers.freekill.convert import DEFAULT_VERSION, ENGINE, Stream
 from importers.freekill.tap import (
@@ -153,21 +154,23 @@ class Room:
     header: pb.GameHeader | None = None
     events: list[pb.Event] = field(default_factory=list)
     written: list[float] = field(default_factory=list)  # per event: its source line's time stamp
-    seq_time: dict[int, float] = field(default_factory=dict)
+    seq_time: array[float] = field(default_factory=lambda: array("d"))  # each record's time stamp, by seq - 1
     waiting: dict[int, tuple[TapRecord, str]] = field(default_factory=dict)  # records ahead of a missing one
     waiting_since: float | None = None
     last_seen: float = 0.0
     closed: bool = False  # no more events: the stream may end
     ended_why: str = ""
     over: bool = False  # done or skipped: nothing more to do
-    printed: set[tuple[int, bool, str, str]] = field(default_factory=set)
+    # Violations printed at or after the last event judged; those before it were printed by the time it was
+    # (state.Printed: kept in the state directory, so that a restart does not print and count them again)
+    printed: set[Violation] = field(default_factory=set)
     judged: int = 0  # events whose verdict has come (a stream streamed again from its start re-sends them)
     stopped: Stopped | None = None  # the verifier stopped following its game (said once)
     lock: threading.Lock = field(default_factory=threading.Lock)
     wake: asyncio.Event | None = None  # its sender's (on the live loop)
 
     def __post_init__(self) -> None:
-        self.tap = RoomTap(self.room)
+        self.tap = RoomTap(self.room, keep=False)  # (each message is handed on to the conversion, none kept)
 
     @property
     def key(self) -> str:
@@ -266,7 +269,8 @@ class Bridge:
         if self._open_count() >= self.s.max_rooms:
             self._refuse(saved.room, saved.n, first, "it was not resumed")
             return
-        room = Room(saved.room, saved.n, first_line=first, last_seen=saved.mtime)
+        room = Room(saved.room, saved.n, first_line=first, last_seen=saved.mtime,
+                    printed=set(saved.printed.past), judged=saved.printed.through + 1)
         self.rooms[saved.room] = room
         self.ended.pop(saved.room, None)
         self.open[room.key] = room
@@ -461,7 +465,8 @@ class Bridge:
             msg = room.tap.add(rec)
         except TapError as err:
             raise Uncheckable(str(err)) from None
-        room.seq_time[rec.seq] = rec.written if rec.written is not None else time.time()
+        if len(room.seq_time) == rec.seq - 1:  # (records come in seq order: their times are kept as an array)
+            room.seq_time.append(rec.written if rec.written is not None else time.time())
         if rec.kind == "meta":
             mode = (room.tap.meta or {}).get("mode")
             if mode not in MODES:
@@ -486,7 +491,7 @@ class Bridge:
                 room.header = header
             if new:
                 room.events += new
-                room.written += [room.seq_time.get(room.stream.sources[i], time.time())
+                room.written += [_time_of(room, room.stream.sources[i])
                                  for i in range(len(room.events) - len(new), len(room.events))]
             if room.tap.ended:
                 room.closed = True
@@ -704,6 +709,7 @@ class Bridge:
             return
 
     def _update(self, room: Room, update: LiveUpdate, stopped: Stopped | None) -> None:
+        printed = False
         if stopped is not None:
             self._stopped(room, stopped.at, stopped.reason)
         now = time.time()
@@ -723,10 +729,15 @@ class Bridge:
                     self.on_verdict(room, ann.index, lag)
             for v in ann.violations:
                 key = (ann.index, ann.derived, v.code, v.message)
-                if key in room.printed:
+                if ann.index < room.judged - 1 or key in room.printed:
                     continue
                 room.printed.add(key)
                 self._violation(room, ann.index, ann.derived, v, lag)
+                printed = True
+        if printed:
+            through = room.judged - 1
+            room.printed = {key for key in room.printed if key[0] >= through}
+            self.state.save_printed(room.key, Printed(through, frozenset(room.printed)))
 
     def _stopped(self, room: Room, at: int, why: str) -> None:
         """The verifier stopped following the room's game: said at once, once; the room stays followed (what
@@ -774,6 +785,10 @@ class Bridge:
                       f"{info.violation_count} violation(s); {stored} as {info.id}", room=room.room, game=room.n,
                       replay=info.id, created=update.finished.created, violations=info.violation_count,
                       game_over=update.game_over, followed=info.followed)
+
+
+def _time_of(room: Room, seq: int) -> float:
+    return room.seq_time[seq - 1] if 0 < seq <= len(room.seq_time) else time.time()
 
 
 def _wake(rooms: set[Room]) -> None:
