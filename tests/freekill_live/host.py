@@ -876,10 +876,11 @@ CHECK_CODES: dict[str, str] = {
     # the extension room's own (CheckHost)
     "general_not_offered": "FK_NOT_OFFERED",  # the lord picks 界孙权 though not among the candidates
     "skill_twice": "FK_NOT_SELECTABLE",       # 界制衡 (once a play phase) a second time
+    "card_chosen_elsewhere": "FK_NOT_OFFERED",  # asked to choose a card of a player's, one from the draw pile
 }
 # the lord's general the host forces, and its once-a-phase skill it then uses twice
 FORCED_GENERAL, TWICE_SKILL = "ex__sunquan", "ex__zhiheng"
-EXTRA_CHEATS = frozenset({"general_not_offered", "skill_twice"})
+EXTRA_CHEATS = frozenset({"general_not_offered", "skill_twice", "card_chosen_elsewhere"})
 
 
 def peer_archive(core: str | Path, name: str) -> Path | None:
@@ -977,6 +978,9 @@ class CheckHost(Host):
             taken = set(t.general.values())
             pick = next(g for g in (FORCED_GENERAL, "ex__lvmeng", "ex__ganning") if g not in taken)
             return "general_not_offered", [pick], True  # (legal if it happens to be offered)
+        if asked == 1 and focus == "AskForCardChosen" and "card_chosen_elsewhere" in self.extras and t.draw_pile():
+            self.extras.discard("card_chosen_elsewhere")  # (过河拆桥, 顺手牵羊 and the like: a card of another's)
+            return "card_chosen_elsewhere", t.draw_pile()[0], True
         if asked != 1 or focus != "PlayCard" or "skill_twice" not in self.extras:
             return None
         if pid in t.dead or t.phase.get(pid) != 5:
@@ -1003,7 +1007,8 @@ class CheckHost(Host):
         cmd = plain(command)
         pid = self.pid_of[conn]
         self.view.requests.append((pid, cmd, bytes(data), int(timeout)))
-        wanted = ("AskForGeneral", "CustomDialog") if plan[0] == "general_not_offered" else ("PlayCard",)
+        wanted = ("AskForGeneral", "CustomDialog") if plan[0] == "general_not_offered" else \
+            ("AskForCardChosen",) if plan[0] == "card_chosen_elsewhere" else ("PlayCard",)
         if cmd not in wanted:
             self.anomalies.append(f"seat {pid} was switched Online for {wanted} but was asked {cmd} first")
 

@@ -1,8 +1,9 @@
 """The tap's reply check (integrations/freekill/tap, README "Reply check") on FreeKill's real core, headless.
 
-(a) A room of the core's generals where the host plays a modified client (tests/freekill_live/host.py CHEATS): each
-    cheating reply is refused by the check with its code (host.CHECK_CODES), the client's legal replies (the legal
-    first 杀 before a second one) pass, and only the clients' replies are checked.
+(a) A room of the core's generals where the host plays a modified client (tests/freekill_live/host.py CHEATS, and a
+    card chosen from the draw pile where a player's card is asked for): each cheating reply is refused by the check
+    with its code (host.CHECK_CODES), the client's legal replies (the legal first 杀 before a second one) pass, and
+    only the clients' replies are checked.
 (b) A room of standard_ex + shzl generals (the peers' extension packages): a few kinds of cheat refused, a general
     not offered, and an extension general's once-a-phase skill (界制衡) used a second time.
 (c) The check changes nothing: the same seeded game (Lua's seed fixed, string hashes fixed: host.fixed_lua) with
@@ -73,26 +74,26 @@ def std_root(core: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path
 def cheat_games(std_root: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> list[GameRecord]:
     core, root = std_root
     games: list[GameRecord] = []
-    todo = list(CHEATS)
+    todo, extras = list(CHEATS), ["card_chosen_elsewhere"]
     for n in range(GAMES_MAX):
-        if not set(todo) - RARE_CHEATS:
+        if not set(todo) - RARE_CHEATS and not extras:
             break
         log = tmp_path_factory.mktemp(f"fkcheck{n}") / "freekill.log"
-        game = play(core=core, root=root, log_path=log, room_id=500 + n, seed=n, cheats=todo)
+        game = play(core=core, root=root, log_path=log, room_id=500 + n, seed=n, cheats=todo, extras=extras)
         games.append(game)
         todo = [k for k in todo if k not in {c.kind for c in game.cheats}]
+        extras = [k for k in extras if k not in {c.kind for c in game.cheats}]
     return games
 
 
 def test_every_cheat_is_refused_with_its_code(cheat_games: list[GameRecord]) -> None:
     placed = {c.kind for g in cheat_games for c in g.cheats}
     assert placed >= set(CHEATS) - RARE_CHEATS, f"not placed: {set(CHEATS) - placed}"
+    assert "card_chosen_elsewhere" in placed  # (a request with no handler: AskForCardChosen)
     for game in cheat_games:
         assert game.over and not game.anomalies
         checks = checks_of(game)
         for cheat in game.cheats:
-            if cheat.kind not in CHEATS:
-                continue  # (the legal first 杀 before a second one: next test)
             assert cheat.seq is not None, f"{cheat.kind}: no reply record"
             check = checks.get(cheat.seq)
             assert check is not None, f"{cheat.kind}: the reply (seq {cheat.seq}) was not checked"
@@ -107,7 +108,7 @@ def test_legal_client_replies_pass(cheat_games: list[GameRecord]) -> None:
     legal = 0
     for game in cheat_games:
         checks = checks_of(game)
-        cheats = {c.seq for c in game.cheats if c.kind in CHEATS}
+        cheats = {c.seq for c in game.cheats}
         for reply in (r for r in game.tap_records if r["kind"] == "reply" and r["by"] == "client"):
             if reply["seq"] in cheats:
                 continue
