@@ -10,7 +10,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from importers.freekill.cbor import UNDEFINED, CborError, Simple, Tag, decode, decode_prefix, encode
+from importers.freekill.cbor import (
+    MAX_BIGNUM_BYTES,
+    UNDEFINED,
+    CborError,
+    Simple,
+    Tag,
+    decode,
+    decode_counted,
+    decode_prefix,
+    encode,
+)
 
 # RFC 8949 Appendix A: (hex, value); both directions hold for these (shortest forms).
 BOTH_WAYS: list[tuple[str, Any]] = [
@@ -168,6 +178,31 @@ def test_absurd_lengths_allocate_nothing() -> None:
     for head in ("5bffffffffffffffff", "7bffffffffffffffff", "9bffffffffffffffff", "bbffffffffffffffff"):
         with pytest.raises(CborError, match="byte"):
             decode(bytes.fromhex(head) + b"\x00" * 8)
+
+
+def test_every_chunk_of_an_indefinite_string_is_an_item() -> None:
+    """Issue 43, N2: a chunk is counted before it is read, against max_items as an item is (a 64 KB replay of
+    one-byte chunks, 63 MiB unpacked, took a worker to 2.9 GiB as a list of them)."""
+    for head, chunk, value in ((b"\x5f", b"\x41a", b"a" * 5), (b"\x7f", b"\x61a", "a" * 5), (b"\x5f", b"\x40", b"")):
+        data = head + chunk * 5 + b"\xff"
+        assert decode_counted(data) == (value, 6)  # the string and its 5 chunks
+        assert decode(data, max_items=6) == value
+        with pytest.raises(CborError, match="more than 5 items") as e:
+            decode(data, max_items=5)
+        assert e.value.offset == 1 + 4 * len(chunk)  # the fifth chunk's head: refused before it is read
+    assert decode_counted(b"\x5f\xff") == (b"", 1)
+
+
+def test_a_bignum_is_at_most_max_bignum_bytes() -> None:
+    """Issue 43: a longer one is an int Python cannot write as decimal (a ValueError wherever it was printed,
+    or used as a string key: a FreeKill payload {bignum: 0} crashed the importer)."""
+    longest = b"\xc2\x59" + MAX_BIGNUM_BYTES.to_bytes(2, "big") + b"\x01" * MAX_BIGNUM_BYTES
+    assert str(decode(longest)).isdigit()
+    assert decode(b"\xa1" + longest + b"\x00", str_keys=True) == {str(decode(longest)): 0}
+    for tag in (b"\xc2", b"\xc3"):
+        longer = tag + b"\x59" + (MAX_BIGNUM_BYTES + 1).to_bytes(2, "big") + b"\x01" * (MAX_BIGNUM_BYTES + 1)
+        with pytest.raises(CborError, match=f"a bignum of {MAX_BIGNUM_BYTES + 1} bytes, more than the 1024 read"):
+            decode(b"\xa1" + longer + b"\x00", str_keys=True)
 
 
 def test_encoder_refuses_what_cbor_cannot_hold() -> None:

@@ -14,6 +14,7 @@ import io
 import json
 import lzma
 import tracemalloc
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -29,7 +30,9 @@ from importers.freekill.limits import (
     MAX_LINE_BYTES,
     MAX_LINE_ITEMS,
     json_items,
+    json_nested_items,
     max_items,
+    xz_memory,
 )
 from importers.freekill.transcript import read_transcript
 
@@ -225,3 +228,131 @@ def test_dropping_what_the_converter_does_not_read_changes_no_log() -> None:
 def test_the_limits_are_what_the_docs_say() -> None:
     assert (BYTES_PER_ITEM, MAX_LINE_BYTES, MAX_LINE_ITEMS) == (16, MIB, 65_536)
     assert max_items(64 * MIB) == 4 * MIB and max_items(1000) == MAX_LINE_ITEMS
+
+
+# ------------------------------------------------------------------------------ issue 43: every container
+
+def test_the_second_audits_replay_of_one_byte_chunks_is_refused() -> None:
+    """N2: a 64,241-byte .fk.rep, an indefinite-length byte string of 1-byte chunks (63 MiB unpacked), took a
+    worker to 2.9 GiB: its chunks were not items. Each is now counted, before it is read."""
+    raw = b"\x5f" + b"\x41a" * ((63 * MIB - 2) // 2) + b"\xff"
+    bomb = len(raw).to_bytes(4, "big") + zlib.compress(raw, 9)
+    del raw
+    assert len(bomb) == 64_241
+    why, peak = refused(bomb)
+    assert why == ("not a FreeKill client replay: the recording holds more items than the whole recording may "
+                   f"({max_items(DEFAULT_MAX_BYTES)}): refused before it is read whole")
+    assert peak < 160  # its 63 MiB inflated (and copied once), and 4 MiB of chunks read: 126 MiB measured
+
+
+@pytest.mark.parametrize(("head", "chunk"), [(b"\x5f", b"\x41a"), (b"\x7f", b"\x61a"), (b"\x5f", b"\x40"),
+                                             (b"\x7f", b"\x60")],
+                         ids=["bytes", "text", "empty bytes", "empty text"])
+def test_an_indefinite_string_of_chunks_costs_its_items(head: bytes, chunk: bytes) -> None:
+    limit = 8 * MIB
+    bomb = qcompress(head + chunk * ((limit - 100) // len(chunk)) + b"\xff", 9)
+    why, peak = refused(bomb, max_bytes=limit)
+    assert why.endswith(f"more items than the whole recording may ({max_items(limit)}): refused before it is read "
+                        "whole")
+    assert peak < 30  # the 8 MiB inflated and copied, half a million chunks' bytes; as a list: 350 MiB
+    payload = head + chunk * 70_000 + b"\xff"  # one message: refused at its item limit
+    why, peak = refused(qcompress(cbor.encode(fkrep_items([[0, False, "MoveCards", payload]]))))
+    assert why.endswith(f"payload holds more than {MAX_LINE_ITEMS} items, more than any FreeKill message holds: "
+                        "refused before it is read whole")
+
+
+def test_nested_indefinite_maps_are_counted() -> None:
+    """{0: {}} as indefinite-length maps, 3 items in 5 bytes, at the top and in payloads."""
+    limit = 8 * MIB
+    top = cbor.encode(fkrep_items([]))
+    bomb = qcompress(b"\x9f" + top[1:] + b"\xbf\x00\xbf\xff\xff" * (limit // 5 - 100) + b"\xff", 9)
+    why, peak = refused(bomb, max_bytes=limit)
+    assert why.endswith(f"the recording holds more items than the whole recording may ({max_items(limit)}): "
+                        "refused before it is read whole")
+    assert peak < 72 * max_items(limit) / MIB + 2 * limit / MIB
+    payload = b"\xbf" + b"".join(b"\x19" + k.to_bytes(2, "big") + b"\xbf\xff" for k in range(30_000)) + b"\xff"
+    why, _ = refused(qcompress(cbor.encode(fkrep_items([[0, False, "MoveCards", payload]]))))
+    assert why.endswith(f"payload holds more than {MAX_LINE_ITEMS} items, more than any FreeKill message holds: "
+                        "refused before it is read whole")
+
+
+def test_deep_nesting_is_refused_in_every_container() -> None:
+    deep_cbor = qcompress(cbor.encode(fkrep_items([]))[:-1] + b"\x81" * 200 + b"\x00")
+    assert "nesting deeper than 128 levels" in refused(deep_cbor)[0]
+    payload = b"\x81" * 200 + b"\x00"
+    assert "nesting deeper than 128 levels" in refused(qcompress(cbor.encode(fkrep_items([[0, False, "MoveCards",
+                                                                                           payload]]))))[0]
+    deep_json = b'["0.5.11",' + b"[" * 100_000 + b"]" * 100_000 + b"]"
+    assert "is not JSON text: maximum recursion depth exceeded" in refused(qcompress(deep_json))[0]
+    deep_line = META + line(2, "MoveCards", b"[" * 50_000 + b"]" * 50_000)
+    assert "line 2: not JSON (maximum recursion depth exceeded" in refused(deep_line)[0]
+
+
+def test_huge_declared_lengths_allocate_nothing() -> None:
+    top = cbor.encode(fkrep_items([]))
+    for head in (b"\x9b", b"\xbb", b"\x5b", b"\x7b"):  # 2**64-1 items, pairs, bytes, characters
+        why, peak = refused(qcompress(b"\x9f" + top[1:] + head + b"\xff" * 8 + b"\xff"))
+        assert "cannot fit in the" in why or "exceeds the" in why, why
+        assert peak < 1
+    why, peak = refused((64 * MIB).to_bytes(4, "big") + zlib.compress(b"[" * 1000))
+    assert why.endswith("the qCompress header declares 67108864 bytes, the zlib stream holds 1000")
+    assert peak < 1
+
+
+def test_a_bignum_key_is_refused_not_a_crash() -> None:
+    """A payload {bignum: 0}: its key as a string was a ValueError out of the importer."""
+    key = b"\xc2\x59\x10\x00" + b"\x01" * 4096
+    why, _ = refused(qcompress(cbor.encode(fkrep_items([[0, False, "MoveCards", b"\xa1" + key + b"\x00"]]))))
+    assert why.endswith("payload is not CBOR: a bignum of 4096 bytes, more than the 1024 read at byte 1 of its 4102")
+
+
+@pytest.mark.parametrize("container", ["cbor", "json"])
+def test_a_long_text_is_quoted_short(container: str) -> None:
+    """A text item as long as the record (one character past U+FFFF: 4 bytes a character in Python) was quoted
+    whole in the refusal: 2.4 GiB for its repr and the message, at 64 MiB."""
+    limit = 8 * MIB
+    if container == "cbor":  # (its repr: 4 characters a NUL)
+        text = "\U0001F600" + "\0" * (limit - 200)
+        raw = b"\x8a" + cbor.encode("0.5.22") + cbor.encode(text) + b"\x60" * 8
+    else:  # (JSON writes a NUL in 6 bytes)
+        text = "\U0001F600" + "a" * (limit - 200)
+        raw = json.dumps(["0.5.11", text, "", "", "", "", "", "", "", ""], ensure_ascii=False).encode()
+    why, peak = refused(qcompress(raw), max_bytes=limit)
+    start = "\\x00\\x00" if container == "cbor" else "aa"
+    assert why.startswith(f"not a FreeKill client replay: item [1] '😀{start}")
+    assert why.endswith(f"… ({len(text)} characters) is neither a date %Y%m%d%H%M%S nor "
+                        "date.name.mode.general.role.winners")
+    assert len(why) < 500
+    # the record, and the text in Python (JSON's twice: the record decoded, and the string parsed from it)
+    assert peak < 9 * limit / MIB + 5
+    dots = qcompress(b"\x8a" + cbor.encode("0.5.22") + cbor.encode("." * (limit - 100)) + b"\x60" * 8)
+    why, peak = refused(dots, max_bytes=limit)  # item [1] of a million dots is not split a million times
+    assert "… (8388508 characters) is neither a date" in why and peak < 4 * limit / MIB
+
+
+def test_escaped_brackets_in_old_payloads_are_counted() -> None:
+    """A JSON replay's payloads are strings holding JSON text: brackets written as escapes (\\u005b) were
+    counted by no one but each payload, so many payloads just under a message's items held more than the
+    record may."""
+    limit = 8 * MIB
+    payload = "\\u005b" + "\\u005b\\u005d\\u002c" * 32_000 + "\\u005b\\u005d\\u005d"  # 32,001 lists, 64,005 counted
+    one = ',[0,false,"MoveCards","' + payload + '"]'
+    text = '["0.5.11","20250101000000","[4,15,{}]","[1,\\"p1\\",\\"a\\"]","","","","","",""' + one * 14 + "]"
+    why, peak = refused(qcompress(text.encode()), max_bytes=limit)
+    assert why.startswith("not a FreeKill client replay: the recording (JSON) holds up to ")
+    assert why.endswith(f"items, more than the {max_items(limit)} it may: refused before it is parsed")
+    assert peak < 20
+    assert json_nested_items(b'["\\u005B\\u005d\\u002C\\u003a\\u007b"]') == json_items(b'["[],:{"]')
+
+
+def test_an_xz_dictionary_past_the_limit_is_refused_before_it_is_allocated() -> None:
+    """An xz file declares its dictionary, which the decoder allocated whole: 10 KB took 1.5 GiB."""
+    bomb = lzma.compress(META, format=lzma.FORMAT_XZ, filters=[{"id": lzma.FILTER_LZMA2, "dict_size": 1536 * MIB}])
+    why, peak = refused(bomb)
+    assert why == ("the xz input needs more than 72 MiB to unpack (the dictionary it declares), more than a record "
+                   "under this limit may: pack it with xz -9 or less")
+    assert peak < 1
+    assert xz_memory(8 * MIB) == 72 * MIB and xz_memory(200 * MIB) == 208 * MIB
+    nine = lzma.compress(META, preset=9 | lzma.PRESET_EXTREME)  # xz -9e: a 64 MiB dictionary, read
+    assert "no seating" in refused(nine)[0]
+    assert "no seating" in refused(nine + lzma.compress(line(2, "Animate", b"[]")) + b"\0" * 4 + b"junk")[0]

@@ -28,7 +28,7 @@ from typing import Any
 
 from importers.freekill.cards import KNOWN_VERSIONS, CardTableError, card_table
 from importers.freekill.convert import ENGINE, Conversion, Converter, ImportFailure, convert
-from importers.freekill.limits import DEFAULT_MAX_BYTES, BoundedReader, TooLarge, max_items
+from importers.freekill.limits import DEFAULT_MAX_BYTES, BoundedReader, TooLarge, XzReader, max_items, xz_memory
 from importers.freekill.messages import NOTIFY, REPLY, REQUEST, Message
 from importers.freekill.settings import not_judged
 from importers.freekill.transcript import TranscriptError, read_transcript
@@ -103,11 +103,12 @@ def detect(head: bytes) -> str:
                         "(.fk.rep, qCompress'd CBOR or JSON) nor FreeKill's client database (SQLite)")
 
 
-def _opened(data: bytes) -> io.BufferedIOBase:
-    """``data`` as a stream, inflated as it is read when it is xz or gzip (nothing is copied)."""
+def _opened(data: bytes, max_bytes: int) -> io.BufferedIOBase:
+    """``data`` as a stream, inflated as it is read when it is xz or gzip (nothing is copied); xz's decoder
+    takes at most limits.xz_memory(max_bytes)."""
     raw = io.BytesIO(data)
     if data[:6] == b"\xfd7zXZ\x00":
-        return lzma.LZMAFile(raw)
+        return io.BufferedReader(XzReader(data, xz_memory(max_bytes)))
     if data[:2] == b"\x1f\x8b":
         return gzip.GzipFile(fileobj=raw)
     return raw
@@ -123,7 +124,7 @@ def import_records(data: bytes, name: str = "", fmt: str = "auto", *,
     if len(data) > max_bytes:
         raise ImportFailure(f"the input is {len(data)} bytes; the limit is {max_bytes}")
     try:
-        with _opened(data) as stream:
+        with _opened(data, max_bytes) as stream:
             reader = BoundedReader(stream, max_bytes, "the input")
             head = reader.head(16)
             if fmt == "auto":

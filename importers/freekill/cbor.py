@@ -9,8 +9,8 @@ needs no dependency.
 
 Strict: every malformed input — truncated, a reserved or misplaced code, bad UTF-8, trailing
 bytes, a declared length beyond the bytes left, nesting deeper than ``max_depth``, more items
-than ``max_items``, a duplicate or unhashable map key — raises :class:`CborError` with the byte
-offset. A declared length is
+than ``max_items`` (a chunk of an indefinite-length string is an item), a duplicate or unhashable
+map key — raises :class:`CborError` with the byte offset. A declared length is
 checked against the bytes left before anything is allocated, so a hostile length costs nothing.
 Non-minimal length encodings are well-formed CBOR and are accepted.
 
@@ -27,6 +27,7 @@ from typing import Any, Final
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
+    "MAX_BIGNUM_BYTES",
     "UNDEFINED",
     "CborError",
     "Simple",
@@ -41,6 +42,11 @@ __all__ = [
 # Deep enough for any real payload (FreeKill's nest about 6 levels), shallow enough that the
 # recursive decoder and encoder stay far below Python's recursion limit.
 DEFAULT_MAX_DEPTH: Final = 128
+
+# The longest bignum (tags 2 and 3) read: 2,467 decimal digits, so that every integer decoded can be written
+# as text (Python refuses to for more than 4,300 digits: a ValueError wherever one was printed or used as a
+# string key). Qt and Lua write none past 64 bits.
+MAX_BIGNUM_BYTES: Final = 1024
 
 _U64_MAX: Final = (1 << 64) - 1
 _BREAK: Final = 0xFF
@@ -115,12 +121,13 @@ def decode(
     hashable: an array or map as key is an error). Keys that end up equal are an error.
 
     ``skip_tags``: a tagged item reads as the item itself. Otherwise as :class:`Tag`, except
-    tags 2 and 3 (bignums), which read as ``int``, and 55799 (self-described CBOR), always
-    dropped.
+    tags 2 and 3 (bignums), which read as ``int`` (one longer than :data:`MAX_BIGNUM_BYTES` is an
+    error), and 55799 (self-described CBOR), always dropped.
 
-    ``max_items``: the most items (every value, container or not, and every map key) the item may
-    hold, itself included. One byte can make an empty array that costs Python 64, so this, not
-    the size, is what bounds the memory a decoded item takes.
+    ``max_items``: the most items (every value, container or not, every map key, and every chunk of
+    an indefinite-length string) the item may hold, itself included; each is counted before it is
+    read. One byte can make an empty array that costs Python 64, so this, not the size, is what
+    bounds the memory a decoded item takes.
     """
     return decode_counted(data, max_depth=max_depth, str_keys=str_keys, skip_tags=skip_tags,
                           max_items=max_items)[0]
@@ -241,22 +248,29 @@ class _Decoder:
         return raw
 
     def chunks(self, major: int, start: int) -> bytes:
-        # RFC 8949 §3.2.3: definite-length chunks of the same major type, then 'break'.
-        parts: list[bytes] = []
+        # RFC 8949 §3.2.3: definite-length chunks of the same major type, then 'break'. Each chunk counts as
+        # an item, before it is read: a string of a million empty or one-byte chunks is a million items (one
+        # byte each), as many as a million empty arrays, and refused as they are. The bytes go into one
+        # buffer as they come, never a list of them (a Python object per chunk: 63 MiB of one-byte chunks
+        # took 2.9 GiB that way).
+        joined = bytearray()
         while True:
             if self.pos >= len(self.buf):
                 raise CborError("truncated: indefinite-length string without 'break'", start)
             at = self.pos
             if self.buf[at] == _BREAK:
                 self.pos += 1
-                return b"".join(parts)
+                return bytes(joined)
+            self.items += 1
+            if self.items > self.max_items:
+                raise CborError(f"more than {self.max_items} items", at)
             cmajor, cinfo, carg = self.head()
             if cmajor != major or cinfo == 31:
                 raise CborError("a chunk of an indefinite-length string must be a definite string of its type", at)
             raw = self.take(carg, at)
             if major == 3:
                 self.text(raw, at, False)  # each text chunk must be valid UTF-8 by itself
-            parts.append(raw)
+            joined += raw
 
     def text(self, raw: bytes, start: int, chunked: bool) -> str:
         try:
@@ -333,6 +347,8 @@ class _Decoder:
         if value is _BREAK_MARK:
             raise CborError("'break' where a tagged item was expected", at)
         if tag in (2, 3) and isinstance(value, bytes):
+            if len(value) > MAX_BIGNUM_BYTES:
+                raise CborError(f"a bignum of {len(value)} bytes, more than the {MAX_BIGNUM_BYTES} read", start)
             n = int.from_bytes(value, "big")
             return n if tag == 2 else -1 - n
         if self.skip_tags or tag == 55799:

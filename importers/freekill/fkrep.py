@@ -45,7 +45,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from . import cbor
-from .limits import MAX_LINE_ITEMS, json_items
+from .limits import MAX_LINE_ITEMS, json_items, json_nested_items
 from .messages import NOTIFY, REQUEST, Message
 
 __all__ = [
@@ -105,6 +105,18 @@ class FreeKillFormatError(ValueError):
     """The bytes are not a FreeKill replay; the message says what is wrong and where."""
 
 
+# The most characters of a value of the record a message quotes: a text item may be as long as the record
+# (its repr up to 4 times that, in 4 bytes a character), and its message is printed and sent to the caller.
+QUOTED_CHARS: Final = 60
+
+
+def quoted(text: str) -> str:
+    """``text``'s repr, cut to :data:`QUOTED_CHARS` characters (and its length said) when it is longer."""
+    if len(text) <= QUOTED_CHARS:
+        return repr(text)
+    return f"{text[:QUOTED_CHARS]!r}… ({len(text)} characters)"
+
+
 # ---------------------------------------------------------------------------------------------
 # the recording
 
@@ -136,15 +148,15 @@ class ReplayName:
 
     @classmethod
     def parse(cls, text: str) -> ReplayName:
-        parts = text.split(".")
+        parts = text.split(".", 6)  # (at most 7 parts: a text of a million dots is not a million strings)
         if len(parts) not in (1, 6) or not re.fullmatch(r"[0-9]{14}", parts[0]):
             raise FreeKillFormatError(
-                f"item [1] {text!r} is neither a date %Y%m%d%H%M%S nor date.name.mode.general.role.winners"
+                f"item [1] {quoted(text)} is neither a date %Y%m%d%H%M%S nor date.name.mode.general.role.winners"
             )
         try:
             timestamp = datetime.strptime(parts[0], DATE_FORMAT)
         except ValueError as e:
-            raise FreeKillFormatError(f"item [1] {text!r}: {parts[0]!r} is no date ({e})") from None
+            raise FreeKillFormatError(f"item [1] {quoted(text)}: {parts[0]!r} is no date ({e})") from None
         if len(parts) == 1:
             return cls(timestamp)
         name, mode, general, role, winners = parts[1:]
@@ -340,8 +352,8 @@ class _JsonContainer:
 
     def __init__(self, raw: bytes, max_items: int | None) -> None:
         self.raw = raw
-        # The text's count covers the payloads too: their brackets and commas are not escaped.
-        items = json_items(raw)
+        # The text's count covers the payloads too: their brackets and commas as they stand, or escaped.
+        items = json_nested_items(raw)
         if max_items is not None and items > max_items:
             raise FreeKillFormatError(f"the recording (JSON) holds up to {items} items, more than the "
                                       f"{max_items} it may: refused before it is parsed")
@@ -403,7 +415,7 @@ def _read(container: _CborContainer | _JsonContainer) -> Recording:
     mode = _text(top[5], "item [5] (normal or reconnect)")
     if mode not in container.modes:
         allowed = " nor ".join(repr(m) for m in container.modes)
-        raise FreeKillFormatError(f"item [5] is {mode!r}, neither {allowed} ({container.name} container)")
+        raise FreeKillFormatError(f"item [5] is {quoted(mode)}, neither {allowed} ({container.name} container)")
 
     messages: list[Message] = []
     stamps: list[int] = []
@@ -418,7 +430,7 @@ def _read(container: _CborContainer | _JsonContainer) -> Recording:
         if not isinstance(entry[1], bool):
             raise FreeKillFormatError(f"{where} isRequest is {_kind_in(container, entry[1])}, not a boolean")
         cmd = _text(entry[2], f"{where} command")
-        where = f"{where} ({cmd})"
+        where = f"{where} ({cmd if len(cmd) <= QUOTED_CHARS else quoted(cmd)})"
         if cmd in TEXT_COMMANDS:
             payload: Any = _text(entry[3], f"{where} payload")
         elif isinstance(container, _JsonContainer):

@@ -24,7 +24,8 @@ See docs/freekill.md#limits and tests/test_fkrep_limits.py.
 from __future__ import annotations
 
 import io
-from typing import Final
+import lzma
+from typing import Any, Final
 
 from verifier.logio import MAX_RECORD_BYTES
 
@@ -53,8 +54,83 @@ def json_items(text: bytes | str) -> int:
     return text.count(b"[") + text.count(b"{") + text.count(b",") + text.count(b":") + 1
 
 
+# JSON's escapes of the characters json_items counts ([ { , :), as a string holding JSON text may write them:
+# "\u005b" is a '[' once the string is parsed, and another once its text is.
+_ESCAPED: Final = tuple(f"\\u00{code}".encode() for code in ("5b", "5B", "7b", "7B", "2c", "2C", "3a", "3A"))
+
+
+def json_nested_items(text: bytes) -> int:
+    """At least as many as the items JSON ``text`` holds together with the JSON texts its strings hold (an
+    old replay's payloads, parsed again): :func:`json_items` of the text, and every ``[ { , :`` written as an
+    escape (``\\u005b``), which the strings' texts hold where the text does not. Each such character is
+    counted once, in the text or for the string's text, so that a payload's items cannot hide from the
+    record's count behind escapes (a payload's own count, :func:`json_items` of its text, sees them)."""
+    return json_items(text) + sum(text.count(escape) for escape in _ESCAPED)
+
+
 class TooLarge(ValueError):
     """An input past one of the bounds above; the message says which and how to go past it."""
+
+
+def xz_memory(max_bytes: int) -> int:
+    """The most memory the xz decoder may take to unpack a record read under ``max_bytes``: xz's own
+    dictionary, the size its file declares, which the decoder allocates at once (a 10 KB file may declare
+    1.5 GiB). That of ``xz -9`` (64 MiB), or the record's limit when larger (a dictionary larger than the data
+    serves nothing), and the decoder's few MiB of its own."""
+    return max(max_bytes, 64 << 20) + (8 << 20)
+
+
+class XzReader(io.RawIOBase):
+    """xz ``data`` inflated as it is read, as ``lzma.LZMAFile`` reads it (concatenated streams, and bytes after
+    the last one that are not another ignored), with the decoder's memory at most ``memory``: a file declaring
+    a larger dictionary is :class:`TooLarge` before anything is allocated for it."""
+
+    _STEP = 1 << 16  # packed bytes fed at a time
+
+    def __init__(self, data: bytes, memory: int) -> None:
+        super().__init__()
+        self.data = memoryview(data)
+        self.pos = 0
+        self.memory = memory
+        self.decoder = lzma.LZMADecompressor(lzma.FORMAT_AUTO, memlimit=memory)
+        self.ended = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        want = len(buffer)
+        while want and not self.ended:
+            fresh = False
+            if self.decoder.eof:
+                self.pos -= len(self.decoder.unused_data)  # what it was fed past its end: the next stream's
+                if self.pos >= len(self.data):
+                    self.ended = True
+                    break
+                self.decoder = lzma.LZMADecompressor(lzma.FORMAT_AUTO, memlimit=self.memory)
+                fresh = True
+            if self.decoder.needs_input:
+                chunk = self.data[self.pos : self.pos + self._STEP]
+                if not chunk:
+                    raise EOFError("the xz input ends before its stream does")
+                self.pos += len(chunk)
+            else:
+                chunk = self.data[:0]
+            try:
+                out = self.decoder.decompress(chunk, max_length=want)
+            except lzma.LZMAError as err:
+                if "Memory usage limit" in str(err):
+                    raise TooLarge(f"the xz input needs more than {self.memory >> 20} MiB to unpack (the dictionary "
+                                   "it declares), more than a record under this limit may: pack it with xz -9 or "
+                                   "less") from None
+                if fresh:  # bytes after the last stream that are not another: ignored, as LZMAFile does
+                    self.ended = True
+                    break
+                raise
+            if out:
+                buffer[: len(out)] = out
+                return len(out)
+        return 0
 
 
 class BoundedReader:
