@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import lzma
+import os
+import stat
 import zlib
 from pathlib import Path
 
@@ -36,11 +38,44 @@ def expand_folders(paths: list[Path], suffixes: tuple[str, ...]) -> tuple[list[P
     return out, empty
 
 
+_NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO (a named pipe)"), (stat.S_ISCHR, "a character device"),
+                (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
+def not_regular(path: Path) -> str | None:
+    """What ``path`` is when it is not a regular file (a FIFO, a device, a socket), else None (a regular file, or
+    a path that cannot be looked at: opening it says why). Told without opening it: opening a FIFO waits for a
+    writer, for ever if none comes."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return next((what for test, what in _NOT_REGULAR if test(mode)), "not a regular file")
+
+
+def read_named_file(path: Path, limit: int) -> bytes:
+    """A file named to a command (`check`, `submit`, `import`), as verifier.logio.read_file reads it, when it is
+    a regular file; anything else is LogFormatError saying what it is, and is not read (a FIFO would stop the
+    whole batch, waiting for a writer)."""
+    from verifier.logio import LogFormatError, read_file
+
+    what = not_regular(path)
+    if what is not None:
+        raise LogFormatError(f"it is {what}, not a regular file: not read")
+    return read_file(path, limit)
+
+
 def _head(data: bytes) -> bytes:
     """The first bytes of the record, uncompressed when it is xz or gzip (our logs never are)."""
     try:
         if data.startswith(_XZ):
-            return lzma.LZMADecompressor().decompress(data[: _SNIFF * 4], max_length=_SNIFF)
+            from importers.freekill.limits import DEFAULT_MAX_BYTES, xz_memory
+
+            # (at most the memory the importer gives xz: a file may declare a dictionary of gigabytes)
+            return lzma.LZMADecompressor(memlimit=xz_memory(DEFAULT_MAX_BYTES)).decompress(data[: _SNIFF * 4],
+                                                                                           max_length=_SNIFF)
         if data.startswith(_GZIP):
             return zlib.decompressobj(wbits=31).decompress(data[: _SNIFF * 4], _SNIFF)
     except (lzma.LZMAError, zlib.error, EOFError):
@@ -63,7 +98,7 @@ def freekill_kind(data: bytes) -> str | None:
     if first.startswith(b"{"):
         try:
             meta = json.loads(first)
-        except ValueError:
+        except (ValueError, RecursionError):  # (nested too deep for Python's JSON: no meta line of FreeKill's)
             return None
         if isinstance(meta, dict) and "seq" in meta and "kind" in meta and rest.strip():
             return FREEKILL_TRANSCRIPT
@@ -88,7 +123,7 @@ def format_hint(path: Path, source: str, err: BaseException) -> str:
     """For a file refused as our log with ``--from sgs-verify``: a hint when it is a FreeKill record."""
     from verifier.logio import LogFormatError
 
-    if source != "sgs-verify" or not isinstance(err, LogFormatError):
+    if source != "sgs-verify" or not isinstance(err, LogFormatError) or not_regular(path) is not None:
         return ""
     try:
         with path.open("rb") as f:

@@ -9,9 +9,10 @@ from typing import Any
 
 from google.protobuf import json_format
 
+from clients.files import read_named_file
 from clients.progress import ProgressBar
 from importers import ENGINES, RecordError, importer_of_all
-from verifier.logio import MAX_RECORD_BYTES, LogFormatError, read_file
+from verifier.logio import MAX_RECORD_BYTES, LogFormatError
 
 EXIT_OK, EXIT_FAILED = 0, 2
 
@@ -60,7 +61,7 @@ def run_import(args: argparse.Namespace) -> int:
     bar = ProgressBar(len(args.files), "importing ")
     for path in args.files:
         try:
-            records = convert(read_file(path, MAX_RECORD_BYTES), path.name)
+            records = convert(read_named_file(path, MAX_RECORD_BYTES), path.name)
         except OSError as err:
             records = []
             failed += 1

@@ -24,12 +24,13 @@ from clients.files import (
     format_hint,
     freekill_kind,
     is_unambiguous_freekill,
+    read_named_file,
 )
 from importers import ENGINES, RecordError, importer_of_all
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import LogFormatError, load_log, text, verify
-from verifier.logio import MAX_LOG_BYTES, MAX_LOG_EVENTS, MAX_RECORD_BYTES, read_file
+from verifier.logio import MAX_LOG_BYTES, MAX_LOG_EVENTS, MAX_RECORD_BYTES
 from verifier.state import violations_by_source
 from verifier.text import SIDE, card, origin
 
@@ -102,14 +103,15 @@ Entry = tuple[str, "pb.GameLog | LogFormatError"]
 def read_logs(path: Path, max_events: int, source: str = "sgs-verify") -> list[Entry]:
     """Load one log file, or import another engine's records from it (``source`` AUTO tells them apart by
     content; a FreeKill client database holds several): each as (where, the log or why it is unreadable or
-    too long). Raises OSError, or LogFormatError when the file as a whole is unreadable."""
+    too long). Raises OSError, or LogFormatError when the file as a whole is unreadable (or is not a regular file:
+    a FIFO is not opened, which would wait for a writer)."""
     if source == AUTO:
-        data = read_file(path, max(MAX_LOG_BYTES, MAX_RECORD_BYTES))
+        data = read_named_file(path, max(MAX_LOG_BYTES, MAX_RECORD_BYTES))
         if is_unambiguous_freekill(data):
             entries = _imported(data, path, "freekill")
         else:
             if len(data) > MAX_LOG_BYTES:
-                read_file(path, MAX_LOG_BYTES)  # raises the usual "larger than" error
+                read_named_file(path, MAX_LOG_BYTES)  # raises the usual "larger than" error
             try:
                 entries = [(str(path), load_log(data))]
             except LogFormatError:
@@ -117,9 +119,9 @@ def read_logs(path: Path, max_events: int, source: str = "sgs-verify") -> list[E
                     raise
                 entries = _imported(data, path, "freekill")
     elif source == "sgs-verify":
-        entries = [(str(path), load_log(read_file(path, MAX_LOG_BYTES)))]
+        entries = [(str(path), load_log(read_named_file(path, MAX_LOG_BYTES)))]
     else:
-        entries = _imported(read_file(path, MAX_RECORD_BYTES), path, source)
+        entries = _imported(read_named_file(path, MAX_RECORD_BYTES), path, source)
     out: list[Entry] = []
     for where, log in entries:
         if isinstance(log, pb.GameLog) and len(log.events) > max_events:

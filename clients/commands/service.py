@@ -37,6 +37,8 @@ from clients.files import (
     format_hint,
     freekill_kind,
     is_unambiguous_freekill,
+    not_regular,
+    read_named_file,
 )
 from clients.interrupts import EXIT_INTERRUPTED, deferred
 from clients.progress import ProgressBar
@@ -424,12 +426,12 @@ def _metadata(args: argparse.Namespace) -> Metadata:
 
 
 def _submit_one(client: VerifierClient, path: Path, args: argparse.Namespace) -> Submission:
-    from verifier.logio import MAX_LOG_BYTES, MAX_RECORD_BYTES, LogFormatError, load_log, read_file
+    from verifier.logio import MAX_LOG_BYTES, MAX_RECORD_BYTES, LogFormatError, load_log
 
     meta = _metadata(args)
     source = args.source
-    data = read_file(path, max(MAX_LOG_BYTES, MAX_RECORD_BYTES) if source == "auto" else
-                     MAX_LOG_BYTES if source == "sgs-verify" else MAX_RECORD_BYTES)
+    data = read_named_file(path, max(MAX_LOG_BYTES, MAX_RECORD_BYTES) if source == "auto" else
+                           MAX_LOG_BYTES if source == "sgs-verify" else MAX_RECORD_BYTES)
     if source == "auto":
         # Told by content (clients/files.py); a .fk.rep could be taken for a binary log, so it is one only
         # when it does not load as a log.
@@ -443,7 +445,7 @@ def _submit_one(client: VerifierClient, path: Path, args: argparse.Namespace) ->
                 if freekill_kind(data) is not None:
                     source = "freekill"
         if source == "sgs-verify" and len(data) > MAX_LOG_BYTES:
-            read_file(path, MAX_LOG_BYTES)  # raises the usual "larger than" error
+            read_named_file(path, MAX_LOG_BYTES)  # raises the usual "larger than" error
     if source != "sgs-verify":
         return client.submit_record(source, data, path.name, meta, summary_only=True)
     if args.stream:
@@ -487,7 +489,7 @@ def _submissions(client: VerifierClient, files: list[Path], args: argparse.Names
     """What to submit, each with its file and its name for the report: a file, or each recording of a
     FreeKill client database (the server takes one record per submission; the database is split here)."""
     from verifier import LogFormatError
-    from verifier.logio import MAX_RECORD_BYTES, read_file
+    from verifier.logio import MAX_RECORD_BYTES
 
     jobs: list[Job] = []
     for path in files:
@@ -496,7 +498,7 @@ def _submissions(client: VerifierClient, files: list[Path], args: argparse.Names
             from importers.freekill.api import database_recordings
 
             try:
-                recordings = database_recordings(read_file(path, MAX_RECORD_BYTES))
+                recordings = database_recordings(read_named_file(path, MAX_RECORD_BYTES))
             except (OSError, LogFormatError, ImportFailure) as err:
                 failure = LogFormatError(str(err)) if isinstance(err, ImportFailure) else err
                 jobs.append((path, str(path), functools.partial(_refused, failure)))
@@ -518,6 +520,8 @@ def _submissions(client: VerifierClient, files: list[Path], args: argparse.Names
 def _is_sqlite(path: Path) -> bool:
     from importers.freekill.api import SQLITE_MAGIC
 
+    if not_regular(path) is not None:
+        return False  # said when the file is submitted (not opened: a FIFO would wait for a writer)
     try:
         with path.open("rb") as file:
             return file.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
@@ -831,11 +835,11 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_live(args: argparse.Namespace) -> int:
     from verifier import LogFormatError, load_log
-    from verifier.logio import read_file
+    from verifier.logio import MAX_LOG_BYTES
     from verifier.text import describe
 
     try:
-        log = load_log(read_file(args.file))
+        log = load_log(read_named_file(args.file, MAX_LOG_BYTES))
     except (OSError, LogFormatError) as err:
         return _fail(err)
     events = list(log.events)
