@@ -3,9 +3,10 @@
 The follower hands out whole lines only (a partial last line waits for its newline) with, for each, the
 position just after it, so that a caller who has durably taken a line can save where to resume. When the
 path is renamed away (rotation) the old file is kept open and read to its end — the writer may go on
-writing to the old inode until it reopens — while the new file at the path is read too; the old one is
-let go once it has been quiet for ``grace`` seconds. A file that shrinks (truncated in place) is read
-again from its start.
+writing to the old inode until it reopens — and the new file at the path is read after it: a poll reads a
+newer file only once the older ones are read to their end, so that a room's lines written before the
+rotation come before those written after it. The old file is let go once it has been quiet for ``grace``
+seconds. A file that shrinks (truncated in place) is read again from its start.
 
 A line of any length is read: one longer than ``max_line`` bytes is not held but read on to its newline and
 handed out as ``Overlong`` (its first bytes and its length), so that the follower goes on after it and the
@@ -134,6 +135,9 @@ class Follower:
             elif o.quiet_since is not None and now - o.quiet_since >= self.grace:
                 o.file.close()
                 self.files.remove(o)
+                continue
+            if o.read_to < os.fstat(o.file.fileno()).st_size:
+                break  # more of it to read: the newer files wait (their lines come after its)
         return out
 
     def _names(self, o: _Open) -> bool:

@@ -219,6 +219,7 @@ class RoomTap:
     messages: list[Message] = field(default_factory=list)
     next_seq: int = 1
     result: str | None = None  # set by the 'end' record: the winners ("" for a draw)
+    keep: bool = True  # keep the messages in ``messages`` (a reader that hands each on as it comes keeps none)
 
     @property
     def ended(self) -> bool:
@@ -241,7 +242,7 @@ class RoomTap:
             raise TapError(f"{where}: a {rec.kind!r} record after the room's end")
         self.next_seq += 1
         msg = self._message(rec, where)
-        if msg is not None:
+        if msg is not None and self.keep:
             self.messages.append(msg)
         return msg
 

@@ -79,6 +79,22 @@ def test_a_partial_last_line_waits_for_its_newline_and_truncation_starts_again(t
     assert [t for t, _ in f.poll(0.0)] == ["x"]
 
 
+def test_a_rotated_file_is_read_to_its_end_before_the_new_one(tmp_path: Path) -> None:
+    """A room's lines written before a rotation come before those written after it, however much of the old
+    file is left to read (a bridge restarted after a rotation, a burst of rooms): the newer file waits."""
+    path = tmp_path / "freekill.log"
+    old = [f"old {k:07d} " + "x" * 100 for k in range(100_000)]  # (11 MB: several polls' worth)
+    path.write_text("".join(line + "\n" for line in old))
+    f = Follower(path)
+    got = [t for t, _ in f.poll(0.0)]
+    assert 0 < len(got) < len(old)  # (a poll hands out about 1 MiB)
+    os.replace(path, tmp_path / "freekill.log.1")
+    path.write_text("new 1\n")
+    for _ in range(20):
+        got += [t for t, _ in f.poll(1.0)]
+    assert got == [*old, "new 1"]
+
+
 def test_a_follower_resumes_by_inode_in_the_file_it_was_rotated_to(tmp_path: Path) -> None:
     path = tmp_path / "freekill.log"
     path.write_text("a1\na2\n")
