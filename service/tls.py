@@ -34,13 +34,25 @@ def uvicorn_options(config: ServiceConfig) -> dict[str, Any]:
 EXPIRY_WARNING_DAYS = 30.0
 
 
-def not_after(cert: Path) -> float | None:
-    """When the (first, leaf) certificate of a PEM chain expires, as a Unix time; None if it cannot be told."""
+def _validity(cert: Path, field: str) -> float | None:
+    """A validity date (``notBefore``, ``notAfter``) of the (first, leaf) certificate of a PEM chain, as a Unix
+    time; None if it cannot be told."""
     try:
         decoded = ssl._ssl._test_decode_cert(str(cert))  # type: ignore[attr-defined]  # CPython's own PEM reader
-        return float(ssl.cert_time_to_seconds(decoded["notAfter"]))
+        return float(ssl.cert_time_to_seconds(decoded[field]))
     except (AttributeError, KeyError, ValueError, ssl.SSLError, OSError):
         return None
+
+
+def not_after(cert: Path) -> float | None:
+    """When the (first, leaf) certificate of a PEM chain expires, as a Unix time; None if it cannot be told."""
+    return _validity(cert, "notAfter")
+
+
+def not_before(cert: Path) -> float | None:
+    """When the (first, leaf) certificate of a PEM chain becomes valid, as a Unix time; None if it cannot be
+    told."""
+    return _validity(cert, "notBefore")
 
 
 def days_left(cert: Path, now: float | None = None) -> float | None:
@@ -60,15 +72,23 @@ def expiry_warning(config: ServiceConfig) -> str | None:
             "has expired, and this server will not start with it)")
 
 
-def check_files(config: ServiceConfig) -> None:
+def check_files(config: ServiceConfig, now: float | None = None) -> None:
     """ValueError naming the file when a certificate or key cannot be used (before gRPC says it less plainly),
-    or when the certificate has expired: every client would fail its handshake, and nothing would say why."""
+    or when the certificate has expired or is not yet valid: every client would fail its handshake, and nothing
+    would say why."""
     if config.tls_cert is None or config.tls_key is None:
         return
-    left = days_left(config.tls_cert)
+    now = time.time() if now is None else now
+    left = days_left(config.tls_cert, now)
     if left is not None and left <= 0:
         raise ValueError(f"the TLS certificate --tls-cert {config.tls_cert} has expired ({-left:.1f} days ago): "
                          "every client would refuse it; renew it")
+    start = not_before(config.tls_cert)
+    if start is not None and start > now:
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(start))
+        raise ValueError(f"the TLS certificate --tls-cert {config.tls_cert} is not valid yet: from {when}, in "
+                         f"{(start - now) / 86400:.1f} days; every client would refuse it until then (is this "
+                         "machine's clock right?)")
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     try:
         context.load_cert_chain(config.tls_cert, config.tls_key)

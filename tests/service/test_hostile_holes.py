@@ -326,7 +326,7 @@ def test_concurrent_large_uploads_are_admitted_in_turn(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------------------- item 12
 
-def _cert(folder: Path, days: float) -> tuple[Path, Path]:
+def _cert(folder: Path, days: float, starts: float = -400) -> tuple[Path, Path]:
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -336,7 +336,7 @@ def _cert(folder: Path, days: float) -> tuple[Path, Path]:
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
     now = datetime.datetime.now(datetime.UTC)
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=400))
+            .serial_number(x509.random_serial_number()).not_valid_before(now + datetime.timedelta(days=starts))
             .not_valid_after(now + datetime.timedelta(days=days)).sign(key, hashes.SHA256()))
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
@@ -357,6 +357,18 @@ def test_an_expired_certificate_is_refused_and_one_expiring_soon_warned_of(tmp_p
         days = server.server.metrics.registry.get_sample_value("sgs_verify_tls_certificate_days_left")
         assert days is not None and 4.9 < days <= 5.0
     cert, key = _cert(tmp_path / "fine", 90)
+    with BackgroundServer(server_config(url, tmp_path, tls_cert=cert, tls_key=key)) as server:
+        assert "TLS certificate" not in describe_start(server.server)
+
+
+def test_a_certificate_not_yet_valid_is_refused(tmp_path: Path) -> None:
+    """Issue 43, N9: it started silently, and every client failed its handshake until the date came."""
+    url, _ = fresh_database("sqlite", tmp_path)
+    cert, key = _cert(tmp_path / "early", 90, starts=3)
+    with pytest.raises(ServerStartError, match=r"the TLS certificate --tls-cert \S+ is not valid yet: from "
+                       r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, in 3\.0 days; every client would refuse it until then"):
+        BackgroundServer(server_config(url, tmp_path, tls_cert=cert, tls_key=key)).start()
+    cert, key = _cert(tmp_path / "begun", 90, starts=-0.01)  # valid since a quarter of an hour: it starts
     with BackgroundServer(server_config(url, tmp_path, tls_cert=cert, tls_key=key)) as server:
         assert "TLS certificate" not in describe_start(server.server)
 
