@@ -41,6 +41,7 @@ from clients.bridge.bridge import Bridge, Output, Room, Settings  # noqa: E402
 from clients.bridge.replaylog import RotatingLog, room_records  # noqa: E402
 from clients.client import VerifierClient  # noqa: E402
 from importers.freekill.tap import decode_payload  # noqa: E402
+from tools.ending import signals_interrupt  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "freekill" / "transcripts"
 GAME_SPEED = 20.0  # records per second per room
@@ -189,4 +190,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with signals_interrupt("bridge_bench"):  # (SIGTERM too: what it made is removed)
+        raise SystemExit(main())

@@ -44,6 +44,7 @@ from tests.freekill_live import judge as J  # noqa: E402
 from tests.freekill_live.host import CHEATS, GameRecord, HostError, RotatingLog, install, play_game  # noqa: E402
 from tests.service.conftest import fresh_database, server_config  # noqa: E402
 from tests.service.test_bridge import Running, stored, wait_for  # noqa: E402
+from tools.ending import signals_interrupt  # noqa: E402
 from verifier import verify  # noqa: E402
 
 TOURNAMENT = "fk-cheat-rooms"
@@ -169,4 +170,5 @@ def print_table(report: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with signals_interrupt("freekill_cheat_rooms"):  # (SIGTERM too: what it made is removed)
+        main()

@@ -32,6 +32,7 @@ from service.work import VerifyJob, run_job
 from storage import migrate
 from storage.database import sqlite_url
 from storage.store import NewReplay, ReplayFilter, Store, SubmissionMetadata
+from tools.ending import signals_interrupt
 
 PAGE = 50
 FILTERS = {"all": ReplayFilter(), "tenant": ReplayFilter(tenant="default"),
@@ -108,4 +109,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with signals_interrupt("list_bench"):  # (SIGTERM too: what it made is removed)
+        raise SystemExit(main())

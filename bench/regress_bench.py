@@ -35,6 +35,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -55,6 +56,7 @@ from sgsverify.v1 import game_log_pb2 as pb  # noqa: E402
 from storage import migrate  # noqa: E402
 from storage.database import create_database_engine, sqlite_url  # noqa: E402
 from storage.store import Store, SubmissionMetadata  # noqa: E402
+from tools.ending import signals_interrupt  # noqa: E402
 from verifier import Verifier, verify  # noqa: E402
 
 VARIANT = "tests.regress_variant:REBEL_REWARD_TWO"
@@ -178,17 +180,6 @@ def main() -> int:
     expected = expected_changes(logs)
     jobs = os.cpu_count() or 1
     stores: list[tuple[str, Store]] = []
-    tmp = Path(tempfile.mkdtemp(prefix="regress-bench-"))
-    stores.append(("sqlite", fill(sqlite_url(tmp / "bench.sqlite3"), blobs)))
-    pg_name = ""
-    if args.pg:
-        import psycopg
-
-        admin = args.pg.replace("postgresql+psycopg://", "postgresql://")
-        pg_name = f"sgsv_bench_{uuid.uuid4().hex[:8]}"
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{pg_name}"')
-        stores.append(("postgresql", fill(args.pg.rsplit("/", 1)[0] + "/" + pg_name, blobs)))
     rows: dict[str, dict[str, Any]] = {}
     ok = True
 
@@ -207,7 +198,21 @@ def main() -> int:
     def unchanged(res: RegressResult) -> bool:
         return not res.changed and not res.failed
 
+    # What the run makes (the SQLite file's folder, the PostgreSQL database) is made inside the try, and removed
+    # however the run ends: an error, Ctrl-C or SIGTERM (tools/ending.py), while it fills them too.
+    tmp = Path(tempfile.mkdtemp(prefix="regress-bench-"))
+    pg_name = admin = ""
     try:
+        stores.append(("sqlite", fill(sqlite_url(tmp / "bench.sqlite3"), blobs)))
+        if args.pg:
+            import psycopg
+
+            admin = args.pg.replace("postgresql+psycopg://", "postgresql://")
+            pg_name = f"sgsv_bench_{uuid.uuid4().hex[:8]}"
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE "{pg_name}"')
+            print(f"created database {pg_name}", flush=True)
+            stores.append(("postgresql", fill(args.pg.rsplit("/", 1)[0] + "/" + pg_name, blobs)))
         for rnd in range(args.rounds):
             for name, store in stores:
                 def same(store: Store = store) -> RegressResult:
@@ -242,8 +247,11 @@ def main() -> int:
         for _, store in stores:
             store.close()
         if pg_name:
+            import psycopg
+
             with psycopg.connect(admin, autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{pg_name}" WITH (FORCE)')
+        shutil.rmtree(tmp, ignore_errors=True)
     checks = [r["check_cpu_per_replay"] for row in rows.values() for r in row["rounds"]]
     print(f"check's CPU a replay over the {len(checks)} baselines: {min(checks) * 1000:.2f}-"
           f"{max(checks) * 1000:.2f} ms (median {median(checks) * 1000:.2f})")
@@ -270,4 +278,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with signals_interrupt("regress_bench"):
+        raise SystemExit(main())

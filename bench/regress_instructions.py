@@ -37,6 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tools.ending import signals_interrupt  # noqa: E402
+
 VARIANT = "tests.regress_variant:REBEL_REWARD_TWO"
 PATHS = ("setup", "check", "check, variant", "regress", "regress variant")
 WARM_GAMES = 4
@@ -177,4 +179,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with signals_interrupt("regress_instructions"):  # (SIGTERM too: what it made is removed)
+        raise SystemExit(main())

@@ -40,6 +40,7 @@ import service_bench as sb  # noqa: E402
 from clients.client import VerifierClient  # noqa: E402
 from clients.selfplay import play_game  # noqa: E402
 from sgsverify.v1 import game_log_pb2 as pb  # noqa: E402
+from tools.ending import signals_interrupt  # noqa: E402
 from verifier import replay  # noqa: E402
 from verifier._native import INTERPRETED, is_compiled  # noqa: E402
 
@@ -129,4 +130,5 @@ def compile_core(tree: Path) -> bool:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with signals_interrupt("service_ab"):  # (SIGTERM too: what it made is removed)
+        raise SystemExit(main())

@@ -63,6 +63,7 @@ from grpc_floor import FloorServer, record_answers  # noqa: E402
 from clients.client import DEFAULT_BATCH_SIZE, DEFAULT_IN_FLIGHT, Metadata, Submission, VerifierClient  # noqa: E402
 from clients.selfplay import play_game  # noqa: E402
 from sgsverify.v1 import game_log_pb2 as pb  # noqa: E402
+from tools.ending import signals_interrupt  # noqa: E402
 from verifier import load_log, verify  # noqa: E402
 
 
@@ -550,4 +551,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with signals_interrupt("service_bench"):  # (SIGTERM too: what it made is removed)
+        raise SystemExit(main())

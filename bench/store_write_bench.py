@@ -22,6 +22,7 @@ from service.work import VerifyJob, run_job
 from storage import migrate
 from storage.database import sqlite_url
 from storage.store import NewReplay, Store, SubmissionMetadata
+from tools.ending import signals_interrupt
 
 
 def copies(base: list[NewReplay], n: int, tag: str) -> list[NewReplay]:
@@ -38,15 +39,22 @@ def main() -> None:
     parser.add_argument("--saves", type=int, default=300)
     parser.add_argument("--threads", type=int, default=4)
     args = parser.parse_args()
-    url = args.db or sqlite_url(Path(tempfile.mkdtemp()) / "bench.sqlite3")
-    store = Store.open(url, pool_size=args.threads + 1)
+    with tempfile.TemporaryDirectory(prefix="store-write-bench-") as tmp:  # (removed however the run ends)
+        store = Store.open(args.db or sqlite_url(Path(tmp) / "bench.sqlite3"), pool_size=args.threads + 1)
+        try:
+            run(store, args.saves, args.threads)
+        finally:
+            store.close()
+
+
+def run(store: Store, saves: int, threads_at_most: int) -> None:
     migrate.upgrade(store.engine)
     base = [run_job(VerifyJob(play_game(seed, 6).SerializeToString(deterministic=True), SubmissionMetadata(),
                               100_000, canonical=True)) for seed in range(1, 5)]
     events = sum(r.event_count for r in base) / len(base)
     stamp = f"{time.time_ns():x}"[-8:]
-    for threads in (1, args.threads):
-        records = copies(base, args.saves, f"{stamp}{threads:02d}")
+    for threads in (1, threads_at_most):
+        records = copies(base, saves, f"{stamp}{threads:02d}")
         chunks = [records[i::threads] for i in range(threads)]
         started = time.perf_counter()
         workers = [threading.Thread(target=lambda c=c: [store.save(r, "bench") for r in c]) for c in chunks]
@@ -55,11 +63,11 @@ def main() -> None:
         for w in workers:
             w.join()
         seconds = time.perf_counter() - started
-        rate = args.saves / seconds
+        rate = saves / seconds
         print(f"{store.engine.dialect.name}, {threads} thread(s): {rate:.0f} saves/s ({1000 / rate:.2f} ms each), "
               f"{rate * events:,.0f} events/s at {events:.0f} events a game")
-    store.close()
 
 
 if __name__ == "__main__":
-    main()
+    with signals_interrupt("store_write_bench"):  # (SIGTERM too: what it made is removed)
+        main()

@@ -5,11 +5,16 @@ No timing is asserted: the machine's speed varies; only the report's shape and s
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+
+import psycopg
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -120,3 +125,42 @@ def test_regress_instructions_benchmark_runs_every_path_and_reads_callgrinds_tot
     assert bench.instructions(sample) == 123456789
     assert bench.instructions(sample.replace("summary:", "totals:")) == 123456789
     assert bench.instructions("events: Ir\n") is None
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_regress_benchmark_stopped_by_a_signal_removes_what_it_made(signum: int, tmp_path: Path) -> None:
+    """Issue 43: SIGTERM left its PostgreSQL database (sgsv_bench_…) behind, and every run its SQLite folder.
+    Stopped while it runs, it drops the one and removes the other, and says so."""
+    from tests.service.conftest import PG_HOST, PG_PORT, require_pg
+
+    user = require_pg()
+    admin = f"postgresql+psycopg://{user}@{PG_HOST}:{PG_PORT}/test"
+    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "regress_bench.py"), "--games", "12", "--rounds",
+                             "1000", "--pg", admin, "--no-dask"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=ROOT, env={**os.environ, "TMPDIR": str(tmp_path)}, start_new_session=True)
+    name = ""
+    left: list[tuple[int]] = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # (the database is made after the games are played)
+            if line.startswith("created database "):
+                name = line.split()[-1]
+                break
+        assert name.startswith("sgsv_bench_"), proc.communicate(timeout=300)
+        assert len(list(tmp_path.glob("regress-bench-*"))) == 1
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        if name:
+            with psycopg.connect(admin.replace("+psycopg", ""), autocommit=True) as conn:
+                left = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchall()
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # (for the next run, if it failed)
+    assert proc.returncode == 128 + signum, err[-2000:]
+    assert f"regress_bench: stopped by {signal.Signals(signum).name}; what it made is removed" in err
+    assert "Traceback" not in err
+    assert not left, f"the database {name} was left behind"
+    assert list(tmp_path.glob("regress-bench-*")) == []
