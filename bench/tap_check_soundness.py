@@ -74,6 +74,7 @@ class Tally:
         self.refusals: list[dict[str, Any]] = []
         self.unjudged_examples: list[dict[str, Any]] = []
         self.side_effects = 0
+        self.declined_us = 0
         self.games = 0
         self.extension_games = 0
         self.failed_games = 0
@@ -97,7 +98,10 @@ class Tally:
                 continue
             cmd = r["cmd"]
             self.checked[cmd] += 1
-            self.lua_us[cmd].append(int(r["lua_us"]))
+            declined = r["verdict"] == "ok" and str(r.get("why", "")).startswith("declined")
+            if not declined:  # (a decline is answered at once: the times are those of the replies judged)
+                self.lua_us[cmd].append(int(r["lua_us"]))
+            self.declined_us += int(r["lua_us"]) if declined else 0
             game_us += int(r["lua_us"])
             self.side_effects += int(r.get("side_effects", 0))
             verdict = r["verdict"]
@@ -128,6 +132,7 @@ class Tally:
         total = sum(self.checked.values())
         lines = [f"games {self.games} ({self.extension_games} of standard_ex + shzl generals), "
                  f"{self.failed_games} given up; replies checked {total}"]
+        lines.append("(times: the check's Lua microseconds per reply judged, declines apart)")
         lines.append(f"{'kind':<24}{'checked':>8}{'passed':>8}{'declined':>9}{'refused':>8}{'unjudged':>9}"
                      f"{'p50 us':>8}{'p99 us':>8}{'max us':>8}")
         for cmd in sorted(self.checked, key=lambda c: -self.checked[c]):
@@ -145,6 +150,9 @@ class Tally:
         if total:
             lines.append(f"refused {refused / total:.2%}, unjudged {unjudged / total:.2%} of replies; "
                          f"side effects swallowed {self.side_effects}")
+        declines = sum(self.declined.values())
+        if declines:
+            lines.append(f"declines: {declines}, {self.declined_us / declines:.1f} us each on average")
         if self.cpu_seconds:
             lines.append(f"check's Lua time {self.check_seconds_in_cpu:.2f} s of the core's CPU "
                          f"{self.cpu_seconds:.1f} s: {self.check_seconds_in_cpu / self.cpu_seconds:.2%}")
