@@ -47,16 +47,17 @@ class Rende(Skill):
 
 @PACKAGE.effect
 class Jijiang(Skill):
-    """激将 (lord): when you need a 杀, the other Shu characters are asked in seat order for one; in your
-    play phase, InvokeSkill jijiang with the 杀's target asks them for a 杀 you then use."""
+    """激将 (lord): when you need a 杀, the other Shu characters are asked for one in turn order (行动顺序: from the
+    current player, docs/generals.md#jijiang); in your play phase, InvokeSkill jijiang with the 杀's target asks them
+    for a 杀 you then use."""
 
     name, zh = "jijiang", "激将"
     provides = frozenset({"slash"})
     active = True
 
     def supply(self, game: Game, seat: int, target: int | None) -> Settle[UsedCard | None]:
-        for other in game.alive_seats(seat)[1:]:
-            if game.players[other].kingdom != "shu":
+        for other in game.alive_seats(game.current):
+            if other == seat or game.players[other].kingdom != "shu":
                 continue
             card = yield from game.ruleset.ask_for_card(game, other, frozenset({"slash"}), self.name,
                                                          target=target, settle_now=False)

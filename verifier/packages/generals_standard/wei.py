@@ -40,14 +40,15 @@ class Jianxiong(Skill):
 
 @PACKAGE.effect
 class Hujia(Skill):
-    """护驾 (lord): when you need a 闪, the other Wei characters are asked in seat order for one."""
+    """护驾 (lord): when you need a 闪, the other Wei characters are asked for one in turn order (行动顺序: from the
+    current player, docs/generals.md#hujia)."""
 
     name, zh = "hujia", "护驾"
     provides = frozenset({"jink"})
 
     def provide(self, game: Game, seat: int, reason: str) -> Settle[UsedCard | None]:
-        for other in game.alive_seats(seat)[1:]:
-            if game.players[other].kingdom != "wei":
+        for other in game.alive_seats(game.current):
+            if other == seat or game.players[other].kingdom != "wei":
                 continue
             card = yield from game.ruleset.ask_for_card(game, other, frozenset({"jink"}), self.name)
             if card is not None:
