@@ -210,7 +210,10 @@ class ByteBudget:
       there is none, it waits for the turn; the stream holding the turn reads on past the budget (by at most
       the one game it is reading, which the server bounds on its own), so streams that each hold part of the
       budget and each need more are finished one after the other instead of all waiting for each other and
-      failing together (issue 27, item 11)."""
+      failing together (issue 27, item 11). What it reads past the budget is counted in ``past``, outside the
+      budget and its tenant's share (``read_past``): the turn is not room taken from the others, who keep theirs
+      however long it is held (issue 43, N1: a 64 MiB upload dribbled a byte every 2 s, or a 56 MiB stream gone
+      quiet, held the whole budget, and every other tenant's call waited 30 s and was refused)."""
 
     def __init__(self, limit: int, tenant_share: int | None = None) -> None:
         self.limit = limit
@@ -227,6 +230,7 @@ class ByteBudget:
         self.overbooked_by_tenant: Counter[str] = Counter()
         self._waiters: deque[tuple[int, str, asyncio.Future[None]]] = deque()
         self.turn: object | None = None  # who holds the turn (an RpcScope)
+        self.past = 0  # bytes the turn's holder read past the budget (not in ``used``): at most the one game
         self._turn_waiters: deque[tuple[object, asyncio.Future[None]]] = deque()
         self._room = asyncio.Event()
 
@@ -252,9 +256,13 @@ class ByteBudget:
         self._add(n, tenant)
         return True
 
-    def force(self, n: int, tenant: str = "") -> None:
-        """Count ``n`` bytes already received by the stream holding the turn, room or not."""
-        self._add(n, tenant)
+    def read_past(self, n: int) -> None:
+        """Count ``n`` bytes the stream holding the turn reads where they do not fit: past the budget, and past its
+        tenant's share (the server's bound on one game bounds them), not in the room the others are served from."""
+        self.past += n
+
+    def release_past(self, n: int) -> None:
+        self.past = max(0, self.past - n)
 
     def room_for(self, n: int, tenant: str = "") -> bool:
         return self._fits(n, tenant)
@@ -423,8 +431,9 @@ class RpcScope:
     principal: Principal
     budget: ByteBudget | None = None
     reserved: int = 0  # held for the first message, before it is read
-    held: int = 0  # bytes of messages read and not released
-    peak: int = 0  # the most it held of messages read
+    held: int = 0  # bytes of messages read and not released, in the budget
+    past: int = 0  # and past it, read with the turn (ByteBudget.read_past)
+    peak: int = 0  # the most it held of messages read (in and past the budget)
     started: float = field(default_factory=time.monotonic)
     max_events: int = 0  # the server's limit of events in one game (0: not counted)
     events: int = 0  # events received so far (counted on the wire, before parsing)
@@ -448,16 +457,19 @@ class RpcScope:
             reserved, self.reserved = self.reserved, 0
             if budget.settle_promise(reserved, size, self.tenant):
                 self.held += size
-                self.peak = max(self.peak, self.held)
+                self.peak = max(self.peak, self.held + self.past)
                 budget.release(reserved - size, self.tenant)
                 return None
             budget.release(reserved, self.tenant)
             if size <= reserved:  # its room was taken by streams' later messages meanwhile: refused, not held
                 return self._refusal(budget)
-        if budget.turn is self:
-            budget.force(size, self.tenant)
-        elif budget.try_take(size, self.tenant, before_waiters=True):
+        if budget.try_take(size, self.tenant, before_waiters=True):
             pass
+        elif budget.turn is self:
+            budget.read_past(size)  # (where it does not fit: outside the room the others are served from)
+            self.past += size
+            self.peak = max(self.peak, self.held + self.past)
+            return None
         elif self.first_read_before and budget.take_past_promises(size, self.tenant):
             # A later message of a stream, read once the stream saw room for it (Guard._gated), where the room has
             # since been promised to other calls' first messages, not yet read (their callers had the reservation
@@ -469,7 +481,7 @@ class RpcScope:
         else:
             return self._refusal(budget)
         self.held += size
-        self.peak = max(self.peak, self.held)
+        self.peak = max(self.peak, self.held + self.past)
         return None
 
     def _refusal(self, budget: ByteBudget) -> str:
@@ -480,19 +492,23 @@ class RpcScope:
     def release_received(self) -> None:
         """The messages read so far are no longer held (a live game's batch, once the worker has it)."""
         if self.budget is not None:
+            if self.past:
+                self.budget.release_past(self.past)
             if self.held:
                 self.budget.release(self.held, self.tenant)
             self.budget.end_turn(self)
-        self.held = 0
+        self.held = self.past = 0
 
     def release_all(self) -> None:
         if self.budget is not None:
             if self.reserved:
                 self.budget.keep_promise(self.reserved, self.tenant)
+            if self.past:
+                self.budget.release_past(self.past)
             if self.held + self.reserved:
                 self.budget.release(self.held + self.reserved, self.tenant)
             self.budget.end_turn(self)
-        self.held = self.reserved = 0
+        self.held = self.reserved = self.past = 0
 
 
 _CURRENT: contextvars.ContextVar[RpcScope | None] = contextvars.ContextVar("sgs_verify_rpc", default=None)
@@ -700,14 +716,19 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 raise self._refused(no_room)
             scope.budget, scope.held, scope.peak = budget, first, first
             rest = reserve - first
-            if rest and not budget.try_take(rest, tenant, before_waiters=True):
+            if rest and budget.try_take(rest, tenant, before_waiters=True):
+                scope.held += rest
+            elif rest:
                 if not await budget.room_or_turn(rest, tenant, scope, BUDGET_WAIT_SECONDS):
                     raise self._refused(no_room)
-                if budget.turn is scope:
-                    budget.force(rest, tenant)
-                elif not budget.try_take(rest, tenant, before_waiters=True):
+                if budget.try_take(rest, tenant, before_waiters=True):
+                    scope.held += rest
+                elif budget.turn is scope:  # past the budget and the share: not the others' room (N1)
+                    budget.read_past(rest)
+                    scope.past = rest
+                else:
                     raise self._refused(no_room)
-            scope.held = scope.peak = reserve
+            scope.peak = reserve
             yield scope
         finally:
             if scope.peak >= LARGE_REQUEST_BYTES:

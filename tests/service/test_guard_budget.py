@@ -120,6 +120,42 @@ def test_without_room_taken_a_promised_message_is_taken_even_past_the_turns_read
     turn = admitted(budget)
     assert turn.charge(16) is None
     budget.turn = turn
-    assert turn.charge(16) is None  # the turn reads on past the budget (forced)
-    assert budget.used > budget.limit and not budget.overbooked
+    assert turn.charge(16) is None  # the turn reads on past the budget
+    assert budget.used == budget.limit and budget.past == 16 and not budget.overbooked
     assert promised.charge(16) is None  # its room was set aside before: taken as promised
+
+
+# ---------------------------------------------------------------------------------------- issue 43, N1
+
+def test_what_the_turn_reads_past_the_budget_leaves_the_others_their_room() -> None:
+    """One tenant's stream with the turn reads a game larger than its share: what does not fit is counted past
+    the budget (``past``), not in it, so another tenant's calls find their half however long the stream holds it
+    (it sent 56 MiB and went quiet, or a viewer upload dribbled its declared 64 MiB: every other tenant's call
+    waited 30 s and was refused)."""
+    budget = ByteBudget(64, tenant_share=32)
+    stream = admitted(budget)
+    assert stream.charge(16) is None
+    assert stream.charge(16) is None  # 32: the share
+    assert not budget.room_for(16, "acme")
+    budget.turn = stream  # (room_or_turn gave it the turn)
+    for _ in range(3):
+        assert stream.charge(8) is None  # 24 more, past the share
+    assert budget.by_tenant["acme"] == 32 == budget.used and budget.past == 24 == stream.past
+    assert stream.held == 32 and stream.peak == 56
+    other = Principal("bravo", frozenset({"submit"}))
+    assert budget.try_take(32, other.tenant)  # the other tenant's half is whole
+    budget.release(32, other.tenant)
+    stream.release_all()
+    assert budget.used == budget.past == 0 and budget.turn is None and not budget.by_tenant
+
+
+def test_the_turn_takes_room_where_it_fits_and_reads_past_only_what_does_not() -> None:
+    budget = ByteBudget(64, tenant_share=32)
+    stream = admitted(budget)
+    budget.turn = stream
+    assert stream.charge(16) is None and stream.charge(10) is None  # fits: in the budget
+    assert budget.past == 0 and budget.by_tenant["acme"] == 26
+    assert stream.charge(10) is None  # 36 would pass the share: past it
+    assert budget.past == 10 and budget.by_tenant["acme"] == 26
+    stream.release_received()  # a live game's batch, handed on: the turn passes, nothing held
+    assert budget.past == 0 == budget.used and budget.turn is None

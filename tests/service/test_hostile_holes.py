@@ -324,6 +324,98 @@ def test_concurrent_large_uploads_are_admitted_in_turn(tmp_path: Path) -> None:
         server.stop()
 
 
+# ---------------------------------------------------------------------------------------- issue 43, N1
+
+MIB = 1 << 20
+N1_LIMITS: dict[str, Any] = {"max_message_bytes": MIB, "max_buffered_bytes": 4 * MIB, "max_record_bytes": 4 * MIB}
+
+
+def _waited_for(check: Any, seconds: float = 30.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return bool(check())
+
+
+def _bravo_is_served(server: BackgroundServer, token: str, seed: int) -> None:
+    """The other tenant's calls go (before the fix: each waited 30 s for room and was RESOURCE_EXHAUSTED)."""
+    with VerifierClient(server.address, token=token, timeout=60) as bravo:
+        bravo.list_page()
+        assert bravo.verify(play_game(seed, 5)).created
+
+
+def test_one_tenants_dribbled_upload_does_not_hold_the_whole_budget(tmp_path: Path) -> None:
+    """N1 over HTTP: an upload declaring the largest record (the whole budget here), sending a little of it and
+    then nothing (or a byte now and then): its tenant holds its share of the budget, the rest is read past the
+    budget with the turn, and another tenant's calls and uploads are served meanwhile."""
+    import httpx
+
+    url, _ = fresh_database("sqlite", tmp_path)
+    tokens = {tenant: make_token(url, tenant, "submit,read") for tenant in ("acme", "bravo")}
+    config = server_config(url, tmp_path, http_address="127.0.0.1:0", limits=replace(Limits(), **N1_LIMITS))
+    with BackgroundServer(config) as server:
+        budget = server.server.guard.budget if server.server.guard is not None else None
+        assert budget is not None
+        port = int(server.http_url.rstrip("/").rsplit(":", 1)[1])
+        import socket
+
+        held = socket.create_connection(("127.0.0.1", port), timeout=30)
+        try:
+            held.sendall(f"POST /api/replays?engine=freekill HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+                         f"{tokens['acme']}\r\nContent-Type: application/octet-stream\r\nContent-Length: {4 * MIB}"
+                         "\r\n\r\n".encode() + b"\0" * 1000)
+            assert _waited_for(lambda: budget.used + budget.past == 4 * MIB)
+            assert budget.by_tenant["acme"] == 2 * MIB == budget.tenant_share and budget.past == 2 * MIB
+            _bravo_is_served(server, tokens["bravo"], 31)
+            answer = httpx.post(f"{server.http_url}api/replays", params={"engine": "freekill"}, content=b"\0" * 100,
+                                headers={"Content-Type": "application/octet-stream",
+                                         "Authorization": f"Bearer {tokens['bravo']}"}, timeout=60)
+            assert answer.status_code == 400, answer.text  # read and judged (not a record), not 429
+            held.sendall(b"\0")  # (a byte now and then: it goes on holding, and the others on being served)
+            _bravo_is_served(server, tokens["bravo"], 32)
+        finally:
+            held.close()
+        assert _waited_for(lambda: budget.used == budget.past == 0 and budget.turn is None)
+
+
+def test_one_tenants_stream_gone_quiet_does_not_hold_the_whole_budget(tmp_path: Path) -> None:
+    """N1 over gRPC: an upload that sends most of the largest record and goes quiet (up to --stream-idle-timeout):
+    its tenant holds at most its share of the budget, and another tenant's calls are served meanwhile."""
+    server, tokens, _ = limited(tmp_path, stream_idle_seconds=120.0, **N1_LIMITS)
+    budget = server.server.guard.budget if server.server.guard is not None else None
+    assert budget is not None
+    quiet, answers = threading.Event(), queue.Queue[str]()
+    chunk = b"\0" * (1000 * 1024)
+
+    def messages() -> Iterator[spb.UploadLogRequest]:
+        yield spb.UploadLogRequest(foreign=spb.ForeignLog(engine="freekill", name="big.fk.rep", data=chunk))
+        for _ in range(3):
+            yield spb.UploadLogRequest(foreign=spb.ForeignLog(data=chunk))
+        quiet.wait(120)  # (3.9 MiB sent: then nothing)
+
+    def upload() -> None:
+        with grpc.insecure_channel(server.address) as channel:
+            stub = spb_grpc.VerifierServiceStub(channel)  # type: ignore[no-untyped-call]
+            try:
+                stub.UploadLog(messages(), metadata=md(tokens["acme"]), timeout=120)
+                answers.put("OK")
+            except grpc.RpcError as err:
+                answers.put(err.code().name)
+
+    thread = threading.Thread(target=upload)
+    try:
+        thread.start()
+        assert _waited_for(lambda: budget.used + budget.past >= 4000 * 1024)
+        assert budget.by_tenant["acme"] <= budget.tenant_share and budget.past > 0
+        _bravo_is_served(server, tokens["bravo"], 33)
+    finally:
+        quiet.set()
+        thread.join(120)
+        server.stop()
+    assert answers.get_nowait() == "INVALID_ARGUMENT"  # (zeros: read whole, and not a record)
+    assert budget.used == budget.past == 0
+
+
 # ---------------------------------------------------------------------------------------- item 12
 
 def _cert(folder: Path, days: float, starts: float = -400) -> tuple[Path, Path]:
