@@ -190,7 +190,9 @@ class LiveLoop:
             self.loop.run_forever()
         finally:
             self._ready.set()
-            self.loop.close()
+            # The loop is stopped, not closed: gRPC's poller is shared by every loop of the process (a server's, in
+            # the tests) and may still hand this one the completions of the calls just cancelled; a closed loop
+            # makes each of them an error on the other loop (450 of them after 300 rooms).
 
     async def _open(self) -> None:
         options = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
