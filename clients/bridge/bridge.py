@@ -35,6 +35,7 @@ from clients.bridge.live import Connection, LiveLoop, Stopped, events_request, h
 from clients.bridge.state import Printed, Saved, StateDir, StateError, Violation
 from clients.client import InvalidRequest, LiveUpdate, Metadata, ServiceError, VerifierClient, service_error
 from importers.freekill.convert import DEFAULT_VERSION, ENGINE, Stream
+from importers.freekill.settings import not_judged
 from importers.freekill.tap import (
     MAX_RECORD_BYTES,
     REASONS,
@@ -48,7 +49,6 @@ from importers.freekill.tap import (
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 
-MODES = frozenset({"aaa_role_mode"})  # FreeKill game modes the importer converts (identity)
 SOURCES = {pb.DECISION_SOURCE_CLIENT: "client", pb.DECISION_SOURCE_AI: "ai", pb.DECISION_SOURCE_DEFAULT: "default"}
 FORMAT = "freekill-tap"
 # A line is read whole up to the record limit and a little more for its prefix (date, thread, level).
@@ -468,9 +468,13 @@ class Bridge:
         if len(room.seq_time) == rec.seq - 1:  # (records come in seq order: their times are kept as an array)
             room.seq_time.append(rec.written if rec.written is not None else time.time())
         if rec.kind == "meta":
-            mode = (room.tap.meta or {}).get("mode")
-            if mode not in MODES:
-                raise Uncheckable(f"its game mode is {mode!r:.60}: only identity rooms (aaa_role_mode) are checked")
+            meta = room.tap.meta or {}
+            settings = dict(meta.get("settings") or {})
+            if meta.get("mode") is not None:
+                settings["gameMode"] = meta["mode"]  # (the record's own mode field, as the tap reader takes it)
+            why = not_judged(settings)  # (the mode, and room options whose rules our engine does not have)
+            if why:
+                raise Uncheckable(why)
             return
         new: list[pb.Event] = []
         header = None
