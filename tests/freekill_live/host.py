@@ -507,7 +507,8 @@ class Planner:
             return reply(named["jink"][0], [])
         if kind == "ex_nihilo_other" and named.get("ex_nihilo") and others:
             return reply(named["ex_nihilo"][0], [self.rng.choice(others)])
-        if kind == "savage_one" and named.get("savage_assault") and others:
+        if kind == "savage_one" and named.get("savage_assault") and others and len(t.alive()) > 2:
+            # (with one other character alive, that one is every other: no cheat)
             return reply(named["savage_assault"][0], [self.rng.choice(others)])
         if kind == "analeptic_other" and named.get("analeptic") and others:
             return reply(named["analeptic"][0], [self.rng.choice(others)])
