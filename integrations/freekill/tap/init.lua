@@ -595,6 +595,19 @@ DATA_CHECKS.AskForChoices = function(_, _, data, reply)
   count_in(reply, lim[1], lim[2], "choices")
 end
 
+-- v0.5.21+: options to tick, "Cancel" among them when the request may be declined
+DATA_CHECKS.AskForOptions = function(_, _, data, reply)
+  if not is_list(reply) then refuse("FK_MALFORMED", "the reply is not a list of options") end
+  for _, c in ipairs(reply) do
+    if not has(data[1], c) and not (data[4] and c == "Cancel") then
+      refuse("FK_OPTION_NOT_OFFERED", "option " .. short(c) .. " not among " .. short(data[1]))
+    end
+  end
+  no_duplicates(reply, "option")
+  local lim = data[3] or {}
+  count_in(reply, lim[1], lim[2], "options")
+end
+
 DATA_CHECKS.AskForGeneral = function(_, _, data, reply)
   if type(reply) == "string" then reply = { reply } end
   if not is_list(reply) then refuse("FK_MALFORMED", "the reply is not a list of generals") end
@@ -617,7 +630,8 @@ DATA_CHECKS.AskForGeneral = function(_, _, data, reply)
   count_in(reply, n, n, "generals")
   local rule = Fk.choose_general_rule and Fk.choose_general_rule[data[5] or "askForGeneralsChosen"]
   if rule then
-    local extra = data[6] or { n = n }
+    -- (the rule's extra data: data[6]; from v0.5.21 data[7], after the prompt)
+    local extra = type(data[6]) == "table" and data[6] or type(data[7]) == "table" and data[7] or { n = n }
     if extra.n == nil then extra = { n = n } end
     local selected = {}
     for _, g in ipairs(reply) do
@@ -633,16 +647,18 @@ DATA_CHECKS.AskForGeneral = function(_, _, data, reply)
 end
 
 DATA_CHECKS.AskForCardChosen = function(room, _, data, reply)
-  local target = room:getPlayerById(data[1])
+  -- {target id, flag, reason, prompt}; from v0.5.21 {target player, flag, prompt}
+  local target = data[1]
+  if type(target) ~= "table" then target = math.type(target) == "integer" and room:getPlayerById(target) or nil end
   local flag = data[2]
   if math.type(reply) ~= "integer" then refuse("FK_MALFORMED", "the reply is not a card id: " .. short(reply)) end
-  if not target then unjudged("the target " .. tostring(data[1]) .. " is not in the room") end
   if type(flag) == "string" then
+    if not target then unjudged("the target " .. tostring(data[1]) .. " is not in the room") end
     if reply == -1 and flag:find("h") and #target:getCardIds("h") > 0 then return end  -- a face-down hand card
     for _, area in ipairs({ "h", "e", "j" }) do
       if flag:find(area) and has(target:getCardIds(area), reply) then return end
     end
-    refuse("FK_NOT_OFFERED", "card " .. reply .. " is not in player " .. tostring(data[1]) .. "'s areas " .. flag)
+    refuse("FK_NOT_OFFERED", "card " .. reply .. " is not in player " .. tostring(target.id) .. "'s areas " .. flag)
   elseif type(flag) == "table" and is_list(flag.card_data) then
     for _, pile in ipairs(flag.card_data) do
       if is_list(pile) and has(pile[2], reply) then return end
