@@ -735,9 +735,10 @@ class Host:
         pid = self.pid_of[conn]
         self.view.requests.append((pid, cmd, bytes(data), int(timeout)))
         plan = self.pending.get(conn)
-        wanted = "AskForUseCard" if plan is not None and plan[0] == "wrong_answer" else \
-            "AskForUseActiveSkill" if plan is not None and plan[0] == "discard_short" else "PlayCard"
-        if plan is not None and cmd != wanted:
+        # (a 闪 is asked for with AskForUseCard, or — 护驾's call on v0.5.22 — AskForResponseCard: the same reply)
+        wanted = ("AskForUseCard", "AskForResponseCard") if plan is not None and plan[0] == "wrong_answer" else \
+            ("AskForUseActiveSkill",) if plan is not None and plan[0] == "discard_short" else ("PlayCard",)
+        if plan is not None and cmd not in wanted:
             self.anomalies.append(f"seat {pid} was switched Online for {wanted} but was asked {cmd} first")
 
     def m_ServerPlayer_waitForReply(self, conn: int, _timeout: int = 0) -> Any:
