@@ -54,8 +54,9 @@ CLIENT_STREAMS = frozenset({"UploadLog", "VerifyLive"})
 # How long a checked token is believed: a revoked token stops working within this time on every server.
 TOKEN_CACHE_SECONDS = 5.0
 TOKEN_CACHE_SIZE = 10_000
-# How long a request may wait for room in the byte budget before it is refused: long enough for the uploads
-# ahead of it, admitted in turn, to be read (8 concurrent 60 MiB uploads took 17 s on a loaded machine).
+# How long a request may wait for room in the byte budget with the budget standing still (nothing taken, read or
+# given back) before it is refused: while it moves, the uploads ahead of it are being read in turn, and it waits
+# on (ByteBudget.reserve); a holder that sends nothing leaves it standing still.
 BUDGET_WAIT_SECONDS = 30.0
 # After an RPC that held this much of requests, the cyclic garbage collector is run (GuardInterceptor._collect_soon).
 LARGE_REQUEST_BYTES = 1 << 20
@@ -228,9 +229,11 @@ class ByteBudget:
         # all and by tenant: what the promised messages must make up for when they come (settle_promise).
         self.overbooked = 0
         self.overbooked_by_tenant: Counter[str] = Counter()
-        self._waiters: deque[tuple[int, str, asyncio.Future[None]]] = deque()
+        # (n, tenant, granted, promised: the room is a first message's, promised as it is granted)
+        self._waiters: deque[tuple[int, str, asyncio.Future[None], bool]] = deque()
         self.turn: object | None = None  # who holds the turn (an RpcScope)
         self.past = 0  # bytes the turn's holder read past the budget (not in ``used``): at most the one game
+        self.moved = 0  # how many times bytes were taken, read or given back: a waiter waits while it changes
         self._turn_waiters: deque[tuple[object, asyncio.Future[None]]] = deque()
         self._room = asyncio.Event()
 
@@ -242,11 +245,12 @@ class ByteBudget:
 
     def _queue_ahead(self) -> bool:
         """Whether a waiter is ahead that only global room holds back (it must not be passed over)."""
-        return any(self._within_share(n, tenant) for n, tenant, _ in self._waiters)
+        return any(self._within_share(n, tenant) for n, tenant, _, _ in self._waiters)
 
     def _add(self, n: int, tenant: str) -> None:
         self.used += n
         self.by_tenant[tenant] += n
+        self.moved += 1
 
     def try_take(self, n: int, tenant: str = "", before_waiters: bool = False) -> bool:
         """Take ``n`` bytes now if they fit; ``before_waiters``: even with requests waiting (a message of a
@@ -260,9 +264,11 @@ class ByteBudget:
         """Count ``n`` bytes the stream holding the turn reads where they do not fit: past the budget, and past its
         tenant's share (the server's bound on one game bounds them), not in the room the others are served from."""
         self.past += n
+        self.moved += 1
 
     def release_past(self, n: int) -> None:
         self.past = max(0, self.past - n)
+        self.moved += 1
 
     def room_for(self, n: int, tenant: str = "") -> bool:
         return self._fits(n, tenant)
@@ -325,23 +331,40 @@ class ByteBudget:
         self.keep_promise(reserved, tenant, freed=reserved - size if taken else reserved)
         return taken
 
-    async def reserve(self, n: int, timeout: float, tenant: str = "") -> bool:
+    async def reserve(self, n: int, timeout: float, tenant: str = "", promised: bool = False) -> bool:
+        """Take ``n`` bytes, waiting in order for room; False once ``timeout`` s pass with the budget standing still
+        (no bytes taken, read or given back meanwhile). While it moves, the requests ahead are being read and
+        answered, and a waiter's turn is coming: it waits on (issue 43, N7: of 8 concurrent 60 MiB uploads of two
+        tenants, the 4 queued behind their tenants' shares were refused after 30 s while the others were still
+        being read, instead of being finished in turn). ``promised``: the room is for a first message not read yet
+        (``promise``), so counted the moment it is granted — not once the waiter runs again, by when a stream's
+        later message may have come and found the room taken, yet not promised, and been refused."""
         if self.try_take(n, tenant):
+            if promised:
+                self.promise(n, tenant)
             return True
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        entry = (n, tenant, future)
+        entry = (n, tenant, future, promised)
         self._waiters.append(entry)
+        moved = self.moved
         try:
-            await asyncio.wait_for(asyncio.shield(future), timeout)
-            return True
-        except TimeoutError:
-            if future.done():  # granted at the last moment
-                return True
-            self._waiters.remove(entry)
-            self._grant()
-            return False
+            while True:
+                try:
+                    await asyncio.wait_for(asyncio.shield(future), timeout)
+                    return True
+                except TimeoutError:
+                    if future.done():  # granted at the last moment
+                        return True
+                    if self.moved != moved:
+                        moved = self.moved
+                        continue
+                    self._waiters.remove(entry)
+                    self._grant()
+                    return False
         except asyncio.CancelledError:
             if future.done():
+                if promised:
+                    self.keep_promise(n, tenant)
                 self.release(n, tenant)
             elif entry in self._waiters:
                 self._waiters.remove(entry)
@@ -349,6 +372,7 @@ class ByteBudget:
             raise
 
     def release(self, n: int, tenant: str = "") -> None:
+        self.moved += 1
         self.used = max(0, self.used - n)
         left = self.by_tenant[tenant] - n
         if left > 0:
@@ -359,7 +383,7 @@ class ByteBudget:
 
     def _grant(self) -> None:
         for entry in list(self._waiters):
-            n, tenant, future = entry
+            n, tenant, future, promised = entry
             if future.done():
                 self._waiters.remove(entry)
                 continue
@@ -369,6 +393,8 @@ class ByteBudget:
                 break  # in order: nobody passes a request that waits for global room
             self._waiters.remove(entry)
             self._add(n, tenant)
+            if promised:
+                self.promise(n, tenant)
             future.set_result(None)
         self._room.set()  # wakes the streams waiting for room (room_or_turn), each to look again
         self._room = asyncio.Event()
@@ -431,6 +457,7 @@ class RpcScope:
     principal: Principal
     budget: ByteBudget | None = None
     reserved: int = 0  # held for the first message, before it is read
+    next_room: int = 0  # held for an upload's next message, from when it was seen to fit until it comes
     held: int = 0  # bytes of messages read and not released, in the budget
     past: int = 0  # and past it, read with the turn (ByteBudget.read_past)
     peak: int = 0  # the most it held of messages read (in and past the budget)
@@ -453,6 +480,14 @@ class RpcScope:
         budget = self.budget
         if budget is None:
             return None
+        if self.next_room:  # (an upload's later message, for which room was held since it was seen: _gated)
+            room, self.next_room = self.next_room, 0
+            if size <= room:
+                budget.release(room - size, self.tenant)
+                self.held += size
+                self.peak = max(self.peak, self.held + self.past)
+                return None
+            budget.release(room, self.tenant)
         if self.reserved:
             reserved, self.reserved = self.reserved, 0
             if budget.settle_promise(reserved, size, self.tenant):
@@ -505,10 +540,10 @@ class RpcScope:
                 self.budget.keep_promise(self.reserved, self.tenant)
             if self.past:
                 self.budget.release_past(self.past)
-            if self.held + self.reserved:
-                self.budget.release(self.held + self.reserved, self.tenant)
+            if self.held + self.reserved + self.next_room:
+                self.budget.release(self.held + self.reserved + self.next_room, self.tenant)
             self.budget.end_turn(self)
-        self.held = self.reserved = self.past = 0
+        self.held = self.reserved = self.past = self.next_room = 0
 
 
 _CURRENT: contextvars.ContextVar[RpcScope | None] = contextvars.ContextVar("sgs_verify_rpc", default=None)
@@ -652,13 +687,13 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             task.add_done_callback(lambda _: self._uncount(scope))
         # Room for the largest first message, before any of it is read — within the tenant's share of the budget,
         # and only for as long as the first message takes to come (--first-message-timeout, see _first).
-        if not await self.budget.reserve(limits.max_message_bytes, BUDGET_WAIT_SECONDS, principal.tenant):
+        if not await self.budget.reserve(limits.max_message_bytes, BUDGET_WAIT_SECONDS, principal.tenant,
+                                         promised=True):
             raise Denied(grpc.StatusCode.RESOURCE_EXHAUSTED, f"the server holds {limits.max_buffered_bytes} bytes "
                          "of requests already (--max-buffered-bytes), or this tenant its share of them "
                          f"({self.budget.tenant_share}); retry in 1 s", "memory", retry_after=1.0)
         scope.budget = self.budget
-        scope.reserved = limits.max_message_bytes
-        self.budget.promise(limits.max_message_bytes, principal.tenant)
+        scope.reserved = limits.max_message_bytes  # (promised by reserve, as it was granted)
         # However the RPC ends — even a client gone before its message came, so that the handler never runs —
         # the bytes go back when the RPC's task does (release_all is idempotent).
         if task is not None:
@@ -857,6 +892,13 @@ class GuardInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, "no room in the server's budget of "
                             f"request bytes (--max-buffered-bytes) for {self.limits.stream_idle_seconds:g} s; "
                             "retry in 1 s", retry_after=1.0)
+            if (scope.method == "UploadLog" and budget.turn is not scope and not scope.next_room
+                    and budget.try_take(need, scope.tenant, before_waiters=True)):
+                # An upload's messages come one after the other: the room it was seen to have is held for its next
+                # message until that comes (charge), so that other streams' messages, read meanwhile, cannot take
+                # it and have this one refused mid-upload (issue 43, N7: 4 of 8 concurrent 60 MiB uploads were
+                # refused so). A live game's next batch may be minutes away: its room is not held.
+                scope.next_room = need
             try:
                 message = await anext(requests)
             except StopAsyncIteration:

@@ -10,6 +10,8 @@ could hold the whole budget, its streams' messages and then its promised ones, a
 
 from __future__ import annotations
 
+import asyncio
+
 from service.guard import ByteBudget, Principal, RpcScope
 
 MAX_MESSAGE = 16
@@ -159,3 +161,63 @@ def test_the_turn_takes_room_where_it_fits_and_reads_past_only_what_does_not() -
     assert budget.past == 10 and budget.by_tenant["acme"] == 26
     stream.release_received()  # a live game's batch, handed on: the turn passes, nothing held
     assert budget.past == 0 == budget.used and budget.turn is None
+
+
+# ---------------------------------------------------------------------------------------- issue 43, N7
+
+def test_an_uploads_next_message_keeps_the_room_it_was_seen_to_have() -> None:
+    """The guard reads an upload's next message once it has room for it (Guard._gated), and holds that room until
+    the message comes: another stream's message, read meanwhile, cannot take it and have this one refused
+    mid-upload (4 of 8 concurrent 60 MiB uploads of two tenants were refused so)."""
+    budget = ByteBudget(64, tenant_share=32)
+    upload = admitted(budget)
+    upload.method = "UploadLog"
+    assert upload.charge(2) is None
+    other = admitted(budget)
+    assert other.charge(2) is None
+    assert budget.try_take(MAX_MESSAGE, "acme", before_waiters=True)  # (as _gated holds it: room seen)
+    upload.next_room = MAX_MESSAGE
+    assert other.charge(12) is None  # 2 + 2 + 16 held + 12 = the share
+    assert upload.charge(14) is None  # came: taken from the room held for it, the rest given back
+    assert budget.by_tenant["acme"] == 30 == budget.used and upload.next_room == 0 and upload.held == 16
+    assert budget.try_take(MAX_MESSAGE, "acme", before_waiters=True) is False  # (the share: room for none more)
+    for scope in (upload, other):
+        scope.release_all()
+    assert budget.used == 0 and not budget.by_tenant
+
+
+def test_room_granted_to_a_first_message_is_promised_at_once() -> None:
+    """A waiting call's room is promised the moment it is granted, not when the call runs again: a stream's later
+    message coming in between must find it a promise (to read past, within the bytes read), not bytes read."""
+    async def run() -> None:
+        budget = ByteBudget(32, tenant_share=32)
+        assert budget.try_take(32, "acme")
+        waiter = asyncio.ensure_future(budget.reserve(16, 5.0, "bravo", promised=True))
+        await asyncio.sleep(0)
+        budget.release(32, "acme")  # granted here, in the release
+        assert budget.unread == 16 == budget.unread_by_tenant["bravo"] and not waiter.done()
+        assert await waiter
+        budget.keep_promise(16, "bravo")
+        budget.release(16, "bravo")
+        assert budget.used == budget.unread == 0
+
+    asyncio.run(run())
+
+
+def test_a_waiter_waits_on_while_the_budget_moves_and_not_while_it_stands_still() -> None:
+    """The wait for room (BUDGET_WAIT_SECONDS, 30 s) counts from the budget's last move: uploads ahead being read
+    in turn keep a queued one waiting; a holder that sends nothing does not."""
+    async def run() -> tuple[bool, bool]:
+        budget = ByteBudget(32, tenant_share=32)
+        assert budget.try_take(32, "acme")
+        still = await budget.reserve(16, 0.3, "bravo")  # nothing moves: refused
+        waiter = asyncio.ensure_future(budget.reserve(16, 0.3, "bravo"))
+        for _ in range(100):  # 1 s of moving: bytes read and given back, 10 ms apart
+            await asyncio.sleep(0.01)
+            budget.release(1, "acme")
+            assert budget.try_take(1, "acme", before_waiters=True)
+        assert not waiter.done()
+        budget.release(32, "acme")
+        return still, await waiter
+
+    assert asyncio.run(run()) == (False, True)

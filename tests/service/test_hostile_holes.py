@@ -324,6 +324,48 @@ def test_concurrent_large_uploads_are_admitted_in_turn(tmp_path: Path) -> None:
         server.stop()
 
 
+def test_uploads_queued_behind_their_tenants_shares_are_finished_in_turn(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 43, N7: 8 concurrent uploads of two tenants, each taking longer to send than a request may wait for
+    room with the budget standing still (here 2 s): the 2 of each tenant admitted are read while the others wait,
+    and the others are admitted as they finish, all answered (before: the 4 queued were RESOURCE_EXHAUSTED after
+    the wait, with the budget still moving); the budget is all back."""
+    monkeypatch.setattr(guard, "BUDGET_WAIT_SECONDS", 2.0)
+    server, tokens, _ = limited(tmp_path, max_message_bytes=64 * 1024, max_buffered_bytes=256 * 1024)
+    logs = [play_game(40 + i, 5) for i in range(8)]
+    filler = pb.Event()
+    filler.use_card.seat = 0
+    filler.use_card.targets.extend([1] * 20_000)  # ~20 KB
+    answers: list[Any] = []
+
+    def messages(i: int) -> Iterator[spb.UploadLogRequest]:
+        yield spb.UploadLogRequest(header=logs[i].header)
+        for _ in range(8):
+            time.sleep(0.5)  # (a slow client: 4 s an upload, the budget moving all along)
+            yield spb.UploadLogRequest(events=[filler])
+
+    def upload(i: int) -> None:
+        token = tokens["acme" if i % 2 else "bravo"]
+        with grpc.insecure_channel(server.address) as channel:
+            stub = spb_grpc.VerifierServiceStub(channel)  # type: ignore[no-untyped-call]
+            try:
+                answers.append(stub.UploadLog(messages(i), metadata=md(token), timeout=120).info.event_count)
+            except grpc.RpcError as err:
+                answers.append(f"{err.code().name}: {err.details()}")
+
+    try:
+        threads = [threading.Thread(target=upload, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert answers == [8] * 8
+        budget = server.server.guard.budget if server.server.guard is not None else None
+        assert budget is not None and budget.used == budget.past == 0
+    finally:
+        server.stop()
+
+
 # ---------------------------------------------------------------------------------------- issue 43, N1
 
 MIB = 1 << 20
