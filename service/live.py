@@ -28,10 +28,8 @@ from verifier.wire import varint
 
 # Tags: VerifyLiveResponse's events_received and game_over.
 _EVENTS_RECEIVED, _GAME_OVER = 0x10, 0x18
-# VerifyLiveResponse's field 5, in the answer where the verifier stopped following the game: a message of
-# {1: the first event not checked (uint32), 2: why (string)}. Not declared in service.proto yet: a client that
-# does not know it keeps it as an unknown field and is told only by the NOT_CHECKED annotations, which say
-# where but not why; `sgs-verify bridge` reads it (clients/bridge/live.py) to say both at once.
+# VerifyLiveResponse.stopped (field 5, LiveStopped: 1 the first event not checked, 2 why), in the answer where the
+# verifier stopped following the game; written here as the rest of the answer is.
 _STOPPED = 0x2A
 _STOPPED_AT, _STOPPED_REASON = 0x08, 0x12
 

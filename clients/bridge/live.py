@@ -4,9 +4,8 @@ thousand tasks on that loop, and stopping cancels them all at once (closing the 
 the service stores nothing of a cancelled stream).
 
 The calls send and receive bytes: a batch of events is written as VerifyLiveRequest.events from each event's
-own encoding (as VerifierClient does), and each answer is read whole so that a field this client's generated
-code does not declare can be read too: ``stopped_of`` finds the service's word that the verifier stopped
-following the game (service/live.py writes it as field 5 of VerifyLiveResponse).
+own encoding (as VerifierClient does), and each answer is read as a VerifyLiveResponse: ``live_update`` its
+annotations, ``stopped_of`` the service's word that the verifier stopped following the game (``stopped``).
 """
 
 from __future__ import annotations
@@ -38,8 +37,6 @@ from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
 
 METHOD = "/sgsverify.v1.VerifierService/VerifyLive"
-# VerifyLiveResponse's field 5 (service/live.py): {1: the first event not checked, 2: why}.
-STOPPED_FIELD = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,59 +102,11 @@ class Stopped:
     reason: str
 
 
-def _varint(data: bytes, at: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if at >= len(data) or shift > 63:
-            raise ValueError("a truncated varint")
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return value, at
-
-
-def _fields(data: bytes) -> list[tuple[int, int | bytes]]:
-    """A message's top-level fields as (number, value): varints as ints, length-delimited ones as bytes (the
-    fixed-width ones are stepped over)."""
-    out: list[tuple[int, int | bytes]] = []
-    at = 0
-    while at < len(data):
-        key, at = _varint(data, at)
-        number, kind = key >> 3, key & 7
-        if kind == 0:
-            value, at = _varint(data, at)
-            out.append((number, value))
-        elif kind == 2:
-            size, at = _varint(data, at)
-            if at + size > len(data):
-                raise ValueError("a truncated field")
-            out.append((number, data[at:at + size]))
-            at += size
-        elif kind in (1, 5):
-            at += 8 if kind == 1 else 4
-        else:
-            raise ValueError(f"wire type {kind}")
-    return out
-
-
 def stopped_of(raw: bytes) -> Stopped | None:
     """The service's word in a VerifyLiveResponse that the verifier stopped following the game (None: it did
-    not say so in this answer, or is a service that never says it)."""
-    try:
-        for number, value in _fields(raw):
-            if number == STOPPED_FIELD and isinstance(value, bytes):
-                at, reason = 0, ""
-                for sub, item in _fields(value):
-                    if sub == 1 and isinstance(item, int):
-                        at = item
-                    elif sub == 2 and isinstance(item, bytes):
-                        reason = item.decode("utf-8", errors="replace")
-                return Stopped(at, reason)
-    except ValueError:
-        return None  # (the answer parsed as a VerifyLiveResponse: a malformed extra field is not ours to judge)
-    return None
+    not say so in this answer, or is a service from before VerifyLiveResponse.stopped)."""
+    res = spb.VerifyLiveResponse.FromString(raw)
+    return Stopped(res.stopped.event, res.stopped.reason) if res.HasField("stopped") else None
 
 
 def live_update(raw: bytes) -> LiveUpdate:

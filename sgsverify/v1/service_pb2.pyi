@@ -122,16 +122,26 @@ class VerifyLiveRequest(_message.Message):
     def __init__(self, header: _Optional[_Union[_game_log_pb2.GameHeader, _Mapping]] = ..., metadata: _Optional[_Union[SubmissionMetadata, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_game_log_pb2.Event, _Mapping]]] = ..., discard: _Optional[bool] = ...) -> None: ...
 
 class VerifyLiveResponse(_message.Message):
-    __slots__ = ("annotations", "events_received", "game_over", "finished")
+    __slots__ = ("annotations", "events_received", "game_over", "finished", "stopped")
     ANNOTATIONS_FIELD_NUMBER: _ClassVar[int]
     EVENTS_RECEIVED_FIELD_NUMBER: _ClassVar[int]
     GAME_OVER_FIELD_NUMBER: _ClassVar[int]
     FINISHED_FIELD_NUMBER: _ClassVar[int]
+    STOPPED_FIELD_NUMBER: _ClassVar[int]
     annotations: _containers.RepeatedCompositeFieldContainer[_annotation_pb2.Annotation]
     events_received: int
     game_over: bool
     finished: LiveFinished
-    def __init__(self, annotations: _Optional[_Iterable[_Union[_annotation_pb2.Annotation, _Mapping]]] = ..., events_received: _Optional[int] = ..., game_over: _Optional[bool] = ..., finished: _Optional[_Union[LiveFinished, _Mapping]] = ...) -> None: ...
+    stopped: LiveStopped
+    def __init__(self, annotations: _Optional[_Iterable[_Union[_annotation_pb2.Annotation, _Mapping]]] = ..., events_received: _Optional[int] = ..., game_over: _Optional[bool] = ..., finished: _Optional[_Union[LiveFinished, _Mapping]] = ..., stopped: _Optional[_Union[LiveStopped, _Mapping]] = ...) -> None: ...
+
+class LiveStopped(_message.Message):
+    __slots__ = ("event", "reason")
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    event: int
+    reason: str
+    def __init__(self, event: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class LiveFinished(_message.Message):
     __slots__ = ("info", "stored", "created", "annotation_count")
