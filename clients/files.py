@@ -71,11 +71,9 @@ def _head(data: bytes) -> bytes:
     """The first bytes of the record, uncompressed when it is xz or gzip (our logs never are)."""
     try:
         if data.startswith(_XZ):
-            from importers.freekill.limits import DEFAULT_MAX_BYTES, xz_memory
-
-            # (at most the memory the importer gives xz: a file may declare a dictionary of gigabytes)
-            return lzma.LZMADecompressor(memlimit=xz_memory(DEFAULT_MAX_BYTES)).decompress(data[: _SNIFF * 4],
-                                                                                           max_length=_SNIFF)
+            # (at most the memory the importer gives xz for a record of the default 64 MiB: a file may declare a
+            # dictionary of gigabytes, which the decoder would allocate at once)
+            return lzma.LZMADecompressor(memlimit=_XZ_SNIFF_MEMORY).decompress(data[: _SNIFF * 4], max_length=_SNIFF)
         if data.startswith(_GZIP):
             return zlib.decompressobj(wbits=31).decompress(data[: _SNIFF * 4], _SNIFF)
     except (lzma.LZMAError, zlib.error, EOFError):
@@ -84,6 +82,9 @@ def _head(data: bytes) -> bytes:
 
 
 _SQLITE = b"SQLite format 3\x00"
+# xz -9's dictionary and the decoder's own few MiB (importers/freekill/limits.py xz_memory of 64 MiB): the client
+# library names the figure rather than importing the importer (docs/architecture.md).
+_XZ_SNIFF_MEMORY = (64 << 20) + (8 << 20)
 
 
 def freekill_kind(data: bytes) -> str | None:
