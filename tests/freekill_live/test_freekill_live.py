@@ -176,4 +176,5 @@ def test_an_unanswered_request_is_a_timeout_by_nobody(cheat_games: list[tuple[Ga
                 if r["kind"] == "reply"}
     assert any(by == "none" and status in UNANSWERED for by, status in statuses)
     assert ("client", "reply") in statuses and ("ai", "reply") in statuses
-    assert sum(1 for r in records if r["kind"] == "reply" and r["status"] in UNANSWERED) == 2
+    # (a window asked of several at once that nobody answered is a race too: 无懈可击's AskForUseCard)
+    assert sum(1 for r in records if r["kind"] == "reply" and r["cmd"] == "PlayCard" and r["status"] in UNANSWERED) == 2

@@ -224,6 +224,10 @@ DamageRule = Callable[[Game, DamageInfo], Settle[None]]
 # (game, trick, target, delayed trick card) -> is the effect on the target cancelled?
 NullifyRule = Callable[[Game, str, "int | None", "int | None"], Settle[bool]]
 
+# The reason a 杀's target is asked for its 闪 (packages/standard/basic.py slash_hits): a card that does not answer it,
+# carried out in a server's record, answers nothing (Ruleset.ask_for_card).
+SLASH_JINK_REASON = "杀"
+
 
 def armor_voids(game: Game, use: Use, target: int, ignores_armor: bool = False) -> bool:
     """Is ``use`` without effect on ``target`` because of their armor (藤甲 against ordinary 杀, 南蛮入侵 and
@@ -646,11 +650,14 @@ class Ruleset:
                                           f"{game.used_card_label(card)}; it needs {' or '.join(sorted(names))}",
                                           seat, card.ids[0] if card.ids else None, hard=True)], can_carry_out=True):
                     continue
-                # A server's record: the card was spent as an answer, and it answers nothing (the server settles
-                # it as the card it is: not a 闪, so the 杀 still hits): the request goes on as declined.
-                yield from game.to_processing(card.ids)
-                game.processing_to_discard(card.ids)
-                return None
+                # A server's record: the card was spent as the answer, and the server settled it as FreeKill does.
+                # Against a 杀 the card is used for its own effect, and only a 闪's cancels the 杀: it answers
+                # nothing, the request goes on as declined. Anywhere else (万箭齐发, 南蛮入侵, 决斗, 护驾's call, ...)
+                # the reply is the answer, whatever the card.
+                if reason == SLASH_JINK_REASON:
+                    yield from game.to_processing(card.ids)
+                    game.processing_to_discard(card.ids)
+                    return None
             yield from game.to_processing(card.ids)
             if game.has_skills and card.name.endswith("slash") and seat == game.current \
                     and game.phase == pb.PHASE_PLAY:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier.cards import Color
-from verifier.engine.effects import CardSpec, Use
+from verifier.engine.effects import SLASH_JINK_REASON, CardSpec, Use
 from verifier.engine.game import Game, Settle, Trigger, Violation
 from verifier.packages.standard.package import PACKAGE
 
@@ -124,7 +124,7 @@ def slash_hits(game: Game, use: Use, aim: Aim) -> Settle[None]:
     armor_off = frozenset(e.name for e in game.effects_of(target) if e.is_armor and ignores_armor)
     jink = None
     for _ in range(aim.jinks):
-        jink = yield from game.ruleset.ask_for_card(game, target, JINK, "杀", skills_off=armor_off)
+        jink = yield from game.ruleset.ask_for_card(game, target, JINK, SLASH_JINK_REASON, skills_off=armor_off)
         if jink is None:
             break
     if jink is not None:
