@@ -44,13 +44,13 @@ RECORDING_COLUMN = "recording"
 
 # What the converter reads of a transcript (convert.py): every notification it has a handler for and
 # the set-up's (Converter.read_setup); the requests cross_check looks at and the replies fanjian_suit does, and the
-# discard phase's request and reply (Converter.discards_nothing: a reply that names no card).
+# discard phase's reply (Converter.discards_nothing: a reply that names no card).
 # The data of any other message is dropped as the line is read (tests/test_fkrep_limits.py holds the
 # conversion of every test game to the same log with and without it).
 SETUP_COMMANDS = frozenset({"ArrangeSeats", "PropertyUpdate", "SetBanner", "PrepareDrawPile", "SyncDrawPile",
                             "MoveCards", "GameLog"})
 READ_NOTIFICATIONS = SETUP_COMMANDS | {name[3:] for name in dir(Converter) if name.startswith("on_")}
-READ_REQUESTS = frozenset({"AskForUseCard", "AskForUseActiveSkill"})
+READ_REQUESTS = frozenset({"AskForUseCard"})
 READ_REPLIES = frozenset({"AskForChoice", "AskForUseActiveSkill"})
 
 

@@ -34,6 +34,7 @@ ROLES = {"lord": pb.ROLE_LORD, "loyalist": pb.ROLE_LOYALIST, "rebel": pb.ROLE_RE
 PHASES = {2: pb.PHASE_START, 3: pb.PHASE_JUDGMENT, 4: pb.PHASE_DRAW, 5: pb.PHASE_PLAY, 6: pb.PHASE_DISCARD,
           7: pb.PHASE_FINISH}
 FK_PLAY = 5
+FK_DISCARD = 6
 # Card areas (Card.Area).
 HAND, EQUIP, JUDGE, PROCESSING, DRAW_PILE, DISCARD_PILE, VOID = 1, 2, 3, 5, 6, 7, 8
 # Move reasons (fk.ReasonXxx) read here.
@@ -367,14 +368,11 @@ class Converter:
     def discards_nothing(self, reply: Message) -> bool:
         """Is ``reply`` an answer to the discard phase's request that names no card? (A modified client's: FreeKill
         asks only when cards are due, and its AI and its default on a timeout give them.)"""
-        request = self.requests.get(reply.to[0])
-        if reply.cmd != "AskForUseActiveSkill" or request is None or request.cmd != reply.cmd \
+        # (the request is known by the phase: its own data is not kept, api.READ_REQUESTS)
+        if reply.cmd != "AskForUseActiveSkill" or reply.to[0] != self.current or self.phase != FK_DISCARD \
                 or reply.to[0] not in self.seat_of:
             return False
-        asked, answer = request.data, reply.data
-        if not (isinstance(asked, list) and len(asked) > 3 and asked[0] == "discard_skill"
-                and isinstance(asked[3], dict) and asked[3].get("skillName") == "phase_discard"):
-            return False
+        answer = reply.data
         card = answer.get("card") if isinstance(answer, dict) else None
         return isinstance(card, dict) and card.get("skill") == "discard_skill" and not card.get("subcards")
 

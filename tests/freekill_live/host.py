@@ -718,13 +718,18 @@ class Host:
                 self.call("SetPlayerState", [self.room_id, pid, ONLINE])
                 self.pending[self.conn_of[pid]] = answer
             return
+        t = self.table
+        if self.timeouts_left > 0 and self.planner.second_slash_step is None and pid not in t.dead \
+                and t.phase.get(pid) == 5 and t.play_requests.get(pid, 0) == 0:
+            # An online client that does not answer this time: before any cheat is placed (with many kinds to
+            # place, a game's first play requests all went to cheats, and no timeout came).
+            t.play_requests[pid] = 1
+            self.timeouts_left -= 1
+            self.call("SetPlayerState", [self.room_id, pid, ONLINE])
+            self.silent.add(self.conn_of[pid])
+            return
         plan = self.planner.choose(pid)
         if plan is None:
-            t = self.table
-            if self.timeouts_left > 0 and t.phase.get(pid) == 5 and t.play_requests.get(pid) == 1:
-                self.timeouts_left -= 1  # an online client that does not answer this time
-                self.call("SetPlayerState", [self.room_id, pid, ONLINE])
-                self.silent.add(self.conn_of[pid])
             return
         # A modified client: the seat is Online when the request is sent, so its reply is awaited.
         self.call("SetPlayerState", [self.room_id, pid, ONLINE])
