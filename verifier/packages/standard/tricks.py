@@ -3,7 +3,7 @@ for one target by 无懈可击 (Game.nullified)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import ClassVar
 
 from sgsverify.v1 import game_log_pb2 as pb
@@ -33,6 +33,21 @@ def one_other_target(game: Game, use: Use, what: str) -> Iterator[Violation]:
     if len(use.targets) != 1 or use.targets[0] == use.user:
         yield Violation("INVALID_TARGET", f"{what} takes exactly one other character as its target", use.user,
                         hard=True)
+
+
+def card_of_each_target(game: Game, use: Use, name: str, settle: Callable[[list[int]], Settle[None]]
+                        ) -> Settle[None]:
+    """过河拆桥's and 顺手牵羊's effect on each target in turn (one in a legal use; a server's record may have carried
+    out more, or the user themself): unless nullified for it, the user chooses one of its cards, which ``settle``
+    discards or takes."""
+    for target in use.targets:
+        if not game.players[target].alive or (yield from game.nullified(name, target)):
+            continue
+        options = game.players[target].all_cards()
+        if options:
+            chosen = yield from game.choose(use.user, options, 1, name)
+            if chosen:
+                yield from settle(chosen)
 
 
 class SelfTrick(CardSpec):
@@ -97,15 +112,7 @@ class Dismantlement(CardSpec):
                             use.user, hard=True)
 
     def resolve(self, game: Game, use: Use) -> Settle[None]:
-        # One target in a legal use; a server's record may have carried out more, or the user themself.
-        for target in use.targets:
-            if not game.players[target].alive or (yield from game.nullified(self.name, target)):
-                continue
-            options = game.players[target].all_cards()
-            if options:
-                chosen = yield from game.choose(use.user, options, 1, self.name)
-                if chosen:
-                    yield from game.to_discard(chosen)
+        yield from card_of_each_target(game, use, self.name, game.to_discard)
 
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
         return [(t,) for t in game.alive_seats() if t != user and game.players[t].has_cards()]
@@ -127,15 +134,7 @@ class Snatch(CardSpec):
         yield from verify_reaches(game, use, t, self.name, "顺手牵羊")
 
     def resolve(self, game: Game, use: Use) -> Settle[None]:
-        # One target in a legal use; a server's record may have carried out more, or the user themself.
-        for target in use.targets:
-            if not game.players[target].alive or (yield from game.nullified(self.name, target)):
-                continue
-            options = game.players[target].all_cards()
-            if options:
-                chosen = yield from game.choose(use.user, options, 1, self.name)
-                if chosen:
-                    yield from game.to_hand(use.user, chosen)
+        yield from card_of_each_target(game, use, self.name, lambda chosen: game.to_hand(use.user, chosen))
 
     def candidate_targets(self, game: Game, user: int) -> list[tuple[int, ...]]:
         return [(t,) for t in game.alive_seats()
