@@ -222,12 +222,14 @@ class ListFilter:
     submitted_before: datetime | None = None
     # Only this tenant's (an admin token sees every tenant's otherwise; any other sees only its own).
     tenant: str = ""
+    # "engine": replays this engine replayed; "server": records it did not, judged by their server's rules only.
+    judged_by: str = ""
 
     def request(self, page_size: int, page_token: str) -> spb.ListReplaysRequest:
         req = spb.ListReplaysRequest(tournament=self.tournament, round=self.round, table=self.table,
                                      submitter=self.submitter, player=self.player,
                                      violation_code=self.violation_code, page_size=page_size,
-                                     page_token=page_token, tenant=self.tenant,
+                                     page_token=page_token, tenant=self.tenant, judged_by=self.judged_by,
                                      violation_source=self.violation_source)  # type: ignore[arg-type]
         if self.has_violations is not None:
             req.has_violations = self.has_violations

@@ -6,11 +6,12 @@ from datetime import UTC
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from service.judges import SERVER_CODES
 from service.regress import ReplayReport, ViolationAt
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
-from storage.store import InvalidQuery, ReplayFilter, ReplaySummary, RunInfo, SubmissionMetadata
+from storage.store import InvalidQuery, ReplayFilter, ReplaySummary, RunInfo, SubmissionMetadata, judged_by
 from verifier.codes import CATALOGUE
 
 
@@ -22,7 +23,7 @@ def replay_info(s: ReplaySummary) -> spb.ReplayInfo:
     info = spb.ReplayInfo(
         id=s.id, log_sha256=s.log_sha256 or s.id, tenant=s.tenant, ruleset=s.ruleset, mode=s.mode, seed=s.seed,  # type: ignore[arg-type]
         recorder=s.recorder, event_count=s.event_count, log_size=s.log_size, engine_version=s.engine_version,
-        violation_count=s.violation_count, followed=s.followed)
+        violation_count=s.violation_count, followed=s.followed, judged_by=judged_by(s.log_format))
     m = s.metadata
     info.metadata.CopyFrom(spb.SubmissionMetadata(tournament=m.tournament, round=m.round, table=m.table,
                                                   submitter=m.submitter))
@@ -79,7 +80,7 @@ def request_filter(req: spb.ListReplaysRequest, where: str) -> ReplayFilter:
 def violation_code_problem(code: str) -> str | None:
     """Why a violation_code filter can match nothing: it is not in the catalogue (docs/codes.md). A filter
     that silently matches nothing reads as "no such violation" when it was a typo."""
-    if not code or code in CATALOGUE:
+    if not code or code in CATALOGUE or code in SERVER_CODES:
         return None
     same = [name for name in CATALOGUE if name.lower() == code.strip().lower()]
     hint = f"; the codes are upper case: {same[0]}" if same else "; docs/codes.md lists them"
@@ -91,6 +92,7 @@ def filter_from(req: spb.ListReplaysRequest) -> ReplayFilter:
         tournament=req.tournament, round=req.round, table=req.table, submitter=req.submitter, player=req.player,
         has_violations=req.has_violations if req.HasField("has_violations") else None,
         violation_code=req.violation_code, violation_source=int(req.violation_source) or None,
+        judged_by=req.judged_by,
         submitted_after=req.submitted_after.ToDatetime(tzinfo=UTC) if req.HasField("submitted_after") else None,
         submitted_before=req.submitted_before.ToDatetime(tzinfo=UTC) if req.HasField("submitted_before") else None)
 

@@ -19,6 +19,7 @@ is recorded, never compared.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import importlib
 import multiprocessing
@@ -615,7 +616,11 @@ def regress(store: Store, options: RegressOptions, backend: Backend,
                 raise RegressError(f"run {options.run!r} was made by {', '.join(info.engine_versions)}, not by "
                                    f"this engine ({version}): choose another name, or --restart to replace it")
         done = store.run_ids(options.run)
-    ids = store.ids(options.filters)
+    if options.filters.judged_by == "server":
+        raise RegressError("the records this engine did not replay (judged_by server) hold their server's verdicts "
+                           "only: there is no verdict of this engine's to re-verify")
+    # (a record this engine did not replay is not re-verified: its verdict is its server's)
+    ids = store.ids(dataclasses.replace(options.filters, judged_by="engine"))
     todo = [i for i in ids if i not in done]
     result = RegressResult(version, total=len(ids), resumed=len(ids) - len(todo))
     if result.resumed:

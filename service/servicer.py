@@ -701,7 +701,8 @@ class VerifierServicer:
         response = spb.GetReplayResponse(info=replay_info(stored.summary))
         response.replay.ParseFromString(stored.replay_blob)
         if stored.log_bytes is not None:
-            if request.include_log:
+            if request.include_log and response.info.judged_by == "engine":
+                # (a record this engine did not replay has no log of ours: include_original gives it as it came)
                 response.log.CopyFrom(load_log(stored.log_bytes))
             if request.include_original:
                 response.original = stored.log_bytes

@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 
 from google.protobuf.message import Message
 
+from importers import ServerRecord
+from service.judges import beside, server_only
 from sgsverify.internal import wire_views_pb2 as wv
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
@@ -155,13 +157,20 @@ def verify_job(job: VerifyJob) -> Verified:
     """run_job, with the summary-only replay's encoding too."""
     # (bytes in a worker, which receives them so; a bytearray only where an embedding program runs it itself)
     data = job.data if isinstance(job.data, bytes) else bytes(job.data)
+    server: ServerRecord | None = None
+    reply_events: dict[int, int] = {}
     if job.foreign:
-        from importers import RecordError, importer
+        from importers import RecordError, judging_importer
 
         try:
-            log = importer(job.foreign, job.max_record_bytes)(data, job.name)
+            judged = judging_importer(job.foreign, job.max_record_bytes)(data, job.name)
         except RecordError as err:
             raise LogFormatError(f"cannot import the {job.foreign} record: {err}") from None
+        server, reply_events = judged.server, judged.reply_events
+        if judged.log is None:
+            assert server is not None
+            return _server_only(server, job.metadata)
+        log = judged.log
         data = canonical_bytes(log)
         job = VerifyJob(data, job.metadata, job.max_events, canonical=True, return_log=True)
         log_format = "binary"
@@ -175,12 +184,27 @@ def verify_job(job: VerifyJob) -> Verified:
     _check(header_problems(log.header))
     canonical = data if job.canonical else canonical_bytes(log)
     verifier = Verifier(log.header)
+    if server is not None and verifier.stopped_at is not None:
+        # A server's record whose set-up this engine cannot take (a general it does not know): kept with the
+        # server's verdicts, as a record it cannot convert is.
+        return _server_only(replace(server, not_replayed=f"this engine cannot take its set-up: "
+                                                          f"{verifier.stopped_reason}"), job.metadata)
     verifier.follow(log.events)
     finished = verifier.finished(log_sha256(canonical))
+    if server is not None:
+        beside(finished.summary, server, reply_events,
+               [(index, v.code) for index, _, _, _, found, derived, _ in finished.records if derived is None
+                for v in found], len(log.events))
     record = record_for(log.header, len(log.events), data, log_format, job.metadata, finished,
                         dealt_roles(verifier))
     _check(record.problems())  # what the engine says quotes the log: a card id over 32 bits, a NUL
     return Verified(record if job.return_log else replace(record, log_bytes=b""), finished.summary_encoded())
+
+
+def _server_only(server: ServerRecord, metadata: SubmissionMetadata) -> Verified:
+    record, blob = server_only(server, metadata)
+    _check(record.problems())
+    return Verified(record, blob)
 
 
 def dealt_roles(verifier: Verifier) -> list[int]:

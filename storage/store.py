@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from sqlalchemy import ColumnElement, Connection, Engine, and_, exists, func, or_, select, text
 from sqlalchemy import exc as sa_exc
@@ -58,6 +58,9 @@ MAX_GENERAL_LENGTH = 64  # a seat's general
 MAX_RULESET_LENGTH = 64
 MAX_RECORDER_LENGTH = 200
 MAX_CODE_LENGTH = 64  # a violation code
+# How a record our engine did not replay is stored (NewReplay.log_format): a FreeKill room's tap lines.
+SERVER_FORMATS: Final = ("fktap",)
+JUDGES: Final = ("", "engine", "server")
 MAX_RUN_NAME = 100
 MAX_SEATS = 32
 MAX_STORED_INT = 2**31 - 1
@@ -340,10 +343,15 @@ class ReplayFilter:
     submitted_before: datetime | None = None  # exclusive
     # Only this tenant's replays; None: every tenant's.
     tenant: str | None = None
+    # Who judged: "engine" (replays our engine replayed), "server" (records it did not replay, stored in
+    # SERVER_FORMATS with their recording server's verdicts); "": both.
+    judged_by: str = ""
 
     def problems(self) -> list[str]:
         """Why this filter cannot be looked up (a NUL, a text longer than anything stored), naming the field."""
         return _problems(None if self.tenant is None else tenant_problem(self.tenant),
+                         None if self.judged_by in JUDGES else
+                         f"judged_by {self.judged_by[:40]!r} is one of engine, server (or empty: both)",
                          None if not self.violation_source or self.violation_source in DECISION_SOURCES else
                          f"violation_source {self.violation_source} is not a decision source (1 client, 2 AI, "
                          "3 default)",
@@ -734,6 +742,11 @@ def _check_filters(filters: ReplayFilter) -> None:
         raise InvalidQuery("; ".join(problems))
 
 
+def judged_by(log_format: str) -> str:
+    """Who judged a stored replay, from how its log is stored."""
+    return "server" if log_format in SERVER_FORMATS else "engine"
+
+
 def _check_run_name(run: str) -> None:
     problems = run_name_problems(run)
     if problems:
@@ -766,6 +779,10 @@ def _conditions(f: ReplayFilter) -> list[ColumnElement[bool]]:
         if f.violation_source:
             found.append(ViolationRow.source == f.violation_source)
         conds.append(exists().where(*found))
+    if f.judged_by == "server":
+        conds.append(Replay.log_format.in_(SERVER_FORMATS))
+    elif f.judged_by == "engine":
+        conds.append(Replay.log_format.not_in(SERVER_FORMATS))
     if f.submitted_after is not None:
         conds.append(Replay.submitted_at >= f.submitted_after)
     if f.submitted_before is not None:

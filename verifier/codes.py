@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Final
 
 
 class Kind(Enum):
@@ -266,6 +267,21 @@ def rule_links(rule: str) -> str:
                      for part in rule.split("; "))
 
 
+# The codes of FreeKill's reply check (integrations/freekill/tap/README.md): another engine's, stored as it gave them.
+SERVER_CHECK_CODES: Final = {
+    "FK_NOT_OFFERED": "a card, target, skill button, general or move the request did not offer (a card held by "
+                      "another player or lying in the draw pile, a skill the general lacks)",
+    "FK_NOT_SELECTABLE": "offered but not selectable at that point (a second 杀 in a phase, 桃 at full HP, a target "
+                         "out of range, a once-a-phase skill used again), or an item chosen twice",
+    "FK_NOT_FEASIBLE": "each item selectable, but the selection not one the OK button allows (a discard one card "
+                       "short; a skill's cost unpaid)",
+    "FK_OPTION_NOT_OFFERED": "an option (AskForChoice, an interaction value) not among those offered",
+    "FK_BAD_COUNT": "too few or too many chosen, or cards placed that do not add up to those offered",
+    "FK_DUPLICATE": "the same option, general or card chosen twice",
+    "FK_MALFORMED": "the reply does not have the request's shape",
+}
+
+
 def catalogue_markdown() -> str:
     """docs/codes.md, generated from the catalogue."""
     lines = [
@@ -329,6 +345,24 @@ def catalogue_markdown() -> str:
     ]
     for n in _NOTICES:
         lines.append(f"| `{n.name}` | {rule_links(n.rule)} | {n.meaning} |")
+    lines += [
+        "",
+        '<a id="server-checks"></a>',
+        "## Server checks",
+        "",
+        "Not this engine's: the codes of a recording server's own verdict on a client's reply, kept as the server",
+        "gave them (`AnnotatedReplay.server_checks`, `Disagreement.server_code`). FreeKill's rules give them, run",
+        "inside the server by the sgs-verify tap's reply check",
+        "([integrations/freekill/tap/README.md](../integrations/freekill/tap/README.md)). Beside this engine's",
+        "verdict they are never counted; for a record this engine did not replay (`ReplayInfo.judged_by`",
+        "`server`) each refusal on a client's reply is one of its violations, and `list --code` finds them",
+        "([freekill-bridge.md](freekill-bridge.md#two-engines)).",
+        "",
+        "| code | refused because |",
+        "|---|---|",
+    ]
+    for name, meaning in SERVER_CHECK_CODES.items():
+        lines.append(f"| `{name}` | {meaning} |")
     return "\n".join(lines) + "\n"
 
 

@@ -41,6 +41,7 @@ from importers.freekill.tap import (
     REASONS,
     TOO_LONG,
     RoomTap,
+    ServerCheck,
     TapError,
     TapRecord,
     parse_log_line,
@@ -55,6 +56,8 @@ FORMAT = "freekill-tap"
 MAX_LINE_BYTES = MAX_RECORD_BYTES + 256
 # The unreadable reason of a record the bridge failed on itself (a bug of ours, not the record's fault).
 INTERNAL = "internal"
+# Who judged a client reply (sgs_verify_bridge_client_replies_total{judged_by}; the stored line's coverage).
+JUDGED_BY = ("both", "engine", "freekill", "neither")
 
 
 @dataclass(slots=True)
@@ -128,6 +131,16 @@ class BridgeMetrics:
         self.lag = Histogram(f"{p}_lag_seconds", "From a tap line's time stamp to its event's verdict",
                              buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30, 60, 300), registry=r)
         self.retries = Counter(f"{p}_stream_retries", "Live streams started again after a failure", registry=r)
+        self.server_refusals = Counter(f"{p}_server_refusals", "Replies FreeKill's own rules refused (the tap's "
+                                       "reply check, in the server), by code and who made the reply",
+                                       ["code", "source"], registry=r)
+        self.not_replayed = Counter(f"{p}_rooms_not_replayed", "Rooms this engine does not replay (a mode, room "
+                                    "option, card or general it does not have): judged by FreeKill's rules only",
+                                    registry=r)
+        self.replies = Counter(f"{p}_client_replies", "Client replies of the rooms stored, by who judged them "
+                               "(both, engine, freekill, neither)", ["judged_by"], registry=r)
+        for judge in JUDGED_BY:
+            self.replies.labels(judge)
 
     def serve(self, address: str) -> None:
         from prometheus_client import start_http_server
@@ -166,6 +179,10 @@ class Room:
     printed: set[Violation] = field(default_factory=set)
     judged: int = 0  # events whose verdict has come (a stream streamed again from its start re-sends them)
     stopped: Stopped | None = None  # the verifier stopped following its game (said once)
+    # Why this engine does not replay the room ("" when it does): the room is then followed for FreeKill's own
+    # verdicts (the tap's checks) only, and its record stored whole at its end (docs/freekill-bridge.md#two-engines)
+    not_replayed: str = ""
+    checks_printed: int = 0  # the seq of the last check record whose refusal was printed (state.Printed.checks)
     lock: threading.Lock = field(default_factory=threading.Lock)
     wake: asyncio.Event | None = None  # its sender's (on the live loop)
 
@@ -200,7 +217,12 @@ class Ended:
 
 
 class Uncheckable(Exception):
-    pass
+    """A room that cannot be followed at all (a malformed record, lost lines)."""
+
+
+class NotReplayed(Exception):
+    """A room this engine does not replay (a mode, room option, card or general it does not have): FreeKill's own
+    verdicts on its replies are still followed and the room stored."""
 
 
 def _sha(text: str) -> str:
@@ -270,7 +292,8 @@ class Bridge:
             self._refuse(saved.room, saved.n, first, "it was not resumed")
             return
         room = Room(saved.room, saved.n, first_line=first, last_seen=saved.mtime,
-                    printed=set(saved.printed.past), judged=saved.printed.through + 1)
+                    printed=set(saved.printed.past), judged=saved.printed.through + 1,
+                    checks_printed=saved.printed.checks)
         self.rooms[saved.room] = room
         self.ended.pop(saved.room, None)
         self.open[room.key] = room
@@ -457,6 +480,8 @@ class Bridge:
         except Uncheckable as err:
             self.skip(room, str(err))
             return
+        except NotReplayed as err:
+            self.not_replayed(room, str(err))
         if not room.waiting:
             room.waiting_since = None
 
@@ -467,6 +492,8 @@ class Bridge:
             raise Uncheckable(str(err)) from None
         if len(room.seq_time) == rec.seq - 1:  # (records come in seq order: their times are kept as an array)
             room.seq_time.append(rec.written if rec.written is not None else time.time())
+        if rec.kind == "check":
+            self._check(room, room.tap.checks[-1])
         if rec.kind == "meta":
             meta = room.tap.meta or {}
             settings = dict(meta.get("settings") or {})
@@ -474,7 +501,11 @@ class Bridge:
                 settings["gameMode"] = meta["mode"]  # (the record's own mode field, as the tap reader takes it)
             why = not_judged(settings)  # (the mode, and room options whose rules our engine does not have)
             if why:
-                raise Uncheckable(why)
+                raise NotReplayed(why)
+            return
+        if room.not_replayed:
+            if room.tap.ended:
+                self._close_record(room, "finished")
             return
         new: list[pb.Event] = []
         header = None
@@ -486,10 +517,10 @@ class Bridge:
             if room.tap.ended:
                 new += room.stream.finish()
                 self._check_changed(room)
-        except Uncheckable:
+        except NotReplayed:
             raise
-        except Exception as err:  # any conversion error: this room cannot be read (the others go on)
-            raise Uncheckable(f"its record cannot be converted: {err}") from None
+        except Exception as err:  # any conversion error: this engine cannot replay the room (the others go on)
+            raise NotReplayed(f"its record cannot be converted: {err}") from None
         with room.lock:
             if header is not None:
                 room.header = header
@@ -519,9 +550,9 @@ class Bridge:
         try:
             probe = Verifier(header)  # a general or package the verifier does not know: say so now
         except Exception as err:  # (LogFormatError, ValueError, ...: a set-up it cannot take)
-            raise Uncheckable(f"the verifier cannot take its set-up: {err}") from None
+            raise NotReplayed(f"the verifier cannot take its set-up: {err}") from None
         if probe.stopped_at is not None:
-            raise Uncheckable(probe.stopped_reason)
+            raise NotReplayed(probe.stopped_reason)
         return header
 
     def _check_changed(self, room: Room) -> None:
@@ -545,6 +576,54 @@ class Bridge:
         self._report_skip(room.room, room.n, why, self._first(room))
         self._touch(room)  # its sender cancels its call: a cancelled stream stores nothing
 
+    def not_replayed(self, room: Room, why: str) -> None:
+        """A room this engine does not replay: said once; its live stream cancelled (nothing of it stored), and
+        the room followed on for FreeKill's own verdicts, its record stored whole at its end."""
+        with room.lock:
+            if room.over or room.not_replayed:
+                return
+            room.not_replayed = why
+            room.events.clear()
+            room.written.clear()
+        self.metrics.not_replayed.inc()
+        self.out.emit("not_replayed", f"room {room.room}: this engine does not replay it: {why}; FreeKill's own rules "
+                      "check its client replies (the tap's check), and its record is stored at its end",
+                      room=room.room, game=room.n, reason=why)
+        self._touch(room)  # its sender cancels its call and waits for the room's end
+        if room.tap.ended:
+            self._close_record(room, "finished")
+
+    def _close_record(self, room: Room, why: str) -> None:
+        """A room this engine does not replay has ended: its spool is complete, for its sender to store."""
+        f = self.spools.get(room.key)
+        if f is not None:
+            try:
+                f.flush()
+            except OSError as err:
+                raise StateError(f"the state directory {self.s.state} cannot be written: {err}") from None
+        with room.lock:
+            room.closed = True
+            room.ended_why = why
+        self._touch(room)
+
+    def _check(self, room: Room, check: ServerCheck) -> None:
+        """FreeKill's verdict on a reply, made in the server by the tap: a refusal is printed at once (once: a
+        restart's spool read again prints none it printed), judged by FreeKill's rules, beside this engine's."""
+        if not check.refused or check.seq <= room.checks_printed:
+            return
+        room.checks_printed = check.seq
+        seat = room.tap.seats.index(check.player) if check.player in room.tap.seats else None
+        source = {"client": "client", "ai": "ai", "none": "default"}.get(check.by, "unspecified")
+        self.metrics.server_refusals.labels(check.code, source).inc()
+        lag = max(0.0, time.time() - _time_of(room, check.reply))
+        who = f"player {check.player}" + (f" (seat {seat})" if seat is not None else "")
+        self.out.emit("violation", f"room {room.room}: {who}, {check.code}: {check.request}: {check.why} "
+                      f"[FreeKill's rules; {source} reply; record {check.reply}, {lag:.1f} s after its line]",
+                      room=room.room, game=room.n, player=check.player, seat=seat, code=check.code,
+                      message=f"{check.request}: {check.why}", source=source, record=check.reply,
+                      judge="freekill", lag_s=round(lag, 3))
+        self.state.save_printed(room.key, Printed(room.judged - 1, frozenset(room.printed), room.checks_printed))
+
     @staticmethod
     def _first(room: Room) -> str:
         return _sha(room.first_line) if room.first_line else ""
@@ -552,6 +631,11 @@ class Bridge:
     def end_room(self, room: Room, why: str) -> None:
         """No more lines will come for the room: its stream ends with what it has (stored unfinished)."""
         if room.closed:
+            return
+        if room.not_replayed:
+            self._close_record(room, why)
+            self.out.emit("ended", f"room {room.room}: {why}: its record is stored unfinished", room=room.room,
+                          game=room.n, reason=why)
             return
         if room.header is None:
             self.skip(room, f"{why} before its first round: nothing to verify")
@@ -612,6 +696,8 @@ class Bridge:
         room.wake = asyncio.Event()
         try:
             await self._stream(room)
+            if room.not_replayed and not room.over:
+                await self._store_record(room)
         except asyncio.CancelledError:
             raise
         except Exception as err:
@@ -640,7 +726,9 @@ class Bridge:
         delay = 0.5
         failing = False
         while not self.stopping.is_set():
-            if not await self._until(room, lambda: room.header is not None):
+            if not await self._until(room, lambda: room.header is not None or bool(room.not_replayed)):
+                return
+            if room.not_replayed:
                 return
             assert room.header is not None
             metadata = Metadata(tournament=self.s.tournament, table=f"room {room.room}", round=f"game {room.n}",
@@ -664,15 +752,19 @@ class Bridge:
                 task = asyncio.current_task()
                 if (task is not None and task.cancelling()) or self.stopping.is_set() or room.over:
                     raise
+                if room.not_replayed:
+                    return
                 failure = ServiceError(grpc.StatusCode.CANCELLED, "the call was cancelled")
             except grpc.RpcError as err:
                 failure = service_error(err)
             finally:
                 writer.cancel()
                 await asyncio.gather(writer, return_exceptions=True)
+            if room.not_replayed:
+                return  # (its call cancelled: the room is stored whole at its end)
             if failure is not None:
                 if isinstance(failure, InvalidRequest):
-                    self.skip(room, f"the service refused it: {failure.details}")
+                    self.not_replayed(room, f"the service refused its live stream: {failure.details}")
                     return
                 if self.stopping.is_set() or room.over:
                     return
@@ -693,8 +785,8 @@ class Bridge:
             sent = 0
             while True:
                 room.wake.clear()
-                if room.over or self.stopping.is_set():
-                    call.cancel()
+                if room.over or self.stopping.is_set() or room.not_replayed:
+                    call.cancel()  # (a cancelled stream stores nothing)
                     return
                 with room.lock:
                     batch = room.events[sent:]
@@ -712,7 +804,64 @@ class Bridge:
         except Exception:  # the call failed: its reader says how
             return
 
+    async def _store_record(self, room: Room) -> None:
+        """A room this engine does not replay, at its end: its spool (every tap line of the room) stored whole, as
+        FreeKill's record with FreeKill's verdicts (UploadLog); retried while the service is away."""
+        if not await self._until(room, lambda: room.closed):
+            return
+        path = self.state.spool(room.key)
+        try:
+            data = await asyncio.to_thread(path.read_bytes)
+        except OSError as err:
+            raise StateError(f"the state directory {self.s.state} cannot be read: {err}") from None
+        metadata = Metadata(tournament=self.s.tournament, table=f"room {room.room}", round=f"game {room.n}",
+                            submitter=self.s.submitter)
+        delay = 0.5
+        failing = False
+        while not self.stopping.is_set() and not room.over:
+            try:
+                res = await self.live.upload_record(data, f"FreeKill room {room.room}, game {room.n}", metadata)
+            except grpc.RpcError as err:
+                failure = service_error(err)
+                if isinstance(failure, InvalidRequest):
+                    self.skip(room, f"the service refused its record: {failure.details}")
+                    return
+                if not failing:
+                    self.out.emit("service", f"room {room.room}: storing its record failed ({failure.code.name}: "
+                                  f"{failure.details}); retrying", room=room.room, error=failure.details)
+                failing = True
+                self.metrics.retries.inc()
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, self.s.retry_max)
+                continue
+            self._stored_record(room, res)
+            return
+
+    def _stored_record(self, room: Room, res: Any) -> None:
+        info, cov = res.info, res.replay.coverage
+        outcome = "finished" if info.result.finished else ("silent" if room.ended_why.startswith("silent")
+                                                           else "unfinished")
+        self.metrics.rooms.labels(outcome).inc()
+        coverage = {"client_replies": cov.client_replies, "both": cov.judged_by_both,
+                    "engine": cov.judged_by_engine_only, "freekill": cov.judged_by_server_only,
+                    "neither": cov.judged_by_neither}
+        for judge in JUDGED_BY:
+            self.metrics.replies.labels(judge).inc(coverage[judge])
+        if room.settle():
+            self.metrics.rooms_open.dec()
+        self.state.mark(room.key, "done", {"replay": info.id, "created": res.created,
+                                           "violations": info.violation_count, "outcome": outcome,
+                                           "judged_by": "freekill", "first_line": self._first(room)})
+        stored = "stored" if res.created else "already stored"
+        self.out.emit("stored", f"room {room.room}: game {'over' if info.result.finished else 'not over'}, "
+                      f"{info.violation_count} client repl{'y' if info.violation_count == 1 else 'ies'} refused by "
+                      f"FreeKill's rules (this engine does not replay it); {stored} as {info.id}", room=room.room,
+                      game=room.n, replay=info.id, created=res.created, violations=info.violation_count,
+                      game_over=info.result.finished, followed=False, judged_by="freekill", coverage=coverage)
+
     def _update(self, room: Room, update: LiveUpdate, stopped: Stopped | None) -> None:
+        if room.not_replayed:
+            return  # (an answer that crossed the cancel: the room's verdict is FreeKill's)
         printed = False
         if stopped is not None:
             self._stopped(room, stopped.at, stopped.reason)
@@ -741,7 +890,7 @@ class Bridge:
         if printed:
             through = room.judged - 1
             room.printed = {key for key in room.printed if key[0] >= through}
-            self.state.save_printed(room.key, Printed(through, frozenset(room.printed)))
+            self.state.save_printed(room.key, Printed(through, frozenset(room.printed), room.checks_printed))
 
     def _stopped(self, room: Room, at: int, why: str) -> None:
         """The verifier stopped following the room's game: said at once, once; the room stays followed (what
@@ -785,10 +934,31 @@ class Bridge:
                                            "violations": info.violation_count, "outcome": outcome,
                                            "first_line": self._first(room)})
         stored = "stored" if update.finished.created else "already stored"
+        coverage = self._coverage(room)
+        for judge in JUDGED_BY:
+            self.metrics.replies.labels(judge).inc(coverage[judge])
+        refused = sum(1 for c in room.tap.checks if c.refused and c.by == "client")
         self.out.emit("stored", f"room {room.room}: game {'over' if update.game_over else 'not over'}, "
-                      f"{info.violation_count} violation(s); {stored} as {info.id}", room=room.room, game=room.n,
+                      f"{info.violation_count} violation(s)"
+                      + (f", {refused} client repl{'y' if refused == 1 else 'ies'} refused by FreeKill's rules"
+                         if refused else "") + f"; {stored} as {info.id}", room=room.room, game=room.n,
                       replay=info.id, created=update.finished.created, violations=info.violation_count,
-                      game_over=update.game_over, followed=info.followed)
+                      game_over=update.game_over, followed=info.followed, judged_by="both", coverage=coverage)
+
+    @staticmethod
+    def _coverage(room: Room) -> dict[str, int]:
+        """Which client replies of a room this engine replayed were judged, by which engine: by this one when the
+        reply became an event it judged (before any stop), by FreeKill's rules when the tap's check gave ok or
+        refused."""
+        checked = room.stopped.at if room.stopped is not None else room.judged
+        ours = {reply for reply, event in room.stream.reply_events.items() if event < checked}
+        theirs = {c.reply for c in room.tap.checks if c.verdict in ("ok", "refused")}
+        clients = [seq for seq, by in room.tap.replies.items() if by == "client"]
+        out = {"client_replies": len(clients), "both": 0, "engine": 0, "freekill": 0, "neither": 0}
+        for reply in clients:
+            out["both" if reply in ours and reply in theirs else "engine" if reply in ours
+                else "freekill" if reply in theirs else "neither"] += 1
+        return out
 
 
 def _time_of(room: Room, seq: int) -> float:

@@ -37,6 +37,9 @@ from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
 
 METHOD = "/sgsverify.v1.VerifierService/VerifyLive"
+UPLOAD = "/sgsverify.v1.VerifierService/UploadLog"
+# A record stored whole (a room this engine does not replay) goes up in chunks of this size.
+CHUNK_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +174,21 @@ class LiveLoop:
         """A new VerifyLive call (on the loop): grpc.aio's StreamStreamCall, of bytes."""
         method = self.channel.stream_stream(METHOD, request_serializer=None, response_deserializer=None)
         return method(metadata=self.connection.metadata or None)
+
+    async def upload_record(self, data: bytes, name: str, metadata: spb.SubmissionMetadata) -> spb.VerifyLogResponse:
+        """Store a FreeKill record whole (UploadLog, its ForeignLog in chunks); the service's summary-only answer.
+        grpc.aio's errors as they come (AioRpcError)."""
+        method = self.channel.stream_unary(UPLOAD, request_serializer=None, response_deserializer=None)
+
+        def chunks() -> list[bytes]:
+            first = spb.UploadLogRequest(metadata=metadata, summary_only=True,
+                                         foreign=spb.ForeignLog(engine="freekill", name=name, data=data[:CHUNK_BYTES]))
+            rest = [spb.UploadLogRequest(foreign=spb.ForeignLog(data=data[at:at + CHUNK_BYTES])).SerializeToString()
+                    for at in range(CHUNK_BYTES, len(data), CHUNK_BYTES)]
+            return [first.SerializeToString(), *rest]
+
+        raw = await method(iter(chunks()), metadata=self.connection.metadata or None)
+        return spb.VerifyLogResponse.FromString(raw)
 
     def busy(self) -> int:
         """Tasks running (rooms being streamed)."""

@@ -54,6 +54,7 @@ class Printed:
 
     through: int = -1
     past: frozenset[Violation] = frozenset()
+    checks: int = 0  # the seq of the last check record whose refusal was printed (FreeKill's verdicts, in seq order)
 
 
 @dataclass(slots=True)
@@ -104,7 +105,7 @@ class StateDir:
 
     def save_printed(self, key: str, printed: Printed) -> None:
         """Written whole (renamed into place) but not fsynced: what a crash loses of it is printed again."""
-        data = {"through": printed.through, "past": sorted(list(v) for v in printed.past)}
+        data = {"through": printed.through, "past": sorted(list(v) for v in printed.past), "checks": printed.checks}
         try:
             write_atomically(self.rooms / f"{key}.printed", json.dumps(data, ensure_ascii=False).encode("utf-8"),
                              durable=False)
@@ -161,7 +162,7 @@ def _printed(path: Path) -> Printed:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         past = frozenset((int(i), bool(d), str(c), str(m)) for i, d, c, m in data["past"])
-        return Printed(int(data["through"]), past)
+        return Printed(int(data["through"]), past, int(data.get("checks", 0)))
     except (ValueError, KeyError, TypeError):
         return Printed()
 

@@ -195,6 +195,9 @@ def register(sub: Any) -> None:
                     help="only replays with a violation on a decision made by the player's client, an AI standing in, "
                     "or the default on a timeout (logs that say who decided: the FreeKill bridge's); with --code, "
                     "a violation of that code on such a decision")
+    ls.add_argument("--judged-by", choices=("engine", "server"), default="",
+                    help="engine: only games this engine replayed; server: only records it did not replay (a FreeKill "
+                    "room of generals, cards or rules it does not have), stored with their server's own verdicts")
     ls.add_argument("--since", type=_date, help="submitted at or after (ISO date or time, UTC)")
     ls.add_argument("--until", type=_date, help="submitted before (ISO date or time, UTC)")
     ls.add_argument("--limit", type=int, default=50, help="at most this many (default 50; 0 for all)")
@@ -670,14 +673,18 @@ def info_header(info: spb.ReplayInfo) -> list[str]:
         + (f"; {meta}" if meta else ""),
         f"  {info.ruleset} {pb.Mode.Name(info.mode).removeprefix('MODE_').lower()}, seed {info.seed}, "
         f"{len(info.seats)} seats, {info.event_count} events"
-        + (f", recorded by {info.recorder}" if info.recorder else ""),
+        + (f", recorded by {info.recorder}" if info.recorder else "")
+        if info.judged_by != "server" else
+        f"  {info.ruleset} record, {len(info.seats)} seats, {info.event_count} records, not replayed by this engine: "
+        "judged by its server's own rules",
     ]
     for i, s in enumerate(info.seats):
         general = f", {s.general}" if s.general else ""
         lines.append(f"  seat {i}: {s.player or '(unnamed)'} ({ROLE.get(s.role, '?')}{general})")
     codes = f" ({', '.join(info.violation_codes)})" if info.violation_codes else ""
     lines.append(f"  verdict: {info.violation_count} violation(s){codes}; {_result_text(info.result)}"
-                 + ("" if info.followed else "; the log could not be followed to its end"))
+                 + ("; client replies the server's rules refused" if info.judged_by == "server" else
+                    "" if info.followed else "; the log could not be followed to its end"))
     lines.append(f"  engine: {info.engine_version}")
     return lines
 
@@ -698,8 +705,11 @@ def replay_lines(res: spb.GetReplayResponse, violations_only: bool = False) -> I
         yield f"  header notice (not a violation): {n.code}: {n.message} [{n.rule}]"
     for v in replay.header_violations:
         yield f"  header: {_violation_text(v)}"
-    if not replay.followed:
+    if replay.not_replayed:
+        yield f"  not replayed by this engine: {replay.not_replayed}"
+    elif not replay.followed:
         yield f"  stopped following the log at event {replay.stopped_at}: {replay.stopped_reason}"
+    yield from server_lines(replay, violations_only)
     yield ""
     events = res.log.events
     for ann in replay.annotations:
@@ -715,6 +725,38 @@ def replay_lines(res: spb.GetReplayResponse, violations_only: bool = False) -> I
         yield line if mark in ("ok", "derived") else f"{line}   <{mark}>"
         for v in ann.violations:
             yield f"         !! {_violation_text(v, ann.source)}"
+
+
+_SERVER_VERDICTS = {apb.SERVER_VERDICT_OK: "ok", apb.SERVER_VERDICT_REFUSED: "refused",
+                    apb.SERVER_VERDICT_UNJUDGED: "unjudged"}
+
+
+def server_lines(replay: apb.AnnotatedReplay, violations_only: bool = False) -> Iterator[str]:
+    """The recording server's own verdicts, beside this engine's or alone (docs/freekill-bridge.md#two-engines):
+    who judged, each client reply it refused (every check unless ``violations_only``), which replies each engine
+    judged, and where the two disagree."""
+    if not replay.server_judge:
+        return
+    cov = replay.coverage
+    yield f"  the server's own rules ({replay.server_judge}): {len(replay.server_checks)} reply check(s)"
+    yield (f"  client replies {cov.client_replies}: judged by both {cov.judged_by_both}, by this engine only "
+           f"{cov.judged_by_engine_only}, by the server only {cov.judged_by_server_only}, by neither "
+           f"{cov.judged_by_neither}")
+    for why in cov.why_unjudged:
+        yield f"    unjudged: {why}"
+    for c in replay.server_checks:
+        if violations_only and c.verdict != apb.SERVER_VERDICT_REFUSED:
+            continue
+        seat = f" (seat {c.seat})" if c.HasField("seat") else ""
+        event = f", event {c.event}" if c.HasField("event") else ""
+        verdict = _SERVER_VERDICTS.get(c.verdict, "?") + (f" {c.code}" if c.code else "")
+        yield f"  record {c.reply}{event}: player {c.player}{seat}, {c.request}: {verdict}" + \
+            (f": {c.why}" if c.why else "")
+    for d in replay.disagreements:
+        ours = ",".join(d.engine_codes) or "allowed"
+        yield (f"  DISAGREE at record {d.reply}" + (f", event {d.event}" if d.HasField("event") else "")
+               + f": this engine {ours}; the server {_SERVER_VERDICTS.get(d.server_verdict, '?')} {d.server_code} "
+               f"{d.server_why}".rstrip())
 
 
 def score_lines(result: apb.GameResult, info: spb.ReplayInfo) -> Iterator[str]:
@@ -747,7 +789,8 @@ def list_filter(args: argparse.Namespace) -> ListFilter:
                       player=args.player, violation_code=args.code,
                       violation_source=SOURCE_CHOICES.get(getattr(args, "violation_source", "") or "", 0),
                       has_violations=True if args.violations else False if args.clean else None,
-                      submitted_after=args.since, submitted_before=args.until, tenant=getattr(args, "tenant", "") or "")
+                      submitted_after=args.since, submitted_before=args.until, tenant=getattr(args, "tenant", "") or "",
+                      judged_by=getattr(args, "judged_by", "") or "")
 
 
 def checked_code(code: str) -> str:

@@ -60,6 +60,7 @@ class Imported:
     format: str  # TRANSCRIPT or FKREP
     sources: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    reply_events: dict[int, int] = field(default_factory=dict)  # (Conversion.reply_events)
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,7 +272,7 @@ def _imported(read: _Read, fmt: str, name: str) -> Imported:
     table_note = f"card table {table}, which all {checked} card descriptions of the record fit"
     origin.notes.extend([*read.notes, table_note, *conv.notes])
     header.recorder = f"FreeKill {version}, imported by sgs-verify"
-    return Imported(conv.log, fmt, conv.sources, origin.notes[:])
+    return Imported(conv.log, fmt, conv.sources, origin.notes[:], conv.reply_events)
 
 
 def database_recordings(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> list[bytes | ImportFailure]:

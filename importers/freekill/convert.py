@@ -98,6 +98,8 @@ class Conversion:
     log: pb.GameLog
     sources: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # For each reply that became a decision: the reply's record position -> the event (the first it became).
+    reply_events: dict[int, int] = field(default_factory=dict)
 
 
 def skill_name(fk: str) -> str:
@@ -136,6 +138,7 @@ class Converter:
         self.table = table
         self.events: list[pb.Event] = []
         self.sources: list[int] = []
+        self.reply_events: dict[int, int] = {}  # (Conversion.reply_events)
         self.notes: list[str] = []
         self.seq = 0  # the message being read
         self.seat_of: dict[int, int] = {}
@@ -218,7 +221,8 @@ class Converter:
             # card of 五谷丰登 without asking; a client replay holds no replies) keeps no source.
             answers = self.answers.get(self.fk_player[getattr(ev, kind).seat])
             if answers:
-                ev.source = answers.pop(0)[1]
+                reply, ev.source = answers.pop(0)
+                self.reply_events.setdefault(reply, len(self.events))
         self.events.append(ev)
         self.sources.append(self.seq)
         return ev
@@ -1023,7 +1027,7 @@ def convert(messages: list[Message], *, version: str = DEFAULT_VERSION,
         raise ImportFailure("the record ends before the game's first round: nothing to verify")
     log = pb.GameLog(header=stream.header)
     log.events.extend(stream.events)
-    return Conversion(log, stream.sources, stream.notes)
+    return Conversion(log, stream.sources, stream.notes, stream.reply_events)
 
 
 class Stream:
@@ -1064,6 +1068,10 @@ class Stream:
     @property
     def notes(self) -> list[str]:
         return self.conv.notes if self.conv is not None else []
+
+    @property
+    def reply_events(self) -> dict[int, int]:
+        return self.conv.reply_events if self.conv is not None else {}
 
     @property
     def over(self) -> bool:

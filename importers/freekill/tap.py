@@ -206,6 +206,59 @@ def _to(value: Any, where: str) -> tuple[int, ...]:
     raise TapError(f"{where}: 'to' must be player ids (C++ ints)", OUT_OF_RANGE)
 
 
+# A check record's verdicts (integrations/freekill/tap/README.md, "Reply check").
+CHECK_OK: Final = "ok"
+CHECK_REFUSED: Final = "refused"
+CHECK_UNJUDGED: Final = "unjudged"
+CHECK_VERDICTS: Final = (CHECK_OK, CHECK_REFUSED, CHECK_UNJUDGED)
+# The longest text of a check's code and why kept (a record's field can be as long as the record).
+_MAX_CHECK_TEXT: Final = 500
+
+
+@dataclass(frozen=True, slots=True)
+class ServerCheck:
+    """The tap's verdict on one reply, judged inside the server by FreeKill's own rules: the request's handler
+    rebuilt and the reply replayed as clicks (``verdict``: ok, refused with a ``code``, or unjudged; ``why`` in
+    words). ``reply``: the seq of the reply record judged; ``seq``: the check record's own."""
+
+    seq: int
+    reply: int
+    player: int
+    request: str
+    by: str
+    verdict: str
+    code: str = ""
+    why: str = ""
+    lua_us: int = 0
+
+    @property
+    def refused(self) -> bool:
+        return self.verdict == CHECK_REFUSED
+
+
+def _check_of(seq: int, body: Mapping[str, Any], where: str) -> ServerCheck:
+    reply, to, verdict = body.get("reply"), body.get("to"), body.get("verdict")
+    if not _bounded(reply, 1, seq - 1):
+        raise TapError(f"{where}: a check names the seq of the reply it judges, before its own ('reply')",
+                       OUT_OF_RANGE)
+    if not _bounded(to, INT_MIN, INT_MAX):
+        raise TapError(f"{where}: a check's 'to' must be a player id (a C++ int)", OUT_OF_RANGE)
+    if verdict not in CHECK_VERDICTS:
+        raise TapError(f"{where}: a check's verdict is one of {', '.join(CHECK_VERDICTS)}, not {_short(verdict)}")
+    by = body.get("by", BY_CLIENT)
+    if by not in (BY_CLIENT, BY_AI, BY_NONE):
+        raise TapError(f"{where}: a check's 'by' is client, ai or none, not {_short(by)}")
+    texts = [body.get(k, "") for k in ("cmd", "code", "why")]
+    if not all(isinstance(t, str) for t in texts):
+        raise TapError(f"{where}: a check's cmd, code and why are text")
+    cmd, code, why = (t[:_MAX_CHECK_TEXT] for t in texts)
+    if verdict == CHECK_REFUSED and not code:
+        raise TapError(f"{where}: a refused check needs its 'code'")
+    lua_us = body.get("lua_us", 0)
+    return ServerCheck(seq, body["reply"], body["to"], cmd, by, verdict, code, why,
+                       lua_us if _bounded(lua_us, 0, INT_MAX) else 0)
+
+
 class TapGap(TapError):
     """A room's records are not contiguous: lines were lost, the room cannot be verified."""
 
@@ -220,6 +273,14 @@ class RoomTap:
     next_seq: int = 1
     result: str | None = None  # set by the 'end' record: the winners ("" for a draw)
     keep: bool = True  # keep the messages in ``messages`` (a reader that hands each on as it comes keeps none)
+    # What is known of the room whatever the conversion makes of it (a room our engine does not replay is still
+    # reported and stored with these): the tap's checks, the replies by who made them, the seating, generals
+    # and roles as FreeKill announced them.
+    checks: list[ServerCheck] = field(default_factory=list)
+    replies: dict[int, str] = field(default_factory=dict)  # reply seq -> by (client, ai, none)
+    seats: list[int] = field(default_factory=list)  # FreeKill player ids in seat order (ArrangeSeats)
+    generals: dict[int, str] = field(default_factory=dict)
+    roles: dict[int, str] = field(default_factory=dict)
 
     @property
     def ended(self) -> bool:
@@ -268,13 +329,16 @@ class RoomTap:
             self.result = result if isinstance(result, str) else ""
             return None
         if rec.kind == "check":
+            self.checks.append(_check_of(rec.seq, body, where))
             return None
         cmd = body.get("cmd")
         if not isinstance(cmd, str):
             raise TapError(f"{where}: a {rec.kind} record needs a 'cmd'")
         to = _to(body.get("to"), where)
         if rec.kind == "notify":
-            return Message(rec.seq, NOTIFY, cmd, decode_payload(body.get("cbor", ""), where), to)
+            msg = Message(rec.seq, NOTIFY, cmd, decode_payload(body.get("cbor", ""), where), to)
+            self._learn(msg)
+            return msg
         if len(to) != 1:
             raise TapError(f"{where}: a {rec.kind} goes to one player, not {list(to)}")
         if rec.kind == "request":
@@ -286,7 +350,21 @@ class RoomTap:
             raise TapError(f"{where}: a reply's 'by' is client, ai or none, not {by!r}")
         if body.get("status") in _NO_ANSWER:
             by = BY_NONE  # the default taken on a timeout, whoever controlled the seat
+        self.replies[rec.seq] = by
         return Message(rec.seq, REPLY, cmd, data, to, by)
+
+    def _learn(self, msg: Message) -> None:
+        """The seating, generals and roles a notification announces (to every seat: each player gets one copy;
+        the first is taken)."""
+        data = msg.data
+        if msg.cmd == "ArrangeSeats" and isinstance(data, list) and all(_bounded(v, INT_MIN, INT_MAX) for v in data):
+            self.seats = list(data)
+        elif msg.cmd == "PropertyUpdate" and isinstance(data, list) and len(data) == 3 \
+                and _bounded(data[0], INT_MIN, INT_MAX) and isinstance(data[2], str) and data[2]:
+            if data[1] == "general":
+                self.generals[data[0]] = data[2][:200]
+            elif data[1] == "role":
+                self.roles[data[0]] = data[2][:200]
 
 
 def read_tap(lines: Iterable[str]) -> dict[int, RoomTap]:
@@ -383,6 +461,7 @@ def tap_lines(transcript: Iterable[Mapping[str, Any]], room: int, at: float = 0.
     return [tap_line(rec, at) for rec in tap_records(transcript, room)]
 
 
-__all__ = ["MARKER", "MAX_RECORD_BYTES", "REASONS", "RoomTap", "TapError", "TapGap", "TapRecord", "decode_payload",
+__all__ = ["CHECK_OK", "CHECK_REFUSED", "CHECK_UNJUDGED", "MARKER", "MAX_RECORD_BYTES", "REASONS", "RoomTap",
+           "ServerCheck", "TapError", "TapGap", "TapRecord", "decode_payload",
            "line_time", "parse_line", "parse_log_line", "parse_record", "read_tap", "stamp", "tap_line", "tap_lines",
            "tap_records", "tap_text"]

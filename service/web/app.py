@@ -43,17 +43,27 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from importers import server_timeline
 from service import viewing
 from service.config import Limits
 from service.convert import violation_code_problem
 from service.guard import Authenticator, Denied, GuardInterceptor, Principal, RateLimiter, StreamIdle, idle_limited
+from service.judges import SERVER_RULE
 from service.metrics import Metrics
 from service.servicer import RpcFailure, VerifierServicer, failure_for
 from service.shared_limits import SharedLimits
 from service.workers import WorkerLost, WorkerPool
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
-from storage.store import DEFAULT_PAGE_SIZE, InvalidQuery, ReplayFilter, ReplaySummary, Store, SubmissionMetadata
+from storage.store import (
+    DEFAULT_PAGE_SIZE,
+    InvalidQuery,
+    ReplayFilter,
+    ReplaySummary,
+    Store,
+    SubmissionMetadata,
+    judged_by,
+)
 from verifier import load_log, text
 from verifier.state import ROLE_NAMES, SIDE_NAMES, annotation_json, source_counts, violation_json
 
@@ -259,7 +269,65 @@ def summary_json(s: ReplaySummary) -> dict[str, Any]:
         "stopped_reason": s.stopped_reason,
         "result": {"finished": s.finished, "side": SIDE_NAMES.get(s.side, "") if s.finished else "",
                    "winners": list(s.winners), "reason": s.result_reason},
-        "url": f"/replays/{s.id}"}
+        "judged_by": judged_by(s.log_format), "url": f"/replays/{s.id}"}
+
+
+_VERDICT_NAMES = {apb.SERVER_VERDICT_OK: "ok", apb.SERVER_VERDICT_REFUSED: "refused",
+                  apb.SERVER_VERDICT_UNJUDGED: "unjudged"}
+
+
+def server_json(replay: apb.AnnotatedReplay) -> dict[str, Any] | None:
+    """The recording server's verdicts kept beside ours (or alone): who judged, its refusals, which replies each
+    engine judged, and where the two disagree (docs/freekill-bridge.md#two-engines); None when there are none."""
+    if not replay.server_judge:
+        return None
+    cov = replay.coverage
+    return {
+        "judge": replay.server_judge, "not_replayed": replay.not_replayed,
+        "checks": len(replay.server_checks),
+        "refused": [{"reply": c.reply, "event": c.event if c.HasField("event") else None, "player": c.player,
+                     "seat": c.seat if c.HasField("seat") else None, "request": c.request, "code": c.code,
+                     "why": c.why, "source": text.SOURCE_KEY.get(c.source, str(c.source))}
+                    for c in replay.server_checks if c.verdict == apb.SERVER_VERDICT_REFUSED],
+        "coverage": {"client_replies": cov.client_replies, "both": cov.judged_by_both,
+                     "engine_only": cov.judged_by_engine_only, "server_only": cov.judged_by_server_only,
+                     "neither": cov.judged_by_neither, "why_unjudged": list(cov.why_unjudged)},
+        "disagreements": [{"reply": d.reply, "event": d.event if d.HasField("event") else None, "player": d.player,
+                           "seat": d.seat if d.HasField("seat") else None, "engine_codes": list(d.engine_codes),
+                           "server": _VERDICT_NAMES.get(d.server_verdict, "?"), "server_code": d.server_code,
+                           "server_why": d.server_why} for d in replay.disagreements]}
+
+
+def server_record_json(summary: ReplaySummary, replay: apb.AnnotatedReplay, record: bytes) -> dict[str, Any]:
+    """A record this engine did not replay, for the page: the server's records in words as the timeline, each
+    check an annotation at the reply it judged (a refusal a violation), no board (there is no state of ours)."""
+    entries = server_timeline(summary.log_format, record)
+    position = {seq: i for i, (seq, _, _) in enumerate(entries)}
+    annotations = []
+    for c in replay.server_checks:
+        if c.reply not in position:
+            continue
+        refused = c.verdict == apb.SERVER_VERDICT_REFUSED
+        ann: dict[str, Any] = {
+            "index": position[c.reply], "derived": False, "applied": True, "kind": "server_check",
+            "status": "ILLEGAL" if refused else "OK" if c.verdict == apb.SERVER_VERDICT_OK else "NOT_CHECKED",
+            "text": f"FreeKill's rules: {_VERDICT_NAMES.get(c.verdict, '?')}" + (f" ({c.why})" if c.why else ""),
+            "violations": [{"code": c.code, "message": f"{c.request}: {c.why}", "rule": SERVER_RULE,
+                            **({"seat": c.seat} if c.HasField("seat") else {})}] if refused else [],
+            "digest": "", "source": text.SOURCE_KEY.get(c.source, str(c.source))}
+        if c.HasField("seat"):
+            ann["seat"] = c.seat
+        annotations.append(ann)
+    return {
+        "info": summary_json(summary), "origin": replay.server_judge,
+        "verdict": {
+            "engine_version": replay.engine_version, "violation_count": replay.violation_count,
+            "violation_codes": list(replay.violation_codes), "followed": False, "stopped_at": 0,
+            "stopped_reason": replay.stopped_reason, "result": summary_json(summary)["result"], "scores": [],
+            "header_violations": [], "header_notices": [], "by_source": {"client": replay.violation_count}
+            if replay.violation_count else {}, "by_source_text": "", "server": server_json(replay)},
+        "events": [{"index": i, "kind": kind, "text": f"#{seq} {what}"} for i, (seq, kind, what) in enumerate(entries)],
+        "annotations": annotations}
 
 
 def replay_json(summary: ReplaySummary, replay: apb.AnnotatedReplay, log: pb.GameLog) -> dict[str, Any]:
@@ -280,7 +348,8 @@ def replay_json(summary: ReplaySummary, replay: apb.AnnotatedReplay, log: pb.Gam
             # Violations on decisions whose log says who made them, by that source ({"client": 2, "ai": 1}), and
             # in words ("" when none is attributed).
             "by_source": {text.SOURCE_KEY.get(k, str(k)): n for k, n in sorted(by_source.items())},
-            "by_source_text": text.violations_by_source(by_source, replay.violation_count)},
+            "by_source_text": text.violations_by_source(by_source, replay.violation_count),
+            "server": server_json(replay)},
         "events": [{"index": i, "kind": ev.WhichOneof("kind") or "", "text": text.describe(ev, text.skill_zh)}
                    for i, ev in enumerate(events)],
         "annotations": [annotation_json(a, events) for a in replay.annotations]}
@@ -358,6 +427,7 @@ class ViewerApi:
             table=q.get("table", "").strip(), submitter=q.get("submitter", "").strip(),
             player=q.get("player", "").strip(), has_violations=_flag(q.get("violations", ""), "violations"),
             violation_code=q.get("code", "").strip().upper(), violation_source=_source(q.get("source", "")),
+            judged_by=q.get("judged_by", "").strip().lower(),
             submitted_after=_when(q.get("since", ""), "since"),
             submitted_before=_when(q.get("until", ""), "until"), tenant=principal(request).sees)
         page = await self._io(self.store.list, filters, _int(q.get("page_size"), "page_size", DEFAULT_PAGE_SIZE),
@@ -372,8 +442,10 @@ class ViewerApi:
         log_bytes = stored.log_bytes
 
         def build() -> dict[str, Any]:
-            return replay_json(stored.summary, apb.AnnotatedReplay.FromString(stored.replay_blob),
-                               load_log(log_bytes))
+            replay = apb.AnnotatedReplay.FromString(stored.replay_blob)
+            if judged_by(stored.summary.log_format) == "server":
+                return server_record_json(stored.summary, replay, log_bytes)
+            return replay_json(stored.summary, replay, load_log(log_bytes))
 
         return JSONResponse(await self._io(build))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import lzma
 import os
 import signal
 import subprocess
@@ -355,7 +356,8 @@ def renamed(value: Any) -> Any:
     return value
 
 
-def test_uncheckable_rooms_are_reported_once_and_not_stored(server: BackgroundServer, tmp_path: Path) -> None:
+def test_rooms_this_engine_does_not_replay_are_stored_whole_and_lost_lines_reported(server: BackgroundServer,
+                                                                                  tmp_path: Path) -> None:
     other_mode = room_records(DATA / GAMES[1], 6)
     other_mode[0]["mode"] = "m_1v1_mode"
     unknown_general = room_records(DATA / GAMES[3], 9)
@@ -369,17 +371,65 @@ def test_uncheckable_rooms_are_reported_once_and_not_stored(server: BackgroundSe
     run = Running(tmp_path, server.address, "t-uncheckable", gap_wait=0.5)
     try:
         write_rooms(log, {6: other_mode, 7: gap, 8: good, 9: unknown_general})
-        wait_for(lambda: len(run.lines.of("stored")) == 1 and len(run.lines.of("uncheckable")) == 3)
+        wait_for(lambda: len(run.lines.of("stored")) == 3 and len(run.lines.of("uncheckable")) == 1)
         time.sleep(1.0)
     finally:
         run.stop()
         log.close()
-    reported = {u["room"]: u["reason"] for u in run.lines.of("uncheckable")}
-    assert len(run.lines.of("uncheckable")) == 3
-    assert "m_1v1_mode" in reported[6] and "record 41 is missing" in reported[7]
-    assert "'nobody_xyz', which is not a standard general" in reported[9]
+    # Lost lines: the room cannot be read at all (reported once, nothing stored).
+    assert [(u["room"], "record 41 is missing" in u["reason"]) for u in run.lines.of("uncheckable")] == [(7, True)]
+    # A mode or a general this engine does not have: said once, and the room's record stored whole at its end.
+    said = {u["room"]: u["reason"] for u in run.lines.of("not_replayed")}
+    assert sorted(said) == [6, 9] and "m_1v1_mode" in said[6]
+    assert "'nobody_xyz', which is not a standard general" in said[9]
+    by_room = {s["room"]: s for s in run.lines.of("stored")}
+    assert by_room[6]["judged_by"] == by_room[9]["judged_by"] == "freekill" and by_room[8]["judged_by"] == "both"
+    assert by_room[9]["coverage"]["client_replies"] == 0  # (FreeKill's AI made every reply of these games)
     with VerifierClient(server.address, timeout=60) as c:
-        assert sorted(stored(c, "t-uncheckable")) == ["room 8"]
+        assert sorted(stored(c, "t-uncheckable")) == ["room 6", "room 8", "room 9"]
+        kept = {i.metadata.table: i for i in c.list(ListFilter(tournament="t-uncheckable", judged_by="server"))}
+        assert sorted(kept) == ["room 6", "room 9"] and kept["room 9"].result.finished
+        assert "m_1v1_mode" in c.get(kept["room 6"].id).replay.not_replayed
+
+
+CHECKED = ROOT / "tests" / "data" / "freekill"
+
+
+def test_freekills_own_verdicts_are_printed_live_beside_ours(server: BackgroundServer, tmp_path: Path) -> None:
+    """Two real rooms of FreeKill's core with the tap's reply check (tests/service/test_two_engines.py): in the
+    standard room both engines flag each of the four cheating client replies; the standard_ex room, which this
+    engine does not replay, is followed for FreeKill's verdicts and stored whole."""
+    lines = [line for name in ("tap_checked_std.log.xz", "tap_checked_ext.log.xz")
+             for line in lzma.decompress((CHECKED / name).read_bytes()).decode().splitlines(keepends=True)]
+    run = Running(tmp_path, server.address, "t-checked")
+    try:
+        with (tmp_path / "freekill.log").open("a", encoding="utf-8") as f:
+            for k in range(0, len(lines), 500):
+                f.writelines(lines[k:k + 500])
+                f.flush()
+                time.sleep(0.01)
+        wait_for(lambda: len(run.lines.of("stored")) == 2)
+    finally:
+        run.stop()
+    theirs = [(v["room"], v["record"], v["code"]) for v in run.lines.of("violation") if v.get("judge") == "freekill"]
+    assert theirs == [(40, 220, "FK_NOT_SELECTABLE"), (40, 560, "FK_NOT_OFFERED"), (40, 1157, "FK_NOT_SELECTABLE"),
+                      (40, 1906, "FK_NOT_SELECTABLE"), (50, 218, "FK_NOT_OFFERED"), (50, 297, "FK_NOT_FEASIBLE"),
+                      (50, 426, "FK_NOT_OFFERED")]
+    assert all(v["source"] == "client" and v["player"] is not None for v in run.lines.of("violation"))
+    ours = sorted(v["code"] for v in run.lines.of("violation") if "judge" not in v)
+    assert ours == ["CARD_NOT_OWNED", "INVALID_TARGET", "PEACH_FULL_HP", "SLASH_LIMIT"]  # room 40's, the same replies
+    assert [u["room"] for u in run.lines.of("not_replayed")] == [50]
+    by_room = {s["room"]: s for s in run.lines.of("stored")}
+    assert by_room[40]["coverage"] == {"client_replies": 5, "both": 5, "engine": 0, "freekill": 0, "neither": 0}
+    assert by_room[50]["coverage"]["freekill"] == 3 and by_room[50]["violations"] == 3
+    sample = run.bridge.metrics.registry.get_sample_value
+    assert sample("sgs_verify_bridge_server_refusals_total", {"code": "FK_NOT_OFFERED", "source": "client"}) == 3
+    assert sample("sgs_verify_bridge_client_replies_total", {"judged_by": "both"}) == 5
+    assert sample("sgs_verify_bridge_client_replies_total", {"judged_by": "freekill"}) == 3
+    assert sample("sgs_verify_bridge_rooms_not_replayed_total") == 1
+    with VerifierClient(server.address, timeout=60) as c:
+        ext = next(iter(c.list(ListFilter(tournament="t-checked", judged_by="server"))))
+        assert ext.metadata.table == "room 50" and ext.violation_codes == ["FK_NOT_FEASIBLE", "FK_NOT_OFFERED"]
 
 
 def test_a_follower_resumed_after_several_rotations_reads_the_files_it_missed(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 import { api, codeChip, esc, resultText, verdictText } from "./common.js";
 
 const PAGE_SIZE = 25;
-const FILTERS = ["player", "code", "tournament", "source", "violations"];
+const FILTERS = ["player", "code", "tournament", "source", "judged_by", "violations"];
 const $ = (id) => document.getElementById(id);
 
 // Page tokens of the pages before this one (keyset paging only goes forward).
@@ -22,6 +22,7 @@ function fillForm(f) {
   $("f-code").value = f.code;
   $("f-tournament").value = f.tournament;
   $("f-source").value = ["client", "ai", "default"].includes(f.source) ? f.source : "";
+  $("f-judged").value = ["engine", "server"].includes(f.judged_by) ? f.judged_by : "";
   $("f-violations").checked = f.violations === "true";
 }
 
@@ -31,6 +32,7 @@ function formFilters() {
     code: $("f-code").value.trim().toUpperCase(),
     tournament: $("f-tournament").value.trim(),
     source: $("f-source").value,
+    judged_by: $("f-judged").value,
     violations: $("f-violations").checked ? "true" : "",
     page_token: "",
   };
@@ -65,7 +67,7 @@ function rowHtml(r) {
     <td><a class="open" href="${esc(r.url)}" title="open replay ${esc(r.id)}">${esc(date)}</a><div class="muted mono">${esc(r.id.slice(0, 12))}</div></td>
     <td>${esc(place) || '<span class="muted">—</span>'}</td>
     <td class="players">${playersHtml(r.seats)}</td>
-    <td><span class="verdict ${bad ? "bad" : "ok"}">${esc(verdictText(r))}</span><div class="muted">${esc(resultText(r.result))}</div></td>
+    <td><span class="verdict ${bad ? "bad" : "ok"}">${esc(verdictText(r))}</span><div class="muted">${esc(resultText(r.result))}</div>${r.judged_by === "server" ? '<div class="muted judged-server" title="this engine did not replay it: the recording server\'s own rules judged its client replies">judged by the server\'s rules</div>' : ""}</td>
     <td class="codes">${codes || '<span class="muted">—</span>'}</td>
     <td class="num">${r.event_count}</td>
   </tr>`;
@@ -189,7 +191,7 @@ function start() {
     load(formFilters(), { push: true });
   });
   $("f-clear").addEventListener("click", () => {
-    fillForm({ player: "", code: "", tournament: "", source: "", violations: "" });
+    fillForm({ player: "", code: "", tournament: "", source: "", judged_by: "", violations: "" });
     previous = [];
     load(formFilters(), { push: true });
   });

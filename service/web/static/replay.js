@@ -68,10 +68,27 @@ function renderVerdict() {
       ${origin ? ` · from ${esc(origin)}` : ""}</div>
     ${scores ? `<div id="scores" class="muted">scores: ${scores}</div>` : ""}
     ${verdict.by_source_text ? `<div id="by-source" class="muted">who decided: ${esc(verdict.by_source_text)}</div>` : ""}
+    ${serverHtml(verdict.server)}
     ${header || notices ? `<ul class="header-violations">${header}${notices}</ul>` : ""}`;
   const select = $("view");
   select.innerHTML = `<option value="open">everyone (open)</option>` + info.seats.map((s) =>
     `<option value="${s.seat}">seat ${s.seat}: ${esc(s.player || "")}</option>`).join("");
+}
+
+// The recording server's own verdicts (docs/freekill-bridge.md#two-engines), beside ours or alone.
+function serverHtml(server) {
+  if (!server) return "";
+  const c = server.coverage;
+  const refused = server.refused.map((r) =>
+    `<li>${codeChip(r.code)} reply #${r.reply}${r.event !== null ? ` (event ${r.event})` : ""}, player ${esc(String(r.player))}${r.seat !== null ? ` (seat ${r.seat})` : ""}: ${esc(r.request)}: ${esc(r.why)}</li>`).join("");
+  const disagree = server.disagreements.map((d) =>
+    `<li>reply #${d.reply}${d.event !== null ? ` (event ${d.event})` : ""}: this engine ${d.engine_codes.length ? d.engine_codes.map(codeChip).join(" ") : "allowed it"}, FreeKill's rules ${esc(d.server)} ${esc(d.server_code)} ${esc(d.server_why)}</li>`).join("");
+  return `<div id="server" class="muted">${server.not_replayed ? "judged by the recording server's rules only" : "also judged by the recording server's rules"}: ${esc(server.judge)} ·
+    ${server.refused.length} client repl${server.refused.length === 1 ? "y" : "ies"} refused ·
+    client replies ${c.client_replies}: judged by both ${c.both}, this engine only ${c.engine_only}, the server only ${c.server_only}, neither ${c.neither}
+    ${c.why_unjudged.length ? `<span title="${esc(c.why_unjudged.join("\n"))}">(why)</span>` : ""}
+    ${refused ? `<ul class="server-refused">${refused}</ul>` : ""}
+    ${disagree ? `<div class="bad">the two engines disagree on ${server.disagreements.length} repl${server.disagreements.length === 1 ? "y" : "ies"}:</div><ul id="disagreements">${disagree}</ul>` : ""}</div>`;
 }
 
 // ------------------------------------------------------------------------------------------ the timeline
@@ -262,6 +279,13 @@ async function show() {
   renderAnnotation();
   document.body.dataset.position = String(pos);
   document.body.dataset.view = String(view);
+  if (page.serverOnly) {
+    $("center").innerHTML = `<p class="muted">No board: this engine did not replay this record
+      (${esc(page.replay.verdict.server.not_replayed)}). The timeline is the recording server's own record; its
+      rules judged each client reply (${esc(page.replay.verdict.server.judge)}).</p>`;
+    document.body.dataset.shown = `${pos}|${view}`;
+    return;
+  }
   try {
     const state = await fetchState(pos, view);
     if (asked !== page.asked) return;
@@ -328,17 +352,17 @@ function onKey(e) {
 
 async function start() {
   try {
-    const [replay, timeline] = await Promise.all([
-      api(`/api/replays/${encodeURIComponent(replayId)}`),
-      api(`/api/replays/${encodeURIComponent(replayId)}/timeline`),
-    ]);
+    const replay = await api(`/api/replays/${encodeURIComponent(replayId)}`);
     page.replay = replay;
-    page.timeline = timeline;
+    page.serverOnly = replay.info.judged_by === "server";
+    // A record this engine did not replay: its server's records are the timeline; there is no board of ours.
+    page.timeline = page.serverOnly ? { positions: replay.events.length + 1, turns: [] }
+      : await api(`/api/replays/${encodeURIComponent(replayId)}/timeline`);
   } catch (err) {
     $("verdict").innerHTML = `<p class="error">${esc(err.message)}</p> <a href="/">back to the replays</a>`;
     return;
   }
-  page.events = page.replay.info.event_count;
+  page.events = page.serverOnly ? page.replay.events.length : page.replay.info.event_count;
   page.positions = page.timeline.positions;
   for (const a of page.replay.annotations) {
     if (!page.byIndex.has(a.index)) page.byIndex.set(a.index, []);
