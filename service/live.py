@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from importers import ServerRecord
+from service.judges import beside
 from service.work import (
     canonical_bytes,
     dealt_roles,
@@ -22,6 +24,7 @@ from service.work import (
     retagged,
 )
 from sgsverify.v1 import game_log_pb2 as pb
+from sgsverify.v1 import service_pb2 as spb
 from storage.store import NewReplay, ReplaySummary, SubmissionMetadata
 from verifier import LogFormatError, Verifier
 from verifier.wire import varint
@@ -87,12 +90,18 @@ class LiveGame:
             out += bytes((_STOPPED,)) + varint(len(stopped)) + stopped
         return bytes(out)
 
-    def finish_encoded(self) -> tuple[bytes, NewReplay]:
+    def finish_encoded(self, server: spb.ServerVerdicts | None = None) -> tuple[bytes, NewReplay]:
         """Close the game: the last VerifyLiveResponse's encoding (without `finished`: the annotations not yet
-        handed out) and the record to store."""
+        handed out) and the record to store (with ``server``'s verdicts beside this engine's: service.judges)."""
         data = canonical_bytes(pb.GameLog(header=self.header)) + b"".join(self.encoded)
         self.encoded = []
         finished = self.verifier.finished(log_sha256(data))
+        if server is not None and server.judge:
+            record = ServerRecord(judge=server.judge, checks=tuple(server.checks),
+                                  client_replies=tuple(server.client_replies))
+            beside(finished.summary, record, {r.reply: r.event for r in server.reply_events},
+                   [(index, v.code) for index, _, _, _, found, derived, _ in finished.records if derived is None
+                    for v in found], self.event_count)
         last = self._response()
         return last, record_for(self.header, self.event_count, data, "binary", self.metadata, finished,
                                 dealt_roles(self.verifier))

@@ -220,6 +220,7 @@ class _LiveStream:
     discard: bool = False
     ended: bool = False  # the request stream has ended: a half-close, or a cancel (they look alike)
     half_closed: bool = False  # an answer was written after it ended: the end was the client's half-close
+    server: spb.ServerVerdicts | None = None  # the recording server's verdicts, merged from every message
 
 
 _LiveItem = tuple[asyncio.Future[bytes], str] | BaseException | None  # a batch sent (and where), an error, the end
@@ -664,6 +665,10 @@ class VerifierServicer:
                 elif msg.HasField("header") or msg.HasField("metadata"):
                     raise RpcFailure(grpc.StatusCode.INVALID_ARGUMENT,
                                      f"{where} carries a header or metadata: only the first message may")
+                if msg.HasField("server"):
+                    if stream.server is None:
+                        stream.server = spb.ServerVerdicts()
+                    stream.server.MergeFrom(msg.server)
                 self._check_event_count(game.event_count + len(msg.events))
                 batch = events_encoding(msg)
                 size += len(batch)  # (the events' own bytes, as the log will hold them)
@@ -678,7 +683,8 @@ class VerifierServicer:
                 await answers.put((sent, where))
             stream.ended = True  # (before the end is queued: an answer written after this was written after it)
             if game is not None:
-                game.end()  # (the game is closed in its worker while the answers before are written)
+                # (the game is closed in its worker while the answers before are written)
+                game.end(b"" if stream.server is None else stream.server.SerializeToString())
             item: BaseException | None = None
         except asyncio.CancelledError:
             raise

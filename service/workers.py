@@ -133,10 +133,11 @@ def live_feed(game_id: int, events: bytes) -> bytes:
     return game.feed_encoded(pb.GameLog.FromString(events).events, events)
 
 
-def live_finish(game_id: int) -> tuple[bytes, NewReplay]:
-    """Close the game: the last VerifyLiveResponse (without `finished`) and the record to store."""
+def live_finish(game_id: int, server: bytes = b"") -> tuple[bytes, NewReplay]:
+    """Close the game: the last VerifyLiveResponse (without `finished`) and the record to store (``server``: the
+    recording server's verdicts the client sent, ServerVerdicts, kept beside this engine's)."""
     game = _LIVE_GAMES.pop(game_id)
-    last, record = game.finish_encoded()
+    last, record = game.finish_encoded(spb.ServerVerdicts.FromString(server) if server else None)
     problems = record.problems()
     if problems:
         raise LogFormatError("; ".join(problems))
@@ -545,12 +546,12 @@ class LiveSession:
         self._check_worker()
         return self._unreported(self.pool._send(self.worker, live_feed, self.game_id, events))
 
-    def end(self) -> asyncio.Future[tuple[bytes, NewReplay]]:
+    def end(self, server: bytes = b"") -> asyncio.Future[tuple[bytes, NewReplay]]:
         """Send the game's finish (the client's stream has ended), so the worker closes the game right after
-        its last batch; ``finish`` awaits it."""
+        its last batch; ``finish`` awaits it. ``server``: the recording server's verdicts (ServerVerdicts)."""
         if self._finishing is None:
             self._check_worker()
-            self._finishing = self._unreported(self.pool._send(self.worker, live_finish, self.game_id))
+            self._finishing = self._unreported(self.pool._send(self.worker, live_finish, self.game_id, server))
         return self._finishing
 
     async def answer(self, sent: asyncio.Future[bytes]) -> bytes:

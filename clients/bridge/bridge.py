@@ -47,8 +47,10 @@ from importers.freekill.tap import (
     parse_log_line,
     tap_text,
 )
+from importers.freekill.taproom import judge_of, server_checks
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
+from sgsverify.v1 import service_pb2 as spb
 
 SOURCES = {pb.DECISION_SOURCE_CLIENT: "client", pb.DECISION_SOURCE_AI: "ai", pb.DECISION_SOURCE_DEFAULT: "default"}
 FORMAT = "freekill-tap"
@@ -795,6 +797,9 @@ class Bridge:
                     await call.write(events_request(batch))
                     sent += len(batch)
                 if done:
+                    verdicts = self._server_verdicts(room)
+                    if verdicts is not None:
+                        await call.write(verdicts)
                     await call.done_writing()
                     return
                 if not batch:
@@ -803,6 +808,21 @@ class Bridge:
             raise
         except Exception:  # the call failed: its reader says how
             return
+
+    @staticmethod
+    def _server_verdicts(room: Room) -> bytes | None:
+        """FreeKill's verdicts on the room's replies, for the service to keep beside ours (VerifyLiveRequest.server):
+        sent with the last batch, when the event each reply became is known. None when the tap checked nothing."""
+        with room.lock:
+            if not room.tap.checks:
+                return None
+            events = dict(room.stream.reply_events)
+            msg = spb.ServerVerdicts(
+                judge=judge_of(room.tap),
+                client_replies=[seq for seq, by in room.tap.replies.items() if by == "client"],
+                reply_events=[spb.ReplyEvent(reply=r, event=e) for r, e in sorted(events.items())])
+            msg.checks.extend(server_checks(room.tap, events))
+        return spb.VerifyLiveRequest(server=msg).SerializeToString()
 
     async def _store_record(self, room: Room) -> None:
         """A room this engine does not replay, at its end: its spool (every tap line of the room) stored whole, as

@@ -16,6 +16,7 @@ import json
 import lzma
 import re
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -24,6 +25,7 @@ from importers.freekill.limits import BoundedReader, TooLarge, XzReader, max_ite
 from importers.freekill.messages import Message
 from importers.freekill.settings import not_judged
 from importers.freekill.tap import MARKER, RoomTap, TapError, decode_payload, parse_log_line, parse_record
+from sgsverify.v1 import annotation_pb2 as apb
 
 if TYPE_CHECKING:
     from importers import Judged
@@ -51,9 +53,13 @@ class TapRoom:
 
     @property
     def judge(self) -> str:
-        """Who made the checks: FreeKill's core and the tap, as the meta record names them."""
-        meta = self.room.meta or {}
-        return f"FreeKill {meta.get('core') or '(core not named)'}, sgs-verify tap {meta.get('tap') or '?'}"
+        return judge_of(self.room)
+
+
+def judge_of(room: RoomTap) -> str:
+    """Who made a room's checks: FreeKill's core and the tap, as the meta record names them."""
+    meta = room.meta or {}
+    return f"FreeKill {meta.get('core') or '(core not named)'}, sgs-verify tap {meta.get('tap') or '?'}"
 
 
 def _opened(data: bytes, max_bytes: int) -> io.BufferedIOBase:
@@ -133,12 +139,28 @@ _VERDICTS: Final = {"ok": 1, "refused": 2, "unjudged": 3}  # sgsverify.v1.Server
 _SOURCES: Final = {"client": 1, "ai": 2, "none": 3}  # sgsverify.v1.DecisionSource
 
 
+def server_checks(room: RoomTap, reply_events: Mapping[int, int]) -> list[apb.ServerCheck]:
+    """The room's checks as the contract has them: each with the player's seat and, where the reply became one,
+    its first event (``reply_events``: Conversion.reply_events)."""
+    seat_of = {fk: seat for seat, fk in enumerate(room.seats)}
+    out = []
+    for c in room.checks:
+        check = apb.ServerCheck(record=c.seq, reply=c.reply, player=c.player, request=c.request,
+                                source=_SOURCES.get(c.by, 0), verdict=_VERDICTS[c.verdict],  # type: ignore[arg-type]
+                                code=c.code, why=c.why)
+        if c.player in seat_of:
+            check.seat = seat_of[c.player]
+        if c.reply in reply_events:
+            check.event = reply_events[c.reply]
+        out.append(check)
+    return out
+
+
 def judged_room(data: bytes, name: str = "", *, max_bytes: int) -> Judged:
     """A room's tap lines for the service: converted when our engine replays such a room, and FreeKill's checks
     (each with the player's seat, and the event the reply became) in any case."""
     from importers import Judged, ServerRecord, ServerSeat
     from importers.freekill.api import _imported, _Read
-    from sgsverify.v1 import annotation_pb2 as apb
 
     tr = import_tap_room(data, name, max_bytes=max_bytes)
     room = tr.room
@@ -153,17 +175,8 @@ def judged_room(data: bytes, name: str = "", *, max_bytes: int) -> Judged:
         except ImportFailure as err:
             not_replayed = f"its record cannot be converted: {err}"
     tr.messages = []
-    seat_of = {fk: seat for seat, fk in enumerate(room.seats)}
     events = imported.reply_events if imported is not None else {}
-    checks = []
-    for c in room.checks:
-        check = apb.ServerCheck(record=c.seq, reply=c.reply, player=c.player, request=c.request,
-                                source=_SOURCES.get(c.by, 0), verdict=_VERDICTS[c.verdict], code=c.code, why=c.why)  # type: ignore[arg-type]
-        if c.player in seat_of:
-            check.seat = seat_of[c.player]
-        if c.reply in events:
-            check.event = events[c.reply]
-        checks.append(check)
+    checks = server_checks(room, events)
     source = name or f"FreeKill room {room.room}"
     players = room.seats or list(meta.get("ids") or [])
     seats = tuple(ServerSeat(f"freekill:{fk}", _ROLES.get(room.roles.get(fk, ""), 0), room.generals.get(fk, ""))
@@ -198,7 +211,8 @@ def _result(room: RoomTap, players: list[int]) -> tuple[bool, int, tuple[int, ..
     return True, side, winners, f"FreeKill's game over: {room.result} won"
 
 
-__all__ = ["FORMAT", "TAP", "TapRoom", "import_tap_room", "is_tap", "judged_room", "looks_like_tap", "timeline"]
+__all__ = ["FORMAT", "TAP", "TapRoom", "import_tap_room", "is_tap", "judge_of", "judged_room", "looks_like_tap",
+           "server_checks", "timeline"]
 
 
 def _brief(value: object, limit: int = 160) -> str:

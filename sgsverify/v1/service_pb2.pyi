@@ -112,16 +112,38 @@ class UploadLogRequest(_message.Message):
     def __init__(self, header: _Optional[_Union[_game_log_pb2.GameHeader, _Mapping]] = ..., metadata: _Optional[_Union[SubmissionMetadata, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_game_log_pb2.Event, _Mapping]]] = ..., summary_only: _Optional[bool] = ..., foreign: _Optional[_Union[ForeignLog, _Mapping]] = ...) -> None: ...
 
 class VerifyLiveRequest(_message.Message):
-    __slots__ = ("header", "metadata", "events", "discard")
+    __slots__ = ("header", "metadata", "events", "discard", "server")
     HEADER_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     DISCARD_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
     header: _game_log_pb2.GameHeader
     metadata: SubmissionMetadata
     events: _containers.RepeatedCompositeFieldContainer[_game_log_pb2.Event]
     discard: bool
-    def __init__(self, header: _Optional[_Union[_game_log_pb2.GameHeader, _Mapping]] = ..., metadata: _Optional[_Union[SubmissionMetadata, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_game_log_pb2.Event, _Mapping]]] = ..., discard: _Optional[bool] = ...) -> None: ...
+    server: ServerVerdicts
+    def __init__(self, header: _Optional[_Union[_game_log_pb2.GameHeader, _Mapping]] = ..., metadata: _Optional[_Union[SubmissionMetadata, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_game_log_pb2.Event, _Mapping]]] = ..., discard: _Optional[bool] = ..., server: _Optional[_Union[ServerVerdicts, _Mapping]] = ...) -> None: ...
+
+class ServerVerdicts(_message.Message):
+    __slots__ = ("judge", "checks", "client_replies", "reply_events")
+    JUDGE_FIELD_NUMBER: _ClassVar[int]
+    CHECKS_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_REPLIES_FIELD_NUMBER: _ClassVar[int]
+    REPLY_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    judge: str
+    checks: _containers.RepeatedCompositeFieldContainer[_annotation_pb2.ServerCheck]
+    client_replies: _containers.RepeatedScalarFieldContainer[int]
+    reply_events: _containers.RepeatedCompositeFieldContainer[ReplyEvent]
+    def __init__(self, judge: _Optional[str] = ..., checks: _Optional[_Iterable[_Union[_annotation_pb2.ServerCheck, _Mapping]]] = ..., client_replies: _Optional[_Iterable[int]] = ..., reply_events: _Optional[_Iterable[_Union[ReplyEvent, _Mapping]]] = ...) -> None: ...
+
+class ReplyEvent(_message.Message):
+    __slots__ = ("reply", "event")
+    REPLY_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    reply: int
+    event: int
+    def __init__(self, reply: _Optional[int] = ..., event: _Optional[int] = ...) -> None: ...
 
 class VerifyLiveResponse(_message.Message):
     __slots__ = ("annotations", "events_received", "game_over", "finished", "stopped")

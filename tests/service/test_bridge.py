@@ -430,6 +430,13 @@ def test_freekills_own_verdicts_are_printed_live_beside_ours(server: BackgroundS
     with VerifierClient(server.address, timeout=60) as c:
         ext = next(iter(c.list(ListFilter(tournament="t-checked", judged_by="server"))))
         assert ext.metadata.table == "room 50" and ext.violation_codes == ["FK_NOT_FEASIBLE", "FK_NOT_OFFERED"]
+        # The room streamed live keeps FreeKill's verdicts beside ours, as the same record uploaded whole does.
+        std = c.get(by_room[40]["replay"]).replay
+        assert [(k.reply, k.event, k.code) for k in std.server_checks if k.code] == \
+            [(220, 8, "FK_NOT_SELECTABLE"), (560, 30, "FK_NOT_OFFERED"), (1157, 70, "FK_NOT_SELECTABLE"),
+             (1906, 119, "FK_NOT_SELECTABLE")]
+        assert std.coverage.judged_by_both == 5 and list(std.disagreements) == []
+        assert std.violation_count == 4
 
 
 def test_a_follower_resumed_after_several_rotations_reads_the_files_it_missed(tmp_path: Path) -> None:
