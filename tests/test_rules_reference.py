@@ -56,7 +56,8 @@ PUBLISHED: dict[str, frozenset[str]] = {
         supply-shortage equipment equipment-slots weapons crossbow double-sword qinggang-sword ice-sword blade
         spear axe halberd kylin-bow guding-blade fan armor eight-diagram renwang-shield vine silver-lion
         ignore-armor horses judgment real-game-rulings multi-target-slash fan-skill-slash ganglie-no-source
-        dead-source loss-triggers fan-offer simultaneous-triggers server-records duplicate-delayed two-engines skills skill-wording
+        dead-source loss-triggers fan-offer simultaneous-triggers server-records duplicate-delayed two-engines skills
+        skill-wording
         skill-precedence lord-skills skill-timing skill-limit
         prohibited-targets hegemony hegemony-setup hegemony-generals hegemony-max-hp hegemony-first-seat
         hegemony-hidden hegemony-reveal hegemony-kingdom hegemony-careerist hegemony-companions hegemony-death

@@ -235,6 +235,38 @@ def load_card_names(path: Path = CARDS_TSV) -> dict[int, tuple[str, int]]:
     return names
 
 
+# Our script, run by the core's own interpreter in its directory: every card the installed packages define, as
+# "id, name, sub_type" lines on stderr (the core bans io's streams once loaded: the stream is kept before).
+CARD_DUMP_LUA = """local err = io.stderr
+package.path = package.path .. ";./?.lua;./?/init.lua;./lua/lib/?.lua;./lua/?.lua;./lua/?/init.lua"
+fk = require "server.rpc.fk"
+dofile "lua/freekill.lua"
+for _, c in ipairs(Fk.cards) do err:write(string.format("%d\\t%s\\t%d\\n", c.id, c.name, c.sub_type or 0)) end
+"""
+_CARD_TABLES: dict[tuple[str, tuple[str, ...]], dict[int, tuple[str, int]]] = {}
+
+
+def installed_card_names(core_dir: Path, lua: str = "lua5.4") -> dict[int, tuple[str, int]]:
+    """FreeKill card id -> (name, sub_type) for every card of the packages installed beside ``core_dir`` (the
+    extension packs' cards, 国战's deck: their ids follow the core's), asked of the core itself; the core's own
+    table (CARDS_TSV) when it cannot say."""
+    root = core_dir.parent.parent
+    key = (str(core_dir), tuple(sorted(p.name for p in (root / "packages").iterdir() if p.is_dir())))
+    if key not in _CARD_TABLES:
+        script = root / "sgsv_card_dump.lua"
+        script.write_text(CARD_DUMP_LUA, encoding="utf-8")
+        try:
+            done = subprocess.run([lua, str(script)], cwd=core_dir, capture_output=True, timeout=120,
+                                  env=dict(os.environ, FK_RPC_MODE="cbor", FK_DISABLED_PACKS="[]"))
+            names = {int(i): (n, int(t)) for i, n, t in (line.split("\t") for line in
+                                                            done.stderr.decode("utf-8", "replace").splitlines()
+                                                            if line.count("\t") == 2 and line.split("\t")[0].isdigit())}
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            names = {}
+        _CARD_TABLES[key] = names if len(names) >= 160 else load_card_names()
+    return _CARD_TABLES[key]
+
+
 def plain(value: Any) -> Any:
     """A decoded payload with the core's byte strings as text and tags unwrapped."""
     if isinstance(value, bytes):
@@ -547,7 +579,7 @@ class Host:
         self.lua = lua
         self.deadline = time.monotonic() + timeout_s
         self.view = HostView({pid: [] for pid in self.player_ids})
-        self.table = Table(load_card_names())
+        self.table = Table(installed_card_names(core_dir, lua))
         self.planner = Planner(cheats, self.table, random.Random(seed))
         self.thinking: dict[int, bool] = {}
         self.pending: dict[int, tuple[str, dict[str, Any], bool]] = {}  # conn -> planned reply

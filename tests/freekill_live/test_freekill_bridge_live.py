@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pytest
 
-from clients.client import VerifierClient
+from clients.client import ListFilter, VerifierClient
 from service.server import BackgroundServer
 from tests.freekill_live import judge as J
-from tests.freekill_live.host import CHEATS, RARE_CHEATS, GameRecord, RotatingLog
+from tests.freekill_live.host import CHEATS, CHECK_CODES, RARE_CHEATS, GameRecord, RotatingLog
 from tests.freekill_live.test_freekill_live import play_or_retry
 from tests.service.conftest import fresh_database, server_config
 from tests.service.test_bridge import Running, stored, verdict, wait_for
@@ -97,7 +97,7 @@ def test_every_room_is_stored_once_with_its_offline_verdict(
 def test_each_cheat_is_printed_live_with_its_code_event_player_and_the_clients_reply(
         played: tuple[Path, list[GameRecord], Running, BackgroundServer]) -> None:
     log_path, games, run, _ = played
-    printed = run.lines.of("violation")
+    printed = [p for p in run.lines.of("violation") if "judge" not in p]  # (this engine's; FreeKill's: below)
     placed = {c.kind for g in games for c in g.cheats}
     # (a rare kind is placed when a game offers its moment; every kind placed is checked below)
     assert placed >= set(CHEATS) - RARE_CHEATS, f"not placed: {set(CHEATS) - placed}"
@@ -131,18 +131,43 @@ def test_each_cheat_is_printed_live_with_its_code_event_player_and_the_clients_r
     assert run.lines.of("stopped") == []
 
 
+def test_freekills_own_rules_refuse_each_cheat_too_and_nothing_else(
+        played: tuple[Path, list[GameRecord], Running, BackgroundServer]) -> None:
+    """The tap's reply check, printed live beside this engine's verdict: each cheating reply refused by FreeKill's
+    rules at its record, with the check's code, and no honest client reply refused
+    (docs/freekill-bridge.md#two-engines); the stored replays keep FreeKill's verdicts beside ours, with no
+    disagreement."""
+    _, games, run, server = played
+    theirs = [p for p in run.lines.of("violation") if p.get("judge") == "freekill"]
+    expected = {(g.room_id, c.seq): (CHECK_CODES[c.kind], c.player) for g in games for c in g.cheats
+                if c.seq is not None}
+    assert expected
+    got = {(p["room"], p["record"]): (p["code"], p["player"]) for p in theirs}
+    assert got == expected
+    assert all(p["source"] == "client" for p in theirs)
+    with VerifierClient(server.address, timeout=60) as client:
+        for info in client.list(ListFilter(tournament=TOURNAMENT)):
+            replay = client.get(info.id).replay
+            assert list(replay.disagreements) == [], (info.metadata.table, replay.disagreements)
+            if any(room == int(info.metadata.table.split()[-1]) for room, _ in expected):
+                assert replay.server_checks and replay.coverage.judged_by_neither == 0
+
+
 def test_the_table(played: tuple[Path, list[GameRecord], Running, BackgroundServer]) -> None:
     """Per kind of cheat: placed, and printed live with the right code, event, player and the client's reply;
     then what else was printed, by who made the decision (shown with -s)."""
     log_path, games, run, _ = played
-    printed = run.lines.of("violation")
+    printed = [p for p in run.lines.of("violation") if "judge" not in p]
+    refused = {(p["room"], p["record"]) for p in run.lines.of("violation") if p.get("judge") == "freekill"}
     rooms, raw = J.read_rooms(log_path), J.raw_records(log_path)
     placed: Counter[str] = Counter()
     caught: Counter[str] = Counter()
+    theirs: Counter[str] = Counter()
     at_cheats: set[tuple[int, int]] = set()
     for game in games:
         for cheat in J.evaluate(game, log_path, rooms, raw).cheats:
             placed[cheat.kind] += 1
+            theirs[cheat.kind] += (game.room_id, cheat.seq) in refused
             at_cheats.add((game.room_id, cheat.event or -1))
             if any(p["room"] == game.room_id and p["event"] == cheat.event and p["code"] == cheat.expected
                    and p["player"] == cheat.player and p["source"] == "client" for p in printed):
@@ -152,11 +177,11 @@ def test_the_table(played: tuple[Path, list[GameRecord], Running, BackgroundServ
     others = Counter(p["source"] for p in printed
                      if p["room"] in played_rooms and (p["room"], p["event"]) not in at_cheats)
     print(f"\n{len(games)} rooms ({sum(1 for g in games if g.cheats)} with cheats), all followed live by the bridge")
-    print("| cheat | placed | printed live: right code, event, player, client's reply |")
-    print("|---|---|---|")
+    print("| cheat | placed | printed live: right code, event, player, client's reply | refused by FreeKill's rules |")
+    print("|---|---|---|---|")
     for kind in sorted(placed):
-        print(f"| {kind} | {placed[kind]} | {caught[kind]} |")
-    print(f"| all | {sum(placed.values())} | {sum(caught.values())} |")
+        print(f"| {kind} | {placed[kind]} | {caught[kind]} | {theirs[kind]} |")
+    print(f"| all | {sum(placed.values())} | {sum(caught.values())} | {sum(theirs.values())} |")
     print(f"other violations printed, by who decided: {dict(sorted(others.items())) or 'none'}")
     if given_up:
         print(f"rooms the host gave up (FreeKill's AI stuck; played again under another id): {given_up}")
