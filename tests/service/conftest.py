@@ -128,6 +128,20 @@ def games() -> list[pb.GameLog]:
     return [play_game(seed, 5) for seed in range(1, 9)]
 
 
+@contextlib.contextmanager
+def serving(backend: str, folder: Path, **changes: object) -> Iterator[BackgroundServer]:
+    """A running server (server_config with ``changes``) over a fresh, migrated database of ``backend``: for a module's
+    own fixture. The database is dropped after."""
+    url, pg = fresh_database(backend, folder)
+    srv = BackgroundServer(server_config(url, folder, **changes)).start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+        if pg is not None:
+            pg.drop()
+
+
 def server_config(url: str, folder: Path, **changes: object) -> ServiceConfig:
     settings: dict[str, object] = {"address": "127.0.0.1:0", "db_url": url, "data_dir": folder, "workers": 2,
                                    "limits": Limits(), "grace_seconds": 5.0}

@@ -20,7 +20,7 @@ from service.config import Limits
 from service.server import BackgroundServer
 from sgsverify.v1 import service_pb2 as spb
 from sgsverify.v1 import service_pb2_grpc as spb_grpc
-from tests.service.conftest import BACKENDS, fresh_database, server_config
+from tests.service.conftest import BACKENDS, serving
 
 LIMIT = 8 * 1024 * 1024  # --max-record-bytes here
 DEEP_LOG = b'{"header": {}, "events": ' + b"[" * 2_000 + b"]" * 2_000 + b"}"
@@ -34,15 +34,9 @@ CHUNKED_REPLAY = len(CHUNKS).to_bytes(4, "big") + zlib.compress(CHUNKS, 9)
 @pytest.fixture(scope="module", params=BACKENDS)
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundServer]:
     folder = tmp_path_factory.mktemp("hostile-records")
-    url, pg = fresh_database(request.param, folder)
-    srv = BackgroundServer(server_config(url, folder, http_address="127.0.0.1:0",
-                                         limits=Limits(max_record_bytes=LIMIT))).start()
-    try:
+    with serving(request.param, folder, http_address="127.0.0.1:0",
+                                         limits=Limits(max_record_bytes=LIMIT)) as srv:
         yield srv
-    finally:
-        srv.stop()
-        if pg is not None:
-            pg.drop()
 
 
 def refused_by_grpc(server: BackgroundServer, request: spb.VerifyLogRequest) -> tuple[grpc.StatusCode, str]:

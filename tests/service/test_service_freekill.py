@@ -22,7 +22,7 @@ from service.config import Limits
 from service.server import BackgroundServer
 from sgsverify.v1 import service_pb2 as spb
 from sgsverify.v1 import service_pb2_grpc as spb_grpc
-from tests.service.conftest import BACKENDS, fresh_database, server_config
+from tests.service.conftest import BACKENDS, serving
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "freekill" / "transcripts"
 GAME = "fk_p5_r5.jsonl"  # SmartAI, 5 players; 制衡 with no card 7 times (SKILL_COST)
@@ -35,14 +35,8 @@ def transcript(game: str = GAME) -> bytes:
 @pytest.fixture(scope="module", params=BACKENDS)
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundServer]:
     folder = tmp_path_factory.mktemp("freekill-service")
-    url, pg = fresh_database(request.param, folder)
-    srv = BackgroundServer(server_config(url, folder, limits=Limits(max_record_bytes=4 * 1024 * 1024))).start()
-    try:
+    with serving(request.param, folder, limits=Limits(max_record_bytes=4 * 1024 * 1024)) as srv:
         yield srv
-    finally:
-        srv.stop()
-        if pg is not None:
-            pg.drop()
 
 
 def stub(server: BackgroundServer) -> spb_grpc.VerifierServiceStub:

@@ -25,7 +25,7 @@ from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
 from sgsverify.v1 import service_pb2_grpc as spb_grpc
-from tests.service.conftest import BACKENDS, fresh_database, server_config
+from tests.service.conftest import BACKENDS, serving
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "freekill"
 STD = "tap_checked_std.log.xz"
@@ -39,14 +39,8 @@ def tap(name: str) -> bytes:
 @pytest.fixture(scope="module", params=BACKENDS)
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundServer]:
     folder = tmp_path_factory.mktemp("two-engines")
-    url, pg = fresh_database(request.param, folder)
-    srv = BackgroundServer(server_config(url, folder)).start()
-    try:
+    with serving(request.param, folder) as srv:
         yield srv
-    finally:
-        srv.stop()
-        if pg is not None:
-            pg.drop()
 
 
 def submit(server: BackgroundServer, data: bytes, name: str, tournament: str = "two-engines") -> spb.VerifyLogResponse:

@@ -19,7 +19,7 @@ from clients.client import VerifierClient
 from clients.selfplay import play_game
 from service.config import Limits
 from service.server import BackgroundServer
-from tests.service.conftest import BACKENDS, fresh_database, server_config
+from tests.service.conftest import BACKENDS, fresh_database, server_config, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "docs" / "examples"
@@ -30,15 +30,9 @@ FREEKILL = ROOT / "tests" / "data" / "freekill" / "transcripts" / "fk_p5_r5.json
 @pytest.fixture(scope="module", params=BACKENDS)
 def viewer(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundServer]:
     folder = tmp_path_factory.mktemp(f"viewer-{request.param}")
-    url, pg = fresh_database(request.param, folder)
     limits = Limits(max_message_bytes=1024 * 1024, max_record_bytes=4 * 1024 * 1024)
-    srv = BackgroundServer(server_config(url, folder, limits=limits, http_address="127.0.0.1:0")).start()
-    try:
+    with serving(request.param, folder, limits=limits, http_address="127.0.0.1:0") as srv:
         yield srv
-    finally:
-        srv.stop()
-        if pg is not None:
-            pg.drop()
 
 
 @pytest.fixture(scope="module")
