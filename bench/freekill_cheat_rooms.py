@@ -19,6 +19,9 @@ seat on FreeKill's AI but for one modified client's reply per room (host.CHEATS,
 - AI gaps: the AI's known gaps printed in those rooms (not false: FreeKill's AI breaks those rules itself);
 - result: the stored replay finished with FreeKill's result (the recorded game over agrees: no GAME_RESULT);
 - stored once: exactly one replay stored for the room;
+- FreeKill refused: the cheat's reply refused by FreeKill's own rules too (the tap's reply check, printed by the
+  bridge with its code: docs/freekill-bridge.md#two-engines); FreeKill false: any other client reply it refused;
+  disagreements: replies the stored replay lists as judged differently by the two engines (the target is 0);
 - flood without the ruling: the same rooms judged offline with `server_record` off (the illegal decision rejected, as
   every illegal decision of these kinds was before docs/rules.md#server-records): violations beyond the cheat's.
 """
@@ -41,7 +44,15 @@ sys.path[:0] = [str(ROOT)]
 from clients.client import VerifierClient  # noqa: E402
 from service.server import BackgroundServer  # noqa: E402
 from tests.freekill_live import judge as J  # noqa: E402
-from tests.freekill_live.host import CHEATS, GameRecord, HostError, RotatingLog, install, play_game  # noqa: E402
+from tests.freekill_live.host import (  # noqa: E402
+    CHEATS,
+    CHECK_CODES,
+    GameRecord,
+    HostError,
+    RotatingLog,
+    install,
+    play_game,
+)
 from tests.service.conftest import fresh_database, server_config  # noqa: E402
 from tests.service.test_bridge import Running, stored, wait_for  # noqa: E402
 from tools.ending import signals_interrupt  # noqa: E402
@@ -115,7 +126,9 @@ def main() -> None:
 
 
 def tabulate(games: list[GameRecord], run: Running, address: str, log_path: Path) -> dict[str, Any]:
-    printed = run.lines.of("violation")
+    printed = [p for p in run.lines.of("violation") if "judge" not in p]  # this engine's verdicts
+    # FreeKill's own rules (the tap's reply check), printed beside them: docs/freekill-bridge.md#two-engines
+    refused = {(p["room"], p["record"]): p["code"] for p in run.lines.of("violation") if p.get("judge") == "freekill"}
     rooms, raw = J.read_rooms(log_path), J.raw_records(log_path)
     rows: dict[str, Counter[str]] = {}
     control: Counter[str] = Counter()
@@ -138,7 +151,11 @@ def tabulate(games: list[GameRecord], run: Running, address: str, log_path: Path
             row["false"] += len(false)
             row["AI gaps"] += len(gaps)
             row["stopped"] += sum(1 for s in run.lines.of("stopped") if s.get("room") == game.room_id)
+            cheat_replies = {(game.room_id, c.seq) for c in evaluated.cheats}
+            row["FreeKill false"] += sum(1 for key in refused if key[0] == game.room_id and key not in cheat_replies)
+            row["disagreements"] += len(replay.disagreements) if replay is not None else 0
             for cheat in evaluated.cheats:
+                row["FreeKill refused"] += refused.get((game.room_id, cheat.seq)) == CHECK_CODES[cheat.kind]
                 row["flagged"] += any(p["event"] == cheat.event and p["code"] == cheat.expected
                                       and p["player"] == cheat.player and p["source"] == "client" for p in mine)
                 row["flood without the ruling"] += flood_without_ruling(rooms[game.room_id], cheat.event)
@@ -156,7 +173,8 @@ def flood_without_ruling(room: Any, cheat_event: int | None) -> int:
 
 def print_table(report: dict[str, Any]) -> None:
     print(f"{report['rooms']} rooms in {report['minutes']} minutes ({report['uncheckable']} uncheckable)")
-    cols = ["rooms", "flagged", "false", "AI gaps", "result", "stored once", "stopped", "flood without the ruling"]
+    cols = ["rooms", "flagged", "false", "AI gaps", "result", "stored once", "stopped", "FreeKill refused",
+            "FreeKill false", "disagreements", "flood without the ruling"]
     print("| kind | " + " | ".join(cols) + " |")
     print("|---" * (len(cols) + 1) + "|")
     total: Counter[str] = Counter()
@@ -165,7 +183,8 @@ def print_table(report: dict[str, Any]) -> None:
         print(f"| {kind} ({CHEATS[kind]}) | " + " | ".join(str(row.get(c, 0)) for c in cols) + " |")
     print("| all | " + " | ".join(str(total.get(c, 0)) for c in cols) + " |")
     control = report["control"]
-    print("| control (no cheat) | " + " | ".join(str(control.get(c, 0)) if c not in ("flagged",) else "-"
+    print("| control (no cheat) | " + " | ".join(str(control.get(c, 0)) if c not in ("flagged", "FreeKill refused")
+                                             else "-"
                                              for c in cols) + " |")
 
 

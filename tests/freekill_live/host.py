@@ -236,10 +236,12 @@ def load_card_names(path: Path = CARDS_TSV) -> dict[int, tuple[str, int]]:
 
 
 # Our script, run by the core's own interpreter in its directory: every card the installed packages define, as
-# "id, name, sub_type" lines on stderr (the core bans io's streams once loaded: the stream is kept before).
+# "id, name, sub_type" lines on stderr (the core bans io's streams once loaded: the stream is kept before; its log
+# calls, RPCs to a host from v0.5.22 on, do nothing here).
 CARD_DUMP_LUA = """local err = io.stderr
 package.path = package.path .. ";./?.lua;./?/init.lua;./lua/lib/?.lua;./lua/?.lua;./lua/?/init.lua"
 fk = require "server.rpc.fk"
+for _, f in ipairs({"qDebug", "qInfo", "qWarning", "qCritical"}) do fk[f] = function() end end  -- (RPC calls: no host)
 dofile "lua/freekill.lua"
 for _, c in ipairs(Fk.cards) do err:write(string.format("%d\\t%s\\t%d\\n", c.id, c.name, c.sub_type or 0)) end
 """
