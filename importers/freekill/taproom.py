@@ -75,8 +75,8 @@ def looks_like_tap(data: bytes, max_bytes: int) -> bool:
     try:
         with _opened(data, max_bytes) as stream:
             return is_tap(stream.read(32))
-    except (lzma.LZMAError, zlib.error, OSError, EOFError):
-        return False
+    except (lzma.LZMAError, zlib.error, OSError, EOFError, TooLarge):
+        return False  # (not readable as a tap log: the importer that reads it says why)
 
 
 def import_tap_room(data: bytes, name: str = "", *, max_bytes: int) -> TapRoom:
@@ -179,7 +179,8 @@ def judged_room(data: bytes, name: str = "", *, max_bytes: int) -> Judged:
     checks = server_checks(room, events)
     source = name or f"FreeKill room {room.room}"
     players = room.seats or list(meta.get("ids") or [])
-    seats = tuple(ServerSeat(f"freekill:{fk}", _ROLES.get(room.roles.get(fk, ""), 0), room.generals.get(fk, ""))
+    # (a general's name as stored is at most 64 characters: FreeKill's are far shorter)
+    seats = tuple(ServerSeat(f"freekill:{fk}", _ROLES.get(room.roles.get(fk, ""), 0), room.generals.get(fk, "")[:64])
                   for fk in players)
     finished, side, winners, reason = _result(room, players)
     server = ServerRecord(
