@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
+import httpx
 import pytest
 
 from clients.cli import main
@@ -39,7 +40,7 @@ def tap(name: str) -> bytes:
 @pytest.fixture(scope="module", params=BACKENDS)
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundServer]:
     folder = tmp_path_factory.mktemp("two-engines")
-    with serving(request.param, folder) as srv:
+    with serving(request.param, folder, http_address="127.0.0.1:0") as srv:
         yield srv
 
 
@@ -148,3 +149,21 @@ def test_a_regression_run_leaves_the_servers_records_alone(server: BackgroundSer
         assert client.get(std).info.judged_by == "engine"
         with pytest.raises(Exception, match="no verdict of this engine's to re-verify"):
             list(client.regress(ListFilter(judged_by="server")))
+
+
+def test_the_viewer_shows_freekills_records_and_its_verdicts(server: BackgroundServer) -> None:
+    ext = submit(server, tap(EXT), EXT).info.id
+    std = submit(server, tap(STD), STD).info.id
+    with httpx.Client(base_url=server.http_url, timeout=60) as client:
+        page = client.get(f"/api/replays/{ext}").json()
+        assert page["info"]["judged_by"] == "server" and len(page["events"]) == 10158
+        refused = [a for a in page["annotations"] if a["violations"]]
+        assert [(page["events"][a["index"]]["text"].split()[0], a["violations"][0]["code"]) for a in refused] == \
+            [("#218", "FK_NOT_OFFERED"), ("#297", "FK_NOT_FEASIBLE"), ("#426", "FK_NOT_OFFERED")]
+        assert page["verdict"]["server"]["coverage"]["server_only"] == 3
+        both = client.get(f"/api/replays/{std}").json()
+        assert both["info"]["judged_by"] == "engine" and both["verdict"]["server"]["coverage"]["both"] == 5
+        assert both["verdict"]["server"]["disagreements"] == []
+        listed = client.get("/api/replays", params={"judged_by": "server", "tournament": "two-engines"}).json()
+        assert [r["id"] for r in listed["replays"]] == [ext]
+        assert client.get("/api/replays", params={"judged_by": "nobody"}).status_code == 400

@@ -63,8 +63,9 @@ function renderVerdict() {
     <div class="verdict-line"><span id="verdict-text" class="verdict ${bad ? "bad" : "ok"}">${esc(verdictText(verdict))}</span>
       ${codes}${hint}</div>
     <div class="muted">${esc(resultText(verdict.result))}${verdict.result.reason ? ": " + esc(verdict.result.reason) : ""}
-      · ${info.event_count} events · ${esc(info.ruleset)} · seed ${esc(info.seed)}
-      ${verdict.followed ? "" : ` · <b>not followed</b> from event ${verdict.stopped_at}: ${esc(verdict.stopped_reason)}`}
+      ${page.serverOnly ? ` · ${info.event_count} records of the recording server · <b>not replayed by this engine</b>`
+        : ` · ${info.event_count} events · ${esc(info.ruleset)} · seed ${esc(info.seed)}`}
+      ${verdict.followed || page.serverOnly ? "" : ` · <b>not followed</b> from event ${verdict.stopped_at}: ${esc(verdict.stopped_reason)}`}
       ${origin ? ` · from ${esc(origin)}` : ""}</div>
     ${scores ? `<div id="scores" class="muted">scores: ${scores}</div>` : ""}
     ${verdict.by_source_text ? `<div id="by-source" class="muted">who decided: ${esc(verdict.by_source_text)}</div>` : ""}
