@@ -48,6 +48,11 @@ class Metrics:
                                   "not finished", registry=r)
         self.live_games = Gauge(f"{PREFIX}_live_games", "Live games open in worker processes", registry=r)
         self.audit = Counter(f"{PREFIX}_audit_events", "Audited actions, by action", ["action"], registry=r)
+        self.server_judged = Counter(f"{PREFIX}_server_judged_records", "Records verified that this engine did not "
+                                     "replay, kept with their recording server's own verdicts", registry=r)
+        self.disagreements = Counter(f"{PREFIX}_engine_disagreements", "Replies this engine and the recording "
+                                     "server's own rules judged differently (docs/freekill-bridge.md#two-engines)",
+                                     registry=r)
         self._rpc_children: dict[tuple[str, str], tuple[Any, Any]] = {}
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -68,12 +73,18 @@ class Metrics:
         children[0].inc()
         children[1].observe(seconds)
 
-    def verified(self, source: str, violation_codes: list[str], events: int) -> None:
-        """One verified log: its violations' codes (one entry per violation)."""
+    def verified(self, source: str, violation_codes: list[str], events: int, *, disagreements: int = 0,
+                 server_judged: bool = False) -> None:
+        """One verified log: its violations' codes (one entry per violation); the replies on which the recording
+        server's verdict differs from ours; whether only the server judged it (this engine did not replay it)."""
         self.verifications.labels(source, "violations" if violation_codes else "clean").inc()
         for code in violation_codes:
             self.violations.labels(code).inc()
-        self.events.inc(events)
+        if server_judged:
+            self.server_judged.inc()
+        else:
+            self.events.inc(events)
+        self.disagreements.inc(disagreements)
 
     def serve(self, host: str, port: int, certfile: str | None = None, keyfile: str | None = None,
               client_cafile: str | None = None) -> int:

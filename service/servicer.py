@@ -44,6 +44,7 @@ from sgsverify.v1 import service_pb2 as spb
 from storage.standings import standings
 from storage.store import (
     HASH_LENGTH,
+    SERVER_FORMATS,
     Audit,
     InvalidQuery,
     InvalidRecord,
@@ -270,7 +271,8 @@ class VerifierServicer:
 
     def _counted(self, source: str, record: NewReplay) -> None:
         v = record.verdict
-        self.metrics.verified(source, [x.code for x in v.violations], record.event_count)
+        self.metrics.verified(source, [x.code for x in v.violations], record.event_count,
+                              disagreements=v.disagreements, server_judged=record.log_format in SERVER_FORMATS)
 
     async def _io(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         loop = asyncio.get_running_loop()

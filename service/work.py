@@ -251,7 +251,7 @@ def _verdict(replay: apb.AnnotatedReplay, engine_version: str, annotation_count:
         finished=res.finished, side=int(res.side), winners=tuple(res.winners), result_reason=res.reason,
         annotation_count=annotation_count, replay_blob=replay_blob,
         violations=tuple([_violation_facts(None, False, v) for v in replay.header_violations] + event_violations),
-        scores=tuple(s.score for s in res.scores))
+        scores=tuple(s.score for s in res.scores), disagreements=len(replay.disagreements))
 
 
 def freeze_long_lived_objects() -> None:

@@ -235,6 +235,9 @@ class VerdictFacts:
     violations: tuple[ViolationFacts, ...] = ()
     # Each seat's score in seat order (docs/rules.md#scoring); () when the game is not scored.
     scores: tuple[int, ...] = ()
+    # Replies on which the recording server's own verdict differs from this engine's (AnnotatedReplay.disagreements:
+    # counted for the metrics, not stored apart from the replay).
+    disagreements: int = 0
 
     def problems(self) -> list[str]:
         found = _problems(text_problem("the engine version", self.engine_version, 100),

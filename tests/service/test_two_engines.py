@@ -103,7 +103,10 @@ def test_a_disagreement_is_listed_both_ways(server: BackgroundServer) -> None:
     text = re.sub(r'("reply":220,"by":"client","verdict":)"refused","code":"FK_NOT_SELECTABLE"', r'\1"ok","code":""',
                   text)
     text = re.sub(r'("reply":190,"by":"client","verdict":)"ok"', r'\1"refused","code":"FK_NOT_OFFERED"', text)
+    sample = server.server.metrics.registry.get_sample_value
+    before = sample("sgs_verify_engine_disagreements_total") or 0
     res = submit(server, text.encode(), "disagreeing.log", tournament="disagree")
+    assert sample("sgs_verify_engine_disagreements_total") == before + 2  # (the metric counts them)
     found = {d.reply: d for d in res.replay.disagreements}
     assert set(found) == {190, 220}
     assert list(found[220].engine_codes) == ["SLASH_LIMIT"] and found[220].server_verdict == apb.SERVER_VERDICT_OK
