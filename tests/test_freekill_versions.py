@@ -104,3 +104,28 @@ def test_guanxing_as_v0522_shows_it() -> None:
         assert 1 <= len(nxt.cards) + len(nxt.bottom) <= 5  # (as many as characters alive, at most 5)
     replay = verify(log)
     assert replay.followed and replay.result.finished and replay.violation_count == 0
+
+
+def test_fanjian_suit_is_read_from_v0522s_ask_for_choices() -> None:
+    """From v0.5.22 反间's suit is asked as AskForChoices and answered with a list (docs/freekill.md): the suit
+    named is read from it as from 88a912f1's AskForChoice, not inferred from what followed."""
+    import json
+    import lzma
+
+    from importers.freekill import import_freekill
+
+    path = Path(__file__).resolve().parent / "data" / "freekill" / "transcripts" / "fk_rand_p4_1.jsonl.xz"
+    lines = lzma.decompress(path.read_bytes()).decode().splitlines()
+    newer = []
+    for line in lines:
+        rec = json.loads(line)
+        if rec.get("cmd") == "AskForChoice" and rec["kind"] in ("request", "ai_reply") and "log_spade" in line:
+            rec["cmd"] = "AskForChoices"
+            if rec["kind"] == "ai_reply":
+                rec["data"] = [rec["data"]]
+        newer.append(json.dumps(rec, ensure_ascii=False))
+    old = import_freekill("\n".join(lines).encode(), "old.jsonl")
+    new = import_freekill("\n".join(newer).encode(), "new.jsonl")
+    suits = [ev.choose_suit.suit for ev in old.log.events if ev.HasField("choose_suit")]
+    assert suits and suits == [ev.choose_suit.suit for ev in new.log.events if ev.HasField("choose_suit")]
+    assert not any("inferred" in n for n in new.notes if "反间" in n or "suit" in n)

@@ -51,7 +51,7 @@ SETUP_COMMANDS = frozenset({"ArrangeSeats", "PropertyUpdate", "SetBanner", "Prep
                             "MoveCards", "GameLog"})
 READ_NOTIFICATIONS = SETUP_COMMANDS | {name[3:] for name in dir(Converter) if name.startswith("on_")}
 READ_REQUESTS = frozenset({"AskForUseCard"})
-READ_REPLIES = frozenset({"AskForChoice", "AskForUseActiveSkill"})
+READ_REPLIES = frozenset({"AskForChoice", "AskForChoices", "AskForUseActiveSkill"})
 
 
 @dataclass(slots=True)

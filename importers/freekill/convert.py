@@ -854,10 +854,14 @@ class Converter:
     def fanjian_suit(self, target: Any, fk_ids: list[int]) -> None:
         """反间: the suit the target named, from their reply; without one (a client replay, SmartAI), it is
         inferred from what followed: the card's own suit, changed to another if damage follows."""
-        reply = self.replies.pop((target, "AskForChoice"), None)
+        # (from v0.5.22 the choice is asked as AskForChoices, answered with a list of the one option named)
+        reply = self.replies.pop((target, "AskForChoice"), None) or self.replies.pop((target, "AskForChoices"), None)
         named = None
-        if reply is not None and isinstance(reply.data, str) and reply.data.startswith("log_"):
-            named = SUIT_CHOICES.get(reply.data[4:])
+        data = reply.data if reply is not None else None
+        if isinstance(data, list) and len(data) == 1:
+            data = data[0]
+        if isinstance(data, str) and data.startswith("log_"):
+            named = SUIT_CHOICES.get(data[4:])
         ev = self.emit(pb.Event(choose_suit=pb.ChooseSuit(seat=self.seat(target))))
         if named is not None:
             ev.choose_suit.suit = named
