@@ -749,6 +749,10 @@ class Bridge:
                     self._update(room, update, stopped_of(raw))
                     if update.finished is not None:
                         self._stored(room, update)
+                        # (the call waited to its end: the service sees it close, not the cancel a call dropped with
+                        # its answer unread would be)
+                        with contextlib.suppress(Exception):
+                            await asyncio.wait_for(call.code(), 10)
                         return
             except asyncio.CancelledError:
                 task = asyncio.current_task()
