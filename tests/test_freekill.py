@@ -407,3 +407,12 @@ def test_an_sqlite_file_that_is_not_freekills_is_refused(tmp_path: Path) -> None
     con.commit()
     con.close()
     assert failure((tmp_path / "nocolumn.db").read_bytes()).endswith("has no column recording")
+
+
+def test_a_failure_quoting_a_huge_value_says_it_in_bounded_words() -> None:
+    lines = [json.dumps({"seq": 0, "kind": "meta", "players": 2, "settings": {"gameMode": "aaa_role_mode"}}),
+             json.dumps({"seq": 1, "kind": "notify", "cmd": "ArrangeSeats", "data": [7] * 50_000, "to": [1, 2]}),
+             json.dumps({"seq": 2, "kind": "notify", "cmd": "GameLog", "data": {"type": "$RoundStart"}, "to": [1, 2]})]
+    with pytest.raises(ImportFailure) as info:
+        import_freekill("\n".join(lines).encode(), "huge.jsonl")
+    assert len(str(info.value)) < 500 and "more characters" in str(info.value)

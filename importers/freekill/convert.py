@@ -91,6 +91,10 @@ class ImportFailure(ValueError):
     """The record cannot be turned into a log (with what and where)."""
 
 
+# The longest reason a conversion failure gives (it may quote the record).
+MAX_REASON = 300
+
+
 @dataclass(slots=True)
 class Conversion:
     """A converted game: the log, and for each of its events the record position it came from."""
@@ -190,6 +194,9 @@ class Converter:
     # ---------------------------------------------------------------- helpers
 
     def fail(self, why: str) -> ImportFailure:
+        # (``why`` may quote a value of the record, which can be as long as the record: the message is bounded)
+        if len(why) > MAX_REASON:
+            why = why[:MAX_REASON] + f"… ({len(why) - MAX_REASON} more characters)"
         return ImportFailure(f"record position {self.seq}: {why}")
 
     def seat(self, fk_player: Any) -> int:
