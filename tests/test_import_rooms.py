@@ -169,7 +169,7 @@ MAY_IMPORT = {
     "client library": {"verifier"},
     "self-play": {"verifier", "engine core", "rules packages"},
     "cheats": {"self-play", "verifier", "engine core", "rules packages"},
-    "bridge": {"client library", "importers", "verifier"},
+    "bridge": {"client library", "importers"},  # (what the verifier says of a room, the importer asks it)
     "command line": {"client library", "self-play", "cheats", "bridge", "importers", "service", "storage",
                      "verifier"},
 }

@@ -47,7 +47,7 @@ from importers.freekill.tap import (
     parse_log_line,
     tap_text,
 )
-from importers.freekill.taproom import judge_of, server_checks
+from importers.freekill.taproom import judge_of, not_replayable, server_checks
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
@@ -537,8 +537,6 @@ class Bridge:
             self._touch(room)
 
     def _header(self, room: Room) -> pb.GameHeader:
-        from verifier import Verifier
-
         assert room.stream.header is not None
         header = pb.GameHeader()
         header.CopyFrom(room.stream.header)
@@ -549,12 +547,9 @@ class Bridge:
         o.notes.append(f"recorded by the sgs-verify tap {meta.get('tap') or '?'} on FreeKill "
                        f"{meta.get('core') or '(core version not given)'}")
         header.recorder = f"FreeKill {DEFAULT_VERSION}, tap via sgs-verify bridge"
-        try:
-            probe = Verifier(header)  # a general or package the verifier does not know: say so now
-        except Exception as err:  # (LogFormatError, ValueError, ...: a set-up it cannot take)
-            raise NotReplayed(f"the verifier cannot take its set-up: {err}") from None
-        if probe.stopped_at is not None:
-            raise NotReplayed(probe.stopped_reason)
+        why = not_replayable(header)  # a general or package the verifier does not know: say so now
+        if why:
+            raise NotReplayed(why)
         return header
 
     def _check_changed(self, room: Room) -> None:

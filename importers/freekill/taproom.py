@@ -26,6 +26,7 @@ from importers.freekill.messages import Message
 from importers.freekill.settings import not_judged
 from importers.freekill.tap import MARKER, RoomTap, TapError, decode_payload, parse_log_line, parse_record
 from sgsverify.v1 import annotation_pb2 as apb
+from sgsverify.v1 import game_log_pb2 as pb
 
 if TYPE_CHECKING:
     from importers import Judged
@@ -54,6 +55,18 @@ class TapRoom:
     @property
     def judge(self) -> str:
         return judge_of(self.room)
+
+
+def not_replayable(header: pb.GameHeader) -> str:
+    """Why our engine cannot take a converted room's set-up (a general or package it does not know), or "": asked
+    of the verifier itself, as the set-up is read before the first event."""
+    from verifier import Verifier
+
+    try:
+        probe = Verifier(header)
+    except Exception as err:  # (LogFormatError, ValueError, ...: a set-up it cannot take)
+        return f"the verifier cannot take its set-up: {err}"
+    return probe.stopped_reason if probe.stopped_at is not None else ""
 
 
 def judge_of(room: RoomTap) -> str:
@@ -213,7 +226,7 @@ def _result(room: RoomTap, players: list[int]) -> tuple[bool, int, tuple[int, ..
 
 
 __all__ = ["FORMAT", "TAP", "TapRoom", "import_tap_room", "is_tap", "judge_of", "judged_room", "looks_like_tap",
-           "server_checks", "timeline"]
+           "not_replayable", "server_checks", "timeline"]
 
 
 def _brief(value: object, limit: int = 160) -> str:

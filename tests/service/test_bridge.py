@@ -408,7 +408,7 @@ def test_freekills_own_verdicts_are_printed_live_beside_ours(server: BackgroundS
                 f.writelines(lines[k:k + 500])
                 f.flush()
                 time.sleep(0.01)
-        wait_for(lambda: len(run.lines.of("stored")) == 2)
+        wait_for(lambda: len(run.lines.of("stored")) == 2, 300)  # (two real rooms, 14,000 records: a loaded machine)
     finally:
         run.stop()
     theirs = [(v["room"], v["record"], v["code"]) for v in run.lines.of("violation") if v.get("judge") == "freekill"]
