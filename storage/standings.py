@@ -16,6 +16,7 @@ from sqlalchemy.orm import selectinload
 from storage.models import SUBMISSION_RUN, Replay, Verdict
 from storage.store import (
     MAX_LABEL_LENGTH,
+    SERVER_FORMATS,
     InvalidQuery,
     Store,
     stored_scores,
@@ -102,7 +103,9 @@ def _game(replay: Replay, verdict: Verdict, exclude_violations: bool) -> Standin
     seats = replay.seats
     winners = {int(w) for w in verdict.winners.split()}
     note = ""
-    if replay.mode != MODE_IDENTITY:
+    if replay.log_format in SERVER_FORMATS:
+        note = "not replayed by this engine (judged by its server's own rules): not scored"
+    elif replay.mode != MODE_IDENTITY:
         note = "not an identity game: not scored"
     elif not verdict.finished:
         note = "unfinished: not scored"

@@ -170,3 +170,12 @@ def test_the_viewer_shows_freekills_records_and_its_verdicts(server: BackgroundS
         listed = client.get("/api/replays", params={"judged_by": "server", "tournament": "two-engines"}).json()
         assert [r["id"] for r in listed["replays"]] == [ext]
         assert client.get("/api/replays", params={"judged_by": "nobody"}).status_code == 400
+
+
+def test_standings_leave_a_record_this_engine_did_not_replay_unscored(server: BackgroundServer) -> None:
+    submit(server, tap(EXT), EXT, tournament="two-engines-standings")
+    submit(server, tap(STD), "standings.log", tournament="two-engines-standings")
+    with VerifierClient(server.address) as client:
+        games = {g.replay_id: g for g in client.standings("two-engines-standings").games}
+    notes = sorted(g.note for g in games.values())
+    assert notes == ["", "not replayed by this engine (judged by its server's own rules): not scored"]
