@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-service install native clean
+.PHONY: run test test-fast lint bench bench-service install native clean
 
 # Quiet: pip says nothing unless something fails (then it shows why).
 PIP := $(BIN)/pip --quiet --quiet --disable-pip-version-check --no-input
@@ -31,6 +31,11 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The inner loop: every test but the slow ones (tests/conftest.py: those that start a service, FreeKill's core or a
+# browser, valgrind, the fuzz families); `make test` runs everything, as CI does.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow" -n auto
 
 bench: $(STAMP)
 	$(BIN)/python bench/speed.py
