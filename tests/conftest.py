@@ -1,8 +1,8 @@
 """Which tests are slow: not in `make test-fast`, the inner loop (`pytest -m "not slow"`); `make test` runs them all.
 
 Slow are the tests that start a service, FreeKill's real core or a browser, run a benchmark under valgrind or a
-fuzzing family against a server, and a few single tests that take seconds each (measured: tests/README in
-docs/architecture.md's words, "Tests"). Marking by place keeps a new test in those folders slow without a word."""
+fuzzing family against a server, and a few single tests that take seconds each (pytest --durations). Marking by
+place keeps a new test in those folders slow without a word."""
 
 from __future__ import annotations
 
