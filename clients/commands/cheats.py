@@ -438,9 +438,9 @@ def register(sub: Any) -> None:
                        "cheat in its altered complete-recording log: mean, max, none, not followed); plus false "
                        "positives on the unaltered games. Exit status 1 if anything was missed or a clean game was "
                        "flagged.")
-    p.add_argument("--games", type=int, default=20, help="games per player count")
-    p.add_argument("--players", default="8", help="player count(s), 4 to 10, comma-separated (e.g. 5,8)")
-    p.add_argument("--seed", type=int, default=1, help="game i uses seed SEED+i")
+    p.add_argument("--games", type=int, default=20, help="games per player count (default 20)")
+    p.add_argument("--players", default="8", help="player count(s), 4 to 10, comma-separated (e.g. 5,8; default 8)")
+    p.add_argument("--seed", type=int, default=1, help="game i uses seed SEED+i (default 1)")
     p.add_argument("--kinds", default="", help="comma-separated cheat kinds (default: all); see --list")
     p.add_argument("--per-game", type=int, default=3, metavar="N",
                    help="most places per kind per game, spread over the game (default 3)")

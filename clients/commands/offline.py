@@ -63,8 +63,8 @@ def register(sub: Any) -> None:
     sp = sub.add_parser("selfplay", help="bots play complete games and write their logs",
                         description="Play games with random legal bots; every outcome is recorded.")
     sp.add_argument("--games", type=int, default=10, help="how many games to play and write (default 10)")
-    sp.add_argument("--players", type=int, default=8, help="4 to 10")
-    sp.add_argument("--seed", type=int, default=0, help="game i uses seed SEED+i")
+    sp.add_argument("--players", type=int, default=8, help="4 to 10 (default 8)")
+    sp.add_argument("--seed", type=int, default=0, help="game i uses seed SEED+i (default 0)")
     sp.add_argument("--out", type=Path, required=True, help="folder for the logs")
     sp.add_argument("--format", choices=["binary", "json"], default="binary",
                     help="binary protobuf (.pb, default) or its JSON mapping (.json)")

@@ -73,16 +73,18 @@ def register(sub: Any) -> None:
                        help="with a worker for every CPU (the default count), run each worker process on a "
                        "CPU of its own, in turn (default; --no-pin-workers or $SGS_VERIFY_PIN_WORKERS=0 leaves it "
                        "to the OS)")
-    serve.add_argument("--max-events", type=int, help="most events in one game ($SGS_VERIFY_MAX_EVENTS)")
+    serve.add_argument("--max-events", type=int, help="most events in one game ($SGS_VERIFY_MAX_EVENTS; default "
+                       "100000)")
     serve.add_argument("--max-message-bytes", type=int, help="largest request message "
-                       "($SGS_VERIFY_MAX_MESSAGE_BYTES)")
+                       "($SGS_VERIFY_MAX_MESSAGE_BYTES; default 16 MiB)")
     serve.add_argument("--max-stream-messages", type=int, help="most messages in one client stream "
-                       "($SGS_VERIFY_MAX_STREAM_MESSAGES)")
+                       "($SGS_VERIFY_MAX_STREAM_MESSAGES; default 10000)")
     serve.add_argument("--max-record-bytes", type=int, help="largest record of another engine taken (submit "
-                       "--from; $SGS_VERIFY_MAX_RECORD_BYTES)")
-    serve.add_argument("--deadline", type=float, help="longest verification, in seconds ($SGS_VERIFY_DEADLINE)")
+                       "--from; $SGS_VERIFY_MAX_RECORD_BYTES; default 64 MiB)")
+    serve.add_argument("--deadline", type=float, help="longest verification, in seconds ($SGS_VERIFY_DEADLINE; "
+                       "default 60)")
     serve.add_argument("--grace", type=float, help="seconds in-flight requests get to finish on SIGTERM "
-                       "($SGS_VERIFY_GRACE)")
+                       "($SGS_VERIFY_GRACE; default 30)")
     serve.add_argument("--migrate", action=argparse.BooleanOptionalAction, default=None,
                        help="apply schema migrations at start (default: for SQLite only; for PostgreSQL run "
                        "`sgs-verify db upgrade`)")
