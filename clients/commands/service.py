@@ -799,12 +799,12 @@ def checked_code(code: str) -> str:
     """--code as the catalogue spells it (any case taken); ValueError naming it when it is no violation code."""
     import difflib
 
-    from verifier.codes import CATALOGUE
+    from verifier.codes import CATALOGUE, SERVER_CHECK_CODES
 
     wanted = code.strip().upper()
-    if not wanted or wanted in CATALOGUE:
+    if not wanted or wanted in CATALOGUE or wanted in SERVER_CHECK_CODES:
         return wanted
-    close = difflib.get_close_matches(wanted, list(CATALOGUE), n=3)
+    close = difflib.get_close_matches(wanted, [*CATALOGUE, *SERVER_CHECK_CODES], n=3)
     hint = f"; did you mean {' or '.join(close)}?" if close else ""
     raise ValueError(f"--code {code!r} is not a violation code (docs/codes.md lists them){hint}")
 
@@ -848,10 +848,14 @@ def run_list(args: argparse.Namespace) -> int:
         return _fail(err)
     filters = list_filter(args)
     shown = 0
+    any_server = False
     notes: list[str] = []
     try:
         with connect(args) as client:
             total = client.list_page(filters, page_size=1).total_count
+            if total and not args.json:
+                print(f"{'replay':<12}  {'submitted (UTC)':<16}  {'tournament':<12}  {'events':>9}  {'violations':>8}  "
+                      f"{'codes':<24}  players")
             for info in client.list(filters, limit=args.limit or None):
                 shown += 1
                 if args.json:
@@ -863,14 +867,20 @@ def run_list(args: argparse.Namespace) -> int:
                 codes = codes_column(list(info.violation_codes))
                 # every player in full (the last column, so nothing after it needs aligning)
                 players = ",".join(s.player for s in info.seats)
+                # (a record our engine did not replay counts its server's records and refusals: marked *)
+                mark = "*" if info.judged_by == "server" else " "
+                any_server = any_server or info.judged_by == "server"
                 print(f"{info.id[:12]}  {when:%Y-%m-%d %H:%M}  {info.metadata.tournament or '-':<12.12}  "
-                      f"{info.event_count:6d} ev  {info.violation_count:3d} viol  {codes}  {players}")
+                      f"{info.event_count:6d} ev{mark} {info.violation_count:3d} viol  {codes}  {players}")
             if total == 0:
                 notes = why_nothing(client, filters)
     except (ServiceError, ValueError) as err:
         return _fail(err)
     if not args.json:
         print(f"{shown} of {total} matching replay(s)")
+        if any_server:
+            print("* not replayed by this engine: its server's records, and the client replies its rules refused "
+                  "(sgs-verify show ID)")
     for note in notes:
         print(f"sgs-verify: {note}", file=sys.stderr)
     return EXIT_CLEAN

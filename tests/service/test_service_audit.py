@@ -451,7 +451,7 @@ def test_list_shows_every_player_whole(stub: spb_grpc.VerifierServiceStub, servi
                                         metadata=spb.SubmissionMetadata(tournament="long-names")), timeout=60)
     assert cli.main(["list", "--server", service.address, "--tournament", "long-names"]) == 0
     out = capsys.readouterr().out
-    row = out.splitlines()[0]
+    row = out.splitlines()[1]  # (under the header row)
     assert row.endswith(",".join(s.player for s in log.header.seats))
 
 

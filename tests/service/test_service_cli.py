@@ -113,7 +113,7 @@ def test_serve_with_no_configuration_and_the_client_commands(env: dict[str, str]
         assert out.returncode == 1 and "SLASH_LIMIT" in out.stdout
         out = cli("list", *addr, "--violations", env=env)
         assert out.returncode == 0 and "1 of 1 matching" in out.stdout and "SLASH_LIMIT" in out.stdout
-        replay_id = out.stdout.split()[0]
+        replay_id = out.stdout.splitlines()[1].split()[0]  # (under the header row)
         out = cli("list", *addr, "--tournament", "cup", "--clean", env=env)
         assert "3 of 3 matching" in out.stdout
         out = cli("show", replay_id, *addr, env=env)
