@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 from google.protobuf import json_format
 
-from clients.client import ServiceError
-from clients.commands.service import EXIT_CLEAN, _fail, _server_option, connect
+from clients.client import ListFilter, ServiceError
+from clients.commands.service import EXIT_CLEAN, _fail, _server_option, connect, why_nothing
 from sgsverify.v1 import service_pb2 as spb
 
 
@@ -31,9 +32,13 @@ def register(sub: Any) -> None:
 
 
 def run_standings(args: argparse.Namespace) -> int:
+    notes: list[str] = []
     try:
         with connect(args) as client:
             res = client.standings(args.tournament, tenant=args.tenant, exclude_violations=args.exclude_violations)
+            if not res.games:
+                # (as list says it: a tournament label no stored replay has, most likely a typo)
+                notes = why_nothing(client, ListFilter(tournament=args.tournament, tenant=args.tenant))
     except (ServiceError, ValueError) as err:
         return _fail(err)
     if args.json:
@@ -42,6 +47,8 @@ def run_standings(args: argparse.Namespace) -> int:
     else:
         for line in standings_lines(res, args.games):
             print(line)
+    for note in notes:
+        print(f"sgs-verify: {note} (sgs-verify list shows the stored replays and their tournaments)", file=sys.stderr)
     return EXIT_CLEAN
 
 

@@ -192,6 +192,10 @@ def test_the_standings_command(tournament: Tournament, capsys: pytest.CaptureFix
     assert main(["standings", "--tournament", "spring-cup", "--json", *common]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [(p["player"], p["total"]) for p in doc["players"]] == [(r[1], r[2]) for r in EXPECTED]
+    # a tournament no replay has (a typo) gets a hint, as list gives one
+    assert main(["standings", "--tournament", "spring-cpu", *common]) == 0
+    said = capsys.readouterr()
+    assert "0 game(s)" in said.out and "no stored replay has --tournament 'spring-cpu'" in said.err
 
 
 def test_show_prints_the_scores(tournament: Tournament, capsys: pytest.CaptureFixture[str]) -> None:
