@@ -101,6 +101,7 @@ class VerificationServer:
         self.store_health: StoreHealth | None = None
         self.shared_limits: SharedLimits | None = None
         self.exposure: list[str] = []  # what a start on this configuration warns of
+        self.logged_warnings: list[str] = []  # the start's warnings said in the log (open mode, TLS expiry)
         # The viewer's connection bounds (service.web.server.HttpFrontend: max_connections, header_seconds), when
         # not the defaults (the tests' smaller ones).
         self.http_bounds: dict[str, Any] = {}
@@ -120,7 +121,7 @@ class VerificationServer:
         config = self.config
         outside = [f"{address} ({what})" for address, what in config.addresses() if not is_loopback(address)]
         if not outside:
-            return [] if tokens else ["authentication is OFF: no token exists and every address is loopback, so "
+            return [] if tokens else ["authentication is OFF: no active token exists and every address is loopback, so "
                                       "anyone on this machine may use every RPC (sgs-verify token create turns it on)"]
         missing = ([] if config.tls else ["TLS (--tls-cert, --tls-key)"]) + \
             ([] if tokens else ["tokens (none exists: sgs-verify token create)"])
@@ -149,9 +150,9 @@ class VerificationServer:
             loud = _open_mode_warnings(await asyncio.to_thread(open_mode_exposure, self.store)) if not tokens else []
             expiring = tls.expiry_warning(config)
             loud += [expiring] if expiring is not None else []
-            for warning in loud:  # (logged too: a service manager keeps the log, not always the start lines)
+            for warning in loud:  # (logged: a service manager keeps the log, not always the start lines)
                 log.warning("%s", warning)
-            self.exposure += loud
+            self.logged_warnings = loud  # (the start lines do not say them again: the log said them)
         except ValueError as err:
             await self._close_resources()
             raise ServerStartError(str(err)) from None
@@ -373,7 +374,7 @@ def describe_start(server: VerificationServer) -> str:
     transport = ("TLS, client certificates required" if config.tls_client_ca else "TLS") if config.tls else "plaintext"
     auth = server.auth
     access = ("bearer tokens required (sgs-verify token list)" if auth is not None and auth.required
-              else "OFF (no tokens)")
+              else "OFF (no active token)")
     lines = [f"sgs-verify: listening on {server.address} (gRPC, {transport}; health and reflection on)",
              f"sgs-verify: data in {where}",
              f"sgs-verify: authentication: {access}",

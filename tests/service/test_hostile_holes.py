@@ -189,7 +189,8 @@ def test_open_mode_is_the_default_tenant_only_and_says_so(tmp_path: Path) -> Non
         theirs = bravo.verify(play_game(13, 5))
     assert main(["token", "revoke", token.split("_")[1], "--db", url]) == 0
     with BackgroundServer(server_config(url, tmp_path, http_address="127.0.0.1:0")) as server:
-        said = describe_start(server.server)
+        # (the open-mode warnings are logged at start, once: the start lines do not repeat them)
+        said = describe_start(server.server) + "\n".join(server.server.logged_warnings)
         # The viewer's API goes through the same guard: the default tenant's replays only.
         import httpx
 
@@ -486,7 +487,8 @@ def test_an_expired_certificate_is_refused_and_one_expiring_soon_warned_of(tmp_p
         BackgroundServer(server_config(url, tmp_path, tls_cert=cert, tls_key=key)).start()
     cert, key = _cert(tmp_path / "soon", 5)
     with BackgroundServer(server_config(url, tmp_path, tls_cert=cert, tls_key=key)) as server:
-        said = describe_start(server.server)
+        # (the open-mode warnings are logged at start, once: the start lines do not repeat them)
+        said = describe_start(server.server) + "\n".join(server.server.logged_warnings)
         assert re.search(r"WARNING: the TLS certificate \S+ expires in 4\.9|5\.0 days", said), said
         days = server.server.metrics.registry.get_sample_value("sgs_verify_tls_certificate_days_left")
         assert days is not None and 4.9 < days <= 5.0
