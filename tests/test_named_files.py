@@ -123,3 +123,11 @@ def test_submit_and_live_report_a_fifo(fifo: Path) -> None:
     done = run(["live", "--server", "127.0.0.1:1", str(fifo)])
     assert done.returncode == 2
     assert "it is a FIFO (a named pipe), not a regular file: not read" in done.stderr
+
+
+def test_submit_to_a_service_that_is_not_there_says_so_once_with_a_hint(clean: Path) -> None:
+    """A newcomer who forgot `make run`: one line, not one raw gRPC error a file."""
+    done = run(["submit", "--server", "127.0.0.1:1", str(clean), str(clean), str(clean)])
+    assert done.returncode == 2
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "is the service running? `make run` starts one" in lines[0], done.stderr

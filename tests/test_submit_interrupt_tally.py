@@ -28,6 +28,9 @@ from sgsverify.v1 import service_pb2 as spb
 class _Client:
     address = "127.0.0.1:1"
 
+    def wait_ready(self, timeout: float = 10.0) -> None:
+        return None  # (a service that answers)
+
     def __enter__(self) -> _Client:
         return self
 

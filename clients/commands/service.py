@@ -25,6 +25,7 @@ from clients.client import (
     ListFilter,
     Metadata,
     ServiceError,
+    ServiceUnavailable,
     Submission,
     VerifierClient,
     default_server,
@@ -263,8 +264,14 @@ def _date(value: str) -> datetime:
     return at if at.tzinfo else at.replace(tzinfo=UTC)
 
 
+# Said after a service that does not answer: the usual cause on a newcomer's machine.
+UNREACHABLE_HINT = ("is the service running? `make run` starts one here; --server or $SGS_VERIFY_SERVER names "
+                    "another")
+
+
 def _fail(err: Exception) -> int:
-    print(f"sgs-verify: {err}", file=sys.stderr)
+    hint = f" ({UNREACHABLE_HINT})" if isinstance(err, ServiceUnavailable) else ""
+    print(f"sgs-verify: {err}{hint}", file=sys.stderr)
     return EXIT_FAILED
 
 
@@ -548,6 +555,13 @@ def run_submit(args: argparse.Namespace) -> int:
         client = connect(args)
     except ValueError as err:
         return _fail(err)
+    if any(not_regular(path) is None for path in files):  # (a FIFO alone is refused here, no server needed)
+        try:
+            # (one line for a service that is not there, not one raw gRPC error for each file)
+            client.wait_ready(timeout=5.0)
+        except ServiceUnavailable as err:
+            client.close()
+            return _fail(err)
     jobs = _submissions(client, files, args)
     bar = ProgressBar(len(jobs), "submitting ") if len(jobs) > 1 else None
 
