@@ -273,7 +273,8 @@ async function show() {
   const asked = ++page.asked;
   const { pos, view } = page;
   $("slider").value = String(pos);
-  $("position").textContent = pos < page.events ? `event ${pos} / ${page.events - 1}` : `end (${page.events} events)`;
+  // (said as the panel's title says it: "event 15 of 900", events counted from 0)
+  $("position").textContent = pos < page.events ? `event ${pos} of ${page.events}` : `end (${page.events} events)`;
   $("view").value = String(view);
   writeHash();
   markTimeline();
