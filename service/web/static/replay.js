@@ -362,6 +362,8 @@ async function start() {
       : await api(`/api/replays/${encodeURIComponent(replayId)}/timeline`);
   } catch (err) {
     $("verdict").innerHTML = `<p class="error">${esc(err.message)}</p> <a href="/">back to the replays</a>`;
+    // (nothing to move around in: the board, the controls and the timeline are not shown empty)
+    for (const el of document.querySelectorAll("main .main-col, main .timeline-panel")) el.hidden = true;
     return;
   }
   page.events = page.serverOnly ? page.replay.events.length : page.replay.info.event_count;
