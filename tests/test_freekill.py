@@ -416,3 +416,10 @@ def test_a_failure_quoting_a_huge_value_says_it_in_bounded_words() -> None:
     with pytest.raises(ImportFailure) as info:
         import_freekill("\n".join(lines).encode(), "huge.jsonl")
     assert len(str(info.value)) < 500 and "more characters" in str(info.value)
+
+
+def test_a_transcript_cut_mid_line_says_how_much_of_it_is_whole() -> None:
+    data = lzma.decompress((DATA / "transcripts" / "fk_rand_p4_35.jsonl.xz").read_bytes())[:30_000]
+    with pytest.raises(ImportFailure, match=r"line 212: the transcript ends in the middle of this line \(its 211 "
+                                            r"lines before it are whole"):
+        import_freekill(data, "cut.jsonl")

@@ -72,6 +72,10 @@ def read_transcript(
         try:
             obj = json.loads(text)
         except (json.JSONDecodeError, RecursionError) as err:
+            if not text.endswith("\n"):  # (the last line, with no newline: the file ends inside it)
+                raise TranscriptError(f"line {line_no}: the transcript ends in the middle of this line (its "
+                                      f"{line_no - 1} lines before it are whole: a file cut short, or still being "
+                                      f"written) ({err})") from None
             raise TranscriptError(f"line {line_no}: not JSON ({err})") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
             raise TranscriptError(f"line {line_no}: a transcript line is an object with a 'kind'")
