@@ -112,7 +112,7 @@ def main() -> None:
                 if game is not None:
                     games.append(game)
             print(file=sys.stderr)
-            wait_for(lambda: len(run.lines.of("stored")) + len(run.lines.of("uncheckable")) >= len(games), 900)
+            wait_for(lambda: run.settled(g.room_id for g in games), 900)
         finally:
             run.stop()
             log.close()

@@ -10,8 +10,8 @@ naming the player, the client's reply); no other client reply is refused; every 
 and stored whole with FreeKill's verdicts (judged_by server), none reported uncheckable
 (docs/freekill-bridge.md#two-engines).
 
-The same in a 国战 room (FreeKill's hegemony package, 6 players): the card cheats a modified client sends there are
-each refused live by FreeKill's rules, and the room stored with their verdicts.
+The same in a 国战 room (FreeKill's hegemony package, 6 players): the card cheats a modified client sends there (those
+illegal whatever the generals) are each refused live by FreeKill's rules, and the room stored with their verdicts.
 
 Needs $SGS_FREEKILL_CORE (or $SGS_FREEKILL_CORES), lua5.4 with lua-socket and lua-filesystem, and the peers'
 utility, standard_ex and shzl archives (and hegemony's, for the 国战 room) beside the core (or in
@@ -76,7 +76,7 @@ def played(core: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tup
             kinds = {c.kind for c in game.cheats}
             todo = [k for k in todo if k not in kinds]
             extras = [k for k in extras if k not in kinds]
-        wait_for(lambda: len(run.lines.of("stored")) + len(run.lines.of("uncheckable")) >= len(games), 300)
+        wait_for(lambda: run.settled(g.room_id for g in games), 300)
         yield games, run, server
     finally:
         run.stop()
@@ -120,8 +120,9 @@ def test_every_extension_room_is_stored_with_freekills_verdicts(
 
 HEGEMONY_PACKAGES = ("utility", "standard_ex", "shzl", "hegemony")  # (hegemony needs the other three)
 HEGEMONY_SETTINGS = {**SETTINGS, "gameMode": "new_heg_mode", "disabledPack": ["test_p_0"], "generalNum": 5}
-HEGEMONY_KINDS = ["not_held", "draw_pile", "second_slash", "jink_in_play", "peach_full_hp", "out_of_range",
-                  "two_targets"]
+# Kinds illegal whatever the generals: the host judges a second 杀, a 杀 out of range or at two targets by the
+# identity generals' and weapons' names it knows, and 国战's own (张飞's 咆哮 as ld__paoxiao, say) can make them legal.
+HEGEMONY_KINDS = ["not_held", "draw_pile", "jink_in_play", "peach_full_hp"]
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +148,7 @@ def hegemony(core: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[t
                         cheats=todo, settings=HEGEMONY_SETTINGS)
             games.append(game)
             todo = [k for k in todo if k not in {c.kind for c in game.cheats}] or list(HEGEMONY_KINDS)
-        wait_for(lambda: len(run.lines.of("stored")) + len(run.lines.of("uncheckable")) >= len(games), 300)
+        wait_for(lambda: run.settled(g.room_id for g in games), 300)
         yield games, run, server
     finally:
         run.stop()
@@ -157,7 +158,8 @@ def hegemony(core: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[t
 def test_a_hegemony_room_is_judged_live_by_freekills_rules(
         hegemony: tuple[list[GameRecord], Running, BackgroundServer]) -> None:
     games, run, server = hegemony
-    refused = {(g.room_id, c.seq): c for g in games for c in g.cheats if c.seq is not None}
+    # (a legal reply the host sent on the way to a cheat, the first 杀 before a second, is no cheat: "ok")
+    refused = {(g.room_id, c.seq): c for g in games for c in g.cheats if c.seq is not None and c.expected_code != "ok"}
     assert len({c.kind for c in refused.values()}) >= 3, sorted({c.kind for c in refused.values()})
     got = {(p["room"], p["record"]): p for p in run.lines.of("violation")}
     assert sorted(got) == sorted(refused)  # each cheat, and nothing else

@@ -69,7 +69,7 @@ def played(fk_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
                                  cheats=todo or list(CHEATS), log=log)
             games.append(game)
             todo = [k for k in todo if k not in {c.kind for c in game.cheats}]
-        wait_for(lambda: len(run.lines.of("stored")) + len(run.lines.of("uncheckable")) >= len(games), 300)
+        wait_for(lambda: run.settled(g.room_id for g in games), 300)
         yield log_path, games, run, server
     finally:
         run.stop()

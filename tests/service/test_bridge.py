@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +172,12 @@ class Running:
         self.bridge.start()  # following from here: the lines written next are read
         self.thread = threading.Thread(target=self.bridge.run)
         self.thread.start()
+
+    def settled(self, rooms: Iterable[int]) -> bool:
+        """Whether each of these rooms was stored or reported uncheckable (by room id: a room given up and played
+        again under another id may be stored too, once it has been silent long enough, and is no game of these)."""
+        done = {line["room"] for kind in ("stored", "uncheckable") for line in self.lines.of(kind)}
+        return set(rooms) <= done
 
     def stop(self) -> None:
         self.bridge.stop()
