@@ -72,9 +72,9 @@ class Judged:
 def server_timeline(fmt: str, data: bytes) -> list[tuple[int, str, str]]:
     """A stored record our engine did not replay (ServerRecord.format, .data), in words: (its position, kind,
     what it says) for each record, in order."""
-    if fmt == "fktap":
-        from importers.freekill.taproom import timeline
+    from importers.freekill.taproom import FORMAT, timeline
 
+    if fmt == FORMAT:
         return timeline(data)
     raise RecordError(f"no reader for records stored as {fmt!r}")
 

@@ -6,13 +6,12 @@ from datetime import UTC
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from service.judges import SERVER_CODES
 from service.regress import ReplayReport, ViolationAt
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
 from storage.store import InvalidQuery, ReplayFilter, ReplaySummary, RunInfo, SubmissionMetadata, judged_by
-from verifier.codes import CATALOGUE
+from verifier.codes import CATALOGUE, SERVER_CHECK_CODES
 
 
 def metadata_from(msg: spb.SubmissionMetadata) -> SubmissionMetadata:
@@ -80,7 +79,7 @@ def request_filter(req: spb.ListReplaysRequest, where: str) -> ReplayFilter:
 def violation_code_problem(code: str) -> str | None:
     """Why a violation_code filter can match nothing: it is not in the catalogue (docs/codes.md). A filter
     that silently matches nothing reads as "no such violation" when it was a typo."""
-    if not code or code in CATALOGUE or code in SERVER_CODES:
+    if not code or code in CATALOGUE or code in SERVER_CHECK_CODES:
         return None
     same = [name for name in CATALOGUE if name.lower() == code.strip().lower()]
     hint = f"; the codes are upper case: {same[0]}" if same else "; docs/codes.md lists them"

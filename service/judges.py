@@ -12,20 +12,16 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Final
 
 from importers import ServerRecord
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from storage.store import SERVER_FORMATS, NewReplay, SeatFacts, SubmissionMetadata, VerdictFacts, ViolationFacts
-from verifier.codes import SERVER_CHECK_CODES
 
 # Where a server check's violation points (its rule, for the stored rows and `show`).
 SERVER_RULE = "docs/freekill-bridge.md#two-engines"
 # The ruleset a record this engine does not replay is stored under (the recording engine's own).
 SERVER_RULESET = "freekill"
-# The codes of FreeKill's reply check, as its refusals are stored (docs/codes.md#server-checks).
-SERVER_CODES: Final = SERVER_CHECK_CODES
 _JUDGED = (apb.SERVER_VERDICT_OK, apb.SERVER_VERDICT_REFUSED)
 CLIENT = pb.DECISION_SOURCE_CLIENT
 
@@ -127,4 +123,4 @@ def server_only(server: ServerRecord, metadata: SubmissionMetadata) -> tuple[New
     return record, blob
 
 
-__all__ = ["SERVER_CODES", "SERVER_RULE", "SERVER_RULESET", "beside", "coverage", "server_only"]
+__all__ = ["SERVER_RULE", "SERVER_RULESET", "beside", "coverage", "server_only"]

@@ -856,21 +856,26 @@ class Bridge:
             self._stored_record(room, res)
             return
 
-    def _stored_record(self, room: Room, res: Any) -> None:
-        info, cov = res.info, res.replay.coverage
-        outcome = "finished" if info.result.finished else ("silent" if room.ended_why.startswith("silent")
-                                                           else "unfinished")
+    def _done(self, room: Room, replay: str, created: bool, violations: int, game_over: bool,
+              coverage: dict[str, int], *, judged_by: str) -> None:
+        """A room known stored: counted (its outcome, its client replies by who judged them), settled, and marked done
+        in the state directory, never sent again."""
+        outcome = "finished" if game_over else ("silent" if room.ended_why.startswith("silent") else "unfinished")
         self.metrics.rooms.labels(outcome).inc()
-        coverage = {"client_replies": cov.client_replies, "both": cov.judged_by_both,
-                    "engine": cov.judged_by_engine_only, "freekill": cov.judged_by_server_only,
-                    "neither": cov.judged_by_neither}
         for judge in JUDGED_BY:
             self.metrics.replies.labels(judge).inc(coverage[judge])
         if room.settle():
             self.metrics.rooms_open.dec()
-        self.state.mark(room.key, "done", {"replay": info.id, "created": res.created,
-                                           "violations": info.violation_count, "outcome": outcome,
-                                           "judged_by": "freekill", "first_line": self._first(room)})
+        self.state.mark(room.key, "done", {"replay": replay, "created": created, "violations": violations,
+                                           "outcome": outcome, "judged_by": judged_by, "first_line": self._first(room)})
+
+    def _stored_record(self, room: Room, res: Any) -> None:
+        info, cov = res.info, res.replay.coverage
+        coverage = {"client_replies": cov.client_replies, "both": cov.judged_by_both,
+                    "engine": cov.judged_by_engine_only, "freekill": cov.judged_by_server_only,
+                    "neither": cov.judged_by_neither}
+        self._done(room, info.id, res.created, info.violation_count, info.result.finished, coverage,
+                   judged_by="freekill")
         stored = "stored" if res.created else "already stored"
         self.out.emit("stored", f"room {room.room}: game {'over' if info.result.finished else 'not over'}, "
                       f"{info.violation_count} client repl{'y' if info.violation_count == 1 else 'ies'} refused by "
@@ -944,18 +949,10 @@ class Bridge:
     def _stored(self, room: Room, update: LiveUpdate) -> None:
         assert update.finished is not None
         info = update.finished.info
-        outcome = "finished" if update.game_over else ("silent" if room.ended_why.startswith("silent")
-                                                       else "unfinished")
-        self.metrics.rooms.labels(outcome).inc()
-        if room.settle():
-            self.metrics.rooms_open.dec()
-        self.state.mark(room.key, "done", {"replay": info.id, "created": update.finished.created,
-                                           "violations": info.violation_count, "outcome": outcome,
-                                           "first_line": self._first(room)})
-        stored = "stored" if update.finished.created else "already stored"
         coverage = self._coverage(room)
-        for judge in JUDGED_BY:
-            self.metrics.replies.labels(judge).inc(coverage[judge])
+        self._done(room, info.id, update.finished.created, info.violation_count, update.game_over, coverage,
+                   judged_by="both")
+        stored = "stored" if update.finished.created else "already stored"
         refused = sum(1 for c in room.tap.checks if c.refused and c.by == "client")
         self.out.emit("stored", f"room {room.room}: game {'over' if update.game_over else 'not over'}, "
                       f"{info.violation_count} violation(s)"

@@ -10,8 +10,6 @@ not have, a card or general it does not know), and keeps the checks either way.
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import lzma
 import re
@@ -21,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from importers.freekill.convert import ImportFailure
-from importers.freekill.limits import BoundedReader, TooLarge, XzReader, max_items, xz_memory
+from importers.freekill.limits import BoundedReader, TooLarge, max_items
 from importers.freekill.messages import Message
 from importers.freekill.settings import not_judged
 from importers.freekill.tap import MARKER, RoomTap, TapError, decode_payload, parse_log_line, parse_record
@@ -75,16 +73,10 @@ def judge_of(room: RoomTap) -> str:
     return f"FreeKill {meta.get('core') or '(core not named)'}, sgs-verify tap {meta.get('tap') or '?'}"
 
 
-def _opened(data: bytes, max_bytes: int) -> io.BufferedIOBase:
-    if data[:6] == b"\xfd7zXZ\x00":
-        return io.BufferedReader(XzReader(data, xz_memory(max_bytes)))
-    if data[:2] == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=io.BytesIO(data))
-    return io.BytesIO(data)
-
-
 def looks_like_tap(data: bytes, max_bytes: int) -> bool:
     """Whether ``data`` (maybe xz or gzip) begins as a tap log."""
+    from importers.freekill.api import _opened
+
     try:
         with _opened(data, max_bytes) as stream:
             return is_tap(stream.read(32))
@@ -95,7 +87,7 @@ def looks_like_tap(data: bytes, max_bytes: int) -> bool:
 def import_tap_room(data: bytes, name: str = "", *, max_bytes: int) -> TapRoom:
     """Read one room's tap lines (other lines of a freekill.log are passed over); ImportFailure when they are not
     one room's complete, readable records."""
-    from importers.freekill.api import needed
+    from importers.freekill.api import _opened, needed
 
     if len(data) > max_bytes:
         raise ImportFailure(f"the input is {len(data)} bytes; the limit is {max_bytes}")
