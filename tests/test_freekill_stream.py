@@ -21,7 +21,7 @@ import pytest
 from importers.freekill import import_freekill
 from importers.freekill.convert import DECISIONS, Stream
 from importers.freekill.fkrep import fkrep_from_transcript
-from importers.freekill.messages import BY_CLIENT, BY_NONE, REPLY
+from importers.freekill.messages import BY_AI, BY_CLIENT, BY_NONE, REPLY
 from importers.freekill.tap import read_tap, tap_lines, tap_records
 from importers.freekill.transcript import read_transcript
 from sgsverify.v1 import game_log_pb2 as pb
@@ -207,6 +207,36 @@ def test_a_declined_nullification_with_no_event_after_it_is_not_taken_for_the_ne
         assert events[i].source == pb.DECISION_SOURCE_CLIENT, i
     # the decline led to no decision: nothing between the two plays is seat 0's
     assert not any(stream.sources[i] > 200 and stream.sources[i] < 212 for i in range(len(events)))
+
+
+def test_an_answer_after_a_declined_one_makes_its_own_decision() -> None:
+    """Every answer that names a choice is said to be its maker's, in every shared game with those answers made by
+    clients and every declined one ("__cancel") by the AI: a "no" that made nothing (八卦阵 not invoked, a 护驾 闪
+    not given, a pause's EmptyRequest) is not taken for the decision of the same player's next answer. (Found by a
+    CI run of the live tests: a client's 杀 given as a 闪, its WRONG_CARD said to be on the AI's reply.) What the
+    AI's declines still make are FreeKill's defaults: a play phase ended, a card FreeKill picked."""
+    by_ai: dict[str, int] = {}
+    checked = 0
+    for game in GAMES:
+        records = list(tap_records(lines(game), room=1))
+        for r in records:
+            if r["kind"] == REPLY:
+                r["by"] = BY_AI if r.get("cancel") else BY_CLIENT
+        stream, events = converted(records)
+        declined = {r["seq"]: r["cmd"] for r in records if r["kind"] == REPLY and r.get("cancel")}
+        for reply, made in stream.reply_events.items():
+            ev = events[made]
+            checked += 1
+            if reply in declined:
+                assert ev.source == pb.DECISION_SOURCE_AI
+                key = f"{declined[reply]} -> {ev.WhichOneof('kind')}"
+                by_ai[key] = by_ai.get(key, 0) + 1
+            else:
+                assert ev.source == pb.DECISION_SOURCE_CLIENT, (game, reply, made, ev)
+    assert checked > 3_000
+    assert set(by_ai) <= {"PlayCard -> end_play_phase", "AskForCardChosen -> choose_cards",
+                          "AskForUseActiveSkill -> choose_cards", "AskForCardsChosen -> choose_cards",
+                          "AskForGuanxing -> choose_cards", "AskForAG -> choose_cards"}, by_ai
 
 
 def test_tap_lines_convert_to_the_transcripts_events() -> None:

@@ -85,6 +85,13 @@ DECISIONS = frozenset({"use_card", "respond", "decline", "choose_cards", "invoke
 # (a client replay holds none) gives none.
 DECISION_SOURCES = {BY_CLIENT: pb.DECISION_SOURCE_CLIENT, BY_AI: pb.DECISION_SOURCE_AI,
                     BY_NONE: pb.DECISION_SOURCE_DEFAULT}
+# Requests whose declined answer ("__cancel") is a "no" that makes nothing (declines are implicit in our log), so
+# a newer answer of the same player replaces it. A declined answer to any other request is FreeKill's default
+# (the end of a play phase, a card it picks, a suit it names for 反间), a decision that may be recorded after the
+# player's next answer (反间's suit after the card).
+DECLINABLE = frozenset({"AskForSkillInvoke", "AskForUseCard", "AskForResponseCard", "AskForUseActiveSkill"})
+# Requests that ask for no choice (FreeKill's pause while an animation plays): their answer is never a decision.
+NOT_ASKING = frozenset({"EmptyRequest"})
 
 
 class ImportFailure(ValueError):
@@ -188,8 +195,9 @@ class Converter:
         self.max_hp: dict[int, int] = {}
         # (seq, inferred, prompted): 无懈可击 targets, inferred and as the request named them (transcripts).
         self.prompted: list[tuple[int, int | None, int]] = []
-        # Each player's answers (record position, who made it) that no decision has taken yet.
-        self.answers: dict[int, list[tuple[int, pb.DecisionSource]]] = {}
+        # Each player's answers (record position, who made it, a "no" to a DECLINABLE request) that no decision
+        # has taken yet.
+        self.answers: dict[int, list[tuple[int, pb.DecisionSource, bool]]] = {}
 
     # ---------------------------------------------------------------- helpers
 
@@ -228,7 +236,7 @@ class Converter:
             # card of 五谷丰登 without asking; a client replay holds no replies) keeps no source.
             answers = self.answers.get(self.fk_player[getattr(ev, kind).seat])
             if answers:
-                reply, ev.source = answers.pop(0)
+                reply, ev.source, _ = answers.pop(0)
                 self.reply_events.setdefault(reply, len(self.events))
         self.events.append(ev)
         self.sources.append(self.seq)
@@ -360,8 +368,13 @@ class Converter:
             if msg.to:
                 self.replies[(msg.to[0], msg.cmd)] = msg
                 source = DECISION_SOURCES.get(msg.by)
-                if source is not None:
-                    self.answers.setdefault(msg.to[0], []).append((msg.seq, source))
+                if source is not None and msg.cmd not in NOT_ASKING:
+                    pending = self.answers.setdefault(msg.to[0], [])
+                    # The player answers again: a "no" of theirs that no decision took led to nothing. Kept, it
+                    # would be taken as the source of this answer's decision: a client's cheat said to be the AI's
+                    # (八卦阵 and a 护驾 闪 declined by the AI, then the client's answer: a CI run of the live tests).
+                    pending[:] = [a for a in pending if not a[2]]
+                    pending.append((msg.seq, source, msg.cmd in DECLINABLE and msg.data == "__cancel"))
                 if self.discards_nothing(msg):
                     # FreeKill discards what the reply names, here nothing, so no move shows the decision: the
                     # reply itself is the discard phase's answer (the rules then judge the count: HAND_LIMIT).
