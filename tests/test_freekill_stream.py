@@ -214,7 +214,8 @@ def test_an_answer_after_a_declined_one_makes_its_own_decision() -> None:
     clients and every declined one ("__cancel") by the AI: a "no" that made nothing (八卦阵 not invoked, a 护驾 闪
     not given, a pause's EmptyRequest) is not taken for the decision of the same player's next answer. (Found by a
     CI run of the live tests: a client's 杀 given as a 闪, its WRONG_CARD said to be on the AI's reply.) What the
-    AI's declines still make are FreeKill's defaults: a play phase ended, a card FreeKill picked."""
+    AI's declines still make are FreeKill's defaults: a play phase ended, a card FreeKill picked. (A "no" that
+    selects nothing, v0.5.22's AI declining 流离: tests/test_freekill_versions.py.)"""
     by_ai: dict[str, int] = {}
     checked = 0
     for game in GAMES:
@@ -222,8 +223,8 @@ def test_an_answer_after_a_declined_one_makes_its_own_decision() -> None:
         for r in records:
             if r["kind"] == REPLY:
                 r["by"] = BY_AI if r.get("cancel") else BY_CLIENT
-        stream, events = converted(records)
         declined = {r["seq"]: r["cmd"] for r in records if r["kind"] == REPLY and r.get("cancel")}
+        stream, events = converted(records)
         for reply, made in stream.reply_events.items():
             ev = events[made]
             checked += 1

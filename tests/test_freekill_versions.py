@@ -129,3 +129,29 @@ def test_fanjian_suit_is_read_from_v0522s_ask_for_choices() -> None:
     suits = [ev.choose_suit.suit for ev in old.log.events if ev.HasField("choose_suit")]
     assert suits and suits == [ev.choose_suit.suit for ev in new.log.events if ev.HasField("choose_suit")]
     assert not any("inferred" in n for n in new.notes if "反间" in n or "suit" in n)
+
+
+def test_v0522s_ai_declining_liuli_by_selecting_nothing_is_no_decision_of_the_clients_next_answer() -> None:
+    """A v0.5.22 room with a modified client (the live tests' cheat room 100): 大乔's 流离 is offered to
+    seat 3, whose AI declines it by selecting nothing (record 493: no card, no target, not "__cancel"); asked for 闪,
+    the client answers with a 杀 (497). The 杀 is the client's decision, flagged WRONG_CARD on it; the AI's "no" made
+    none. (Taken for the 杀's source, it put a client's cheat on the AI: a CI run of the live tests.)"""
+    from importers.freekill.convert import DECISIONS, convert
+    from importers.freekill.tap import read_tap
+
+    text = lzma.decompress((DATA.parent / "v0.5.22" / "cheats_liuli_p5.log.xz").read_bytes()).decode("utf-8")
+    room = read_tap(text.splitlines())[100]
+    replies = {m.seq: m for m in room.messages if m.kind == "reply"}
+    assert replies[493].cmd == "AskForUseActiveSkill" and replies[493].by == "ai" and replies[493].data != "__cancel"
+    assert replies[497].cmd == "AskForUseCard" and replies[497].by == "client"
+    conv = convert(room.messages)
+    made = conv.reply_events[497]
+    event = conv.log.events[made]
+    assert event.WhichOneof("kind") in DECISIONS and event.source == pb.DECISION_SOURCE_CLIENT
+    assert 493 not in conv.reply_events
+    replay = verify(conv.log)
+    assert [v.code for a in replay.annotations if a.index == made for v in a.violations] == ["WRONG_CARD"]
+    # every client reply that made a decision made one said to be the client's
+    clients = [seq for seq, m in replies.items() if m.by == "client" and seq in conv.reply_events]
+    assert len(clients) >= 5
+    assert all(conv.log.events[conv.reply_events[seq]].source == pb.DECISION_SOURCE_CLIENT for seq in clients)

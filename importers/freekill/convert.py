@@ -94,6 +94,21 @@ DECLINABLE = frozenset({"AskForSkillInvoke", "AskForUseCard", "AskForResponseCar
 NOT_ASKING = frozenset({"EmptyRequest"})
 
 
+def says_no(reply: Message) -> bool:
+    """Is ``reply`` a "no" to a DECLINABLE request: declined, or a selection of nothing (FreeKill's AI from v0.5.22
+    answers 流离 it does not use with no card and no target, ``{"card": {"skill": ..., "subcards": []}}``)?"""
+    if reply.cmd not in DECLINABLE:
+        return False
+    answer = reply.data
+    if answer == "__cancel":
+        return True
+    if not isinstance(answer, dict) or set(answer) - {"card", "targets"} or answer.get("targets"):
+        return False
+    card = answer.get("card")
+    return card is None or (isinstance(card, dict) and not set(card) - {"skill", "subcards"}
+                            and not card.get("subcards"))
+
+
 class ImportFailure(ValueError):
     """The record cannot be turned into a log (with what and where)."""
 
@@ -374,7 +389,7 @@ class Converter:
                     # would be taken as the source of this answer's decision: a client's cheat said to be the AI's
                     # (八卦阵 and a 护驾 闪 declined by the AI, then the client's answer: a CI run of the live tests).
                     pending[:] = [a for a in pending if not a[2]]
-                    pending.append((msg.seq, source, msg.cmd in DECLINABLE and msg.data == "__cancel"))
+                    pending.append((msg.seq, source, says_no(msg)))
                 if self.discards_nothing(msg):
                     # FreeKill discards what the reply names, here nothing, so no move shows the decision: the
                     # reply itself is the discard phase's answer (the rules then judge the count: HAND_LIMIT).
