@@ -153,6 +153,7 @@ class _Trick:
 @dataclass(slots=True)
 class _Yiji:
     seat: int  # whose 遗计 is giving its two cards
+    drawn: bool = False  # its two cards drawn (later than the invocation when the pile was short: a reshuffle)
 
 
 class Converter:
@@ -454,6 +455,8 @@ class Converter:
         # and the pile is empty: the same draws. The reshuffle is recorded when our engine makes it.
         self.reshuffle = [self.card(c) for c in order[kept:]]
         self.kept = kept
+        if self.yiji is not None and not self.yiji.drawn:
+            self.yiji_draw()  # (the pile was short when 遗计 was invoked: FreeKill reshuffled to draw its cards)
 
     def on_SyncDrawPile(self, data: Any) -> None:
         self.draw_pile = list(data)
@@ -880,9 +883,9 @@ class Converter:
         self.open_invokes[name] = inv
         if name == "yiji":
             self.yiji = _Yiji(seat)
-            self.take_from_pile(2)
-            self.emit(pb.Event(draw_cards=pb.DrawCards(seat=seat, cards=[self.card(c) for c in self.draw_pile[:2]],
-                                                       reason=pb.DRAW_REASON_SKILL)))
+            if len(self.draw_pile) >= 2:
+                self.yiji_draw()
+            # else FreeKill reshuffles first (ShuffleDrawPile, after this line): the two cards are known then
         elif name == "guanxing":
             self.guanxing = seat
 
@@ -921,6 +924,14 @@ class Converter:
             v = card.virtual
             card.virtual.CopyFrom(pb.VirtualCard(name="fire_slash", subcards=list(v.subcards), skill="fan",
                                                  base_skill=v.skill))
+
+    def yiji_draw(self) -> None:
+        """遗计's two cards, the top of the pile, drawn as it is invoked."""
+        assert self.yiji is not None
+        self.yiji.drawn = True
+        self.take_from_pile(2)
+        self.emit(pb.Event(draw_cards=pb.DrawCards(seat=self.yiji.seat, reason=pb.DRAW_REASON_SKILL,
+                                                   cards=[self.card(c) for c in self.draw_pile[:2]])))
 
     def yiji_give(self, fk_ids: list[int], to: Any) -> None:
         assert self.yiji is not None
