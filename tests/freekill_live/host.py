@@ -921,10 +921,20 @@ CHECK_CODES: dict[str, str] = {
     "general_not_offered": "FK_NOT_OFFERED",  # the lord picks 界孙权 though not among the candidates
     "skill_twice": "FK_NOT_SELECTABLE",       # 界制衡 (once a play phase) a second time
     "card_chosen_elsewhere": "FK_NOT_OFFERED",  # asked to choose a card of a player's, one from the draw pile
+    "choice_not_offered": "FK_OPTION_NOT_OFFERED",  # asked to choose among options (AskForChoice), another one
 }
 # the lord's general the host forces, and its once-a-phase skill it then uses twice
 FORCED_GENERAL, TWICE_SKILL = "ex__sunquan", "ex__zhiheng"
-EXTRA_CHEATS = frozenset({"general_not_offered", "skill_twice", "card_chosen_elsewhere"})
+EXTRA_CHEATS = frozenset({"general_not_offered", "skill_twice", "card_chosen_elsewhere", "choice_not_offered"})
+# An AskForChoice is announced by its skill's name (MoveFocus), which many other requests share: the host takes such
+# a request as a modified client would, declines it when it is not a choice (a decline is always the player's to
+# make: FreeKill's default; a skill's invocation it accepts, to reach the choice after it), and stops on a name that
+# led to none twice. At most this many declines a name, and requests taken a game.
+CHOICE_PROBES_A_NAME, CHOICE_PROBES_A_GAME = 2, 24
+# The skills of the extension room's pool whose requests include an AskForChoice (FreeKill's focus text, the skill's
+# name; "trigger": two skills of one player triggered at once), and the general the host seats for one of them.
+CHOICE_SKILLS = frozenset({"benghuai", "yinghun", "guhuo", "wumou", "zhiji", "qinyin", "trigger", "#kylin_bow_skill"})
+CHOICE_GENERAL = "dongzhuo"
 
 
 def peer_archive(core: str | Path, name: str) -> Path | None:
@@ -985,6 +995,9 @@ class CheckHost(Host):
         if unknown:
             raise ValueError(f"unknown extra cheats {sorted(unknown)}")
         self.twice_state: dict[int, int] = {}  # seat -> uses of TWICE_SKILL the host sent this phase
+        self.choice_misses: dict[str, int] = {}  # focus text -> requests other than a choice it announced
+        self.choice_probes = 0
+        self.asked_index: dict[int, int] = {}  # conn -> its planned request's index in view.requests
         self.extra_pending: dict[int, tuple[str, Any, bool]] = {}  # conn -> (kind, reply, is_cheat)
         self.cpu_seconds: float | None = None
 
@@ -1008,10 +1021,18 @@ class CheckHost(Host):
         if isinstance(value, list) and len(value) >= 2 and isinstance(value[0], list) and value[0] and self.extras:
             # (the lord chooses alone, among lords; the others all at once: the first of them is played here)
             seats = value[0]
+            choosing = str(value[1]) == "AskForGeneral" and len(seats) > 1
+            if choosing and "choice_not_offered" in self.extras:
+                # The last of them takes 董卓, whose 崩坏 asks a choice (AskForChoice) at his first end phase: his 8
+                # HP are never the least. A cheat unless he was offered (as the first one's pick, below).
+                self.call("SetPlayerState", [self.room_id, seats[-1], ONLINE])
+                self.extra_pending[self.conn_of[seats[-1]]] = ("general_not_offered", [CHOICE_GENERAL], True)
             plan = self.plan_extra(seats[0], str(value[1]), len(seats))
             if plan is not None:
                 self.call("SetPlayerState", [self.room_id, seats[0], ONLINE])
                 self.extra_pending[self.conn_of[seats[0]]] = plan
+                return
+            if choosing:
                 return
         super().on_focus(value)
 
@@ -1025,6 +1046,10 @@ class CheckHost(Host):
         if asked == 1 and focus == "AskForCardChosen" and "card_chosen_elsewhere" in self.extras and t.draw_pile():
             self.extras.discard("card_chosen_elsewhere")  # (过河拆桥, 顺手牵羊 and the like: a card of another's)
             return "card_chosen_elsewhere", t.draw_pile()[0], True
+        if asked == 1 and "choice_not_offered" in self.extras and focus in CHOICE_SKILLS \
+                and pid not in t.dead and self.choice_misses.get(focus, 0) < CHOICE_PROBES_A_NAME \
+                and self.choice_probes < CHOICE_PROBES_A_GAME:
+            return "choice_probe", focus, False
         if asked != 1 or focus != "PlayCard" or "skill_twice" not in self.extras:
             return None
         if pid in t.dead or t.phase.get(pid) != 5:
@@ -1051,9 +1076,10 @@ class CheckHost(Host):
         cmd = plain(command)
         pid = self.pid_of[conn]
         self.view.requests.append((pid, cmd, bytes(data), int(timeout)))
+        self.asked_index[conn] = len(self.view.requests) - 1  # (two seats may be asked before either answers)
         wanted = ("AskForGeneral", "CustomDialog") if plan[0] == "general_not_offered" else \
             ("AskForCardChosen",) if plan[0] == "card_chosen_elsewhere" else ("PlayCard",)
-        if cmd not in wanted:
+        if cmd not in wanted and plan[0] != "choice_probe":  # (a probe takes whatever its skill asks)
             self.anomalies.append(f"seat {pid} was switched Online for {wanted} but was asked {cmd} first")
 
     def m_ServerPlayer_waitForReply(self, conn: int, _timeout: int = 0) -> Any:
@@ -1063,7 +1089,9 @@ class CheckHost(Host):
         pid = self.pid_of[conn]
         self.call("SetPlayerState", [self.room_id, pid, TRUST])
         kind, reply, is_cheat = plan
-        index = len(self.view.requests) - 1
+        index = self.asked_index.pop(conn, len(self.view.requests) - 1)
+        if kind == "choice_probe":
+            return self.answer_probe(pid, str(reply), index)
         if kind == "general_not_offered":
             offered = plain(cbor.decode(self.view.requests[index][2], skip_tags=True))
             if self.view.requests[index][1] == "CustomDialog":  # (v0.5.22: a dialog, answered "g", "kingdom,")
@@ -1078,6 +1106,34 @@ class CheckHost(Host):
         payload = cbor.encode(reply)
         self.view.online_replies.append((pid, payload))
         self.cheats.append(Cheat(kind, pid, reply, index, CHECK_CODES[kind] if is_cheat else "ok"))
+        return payload
+
+
+    def answer_probe(self, pid: int, focus: str, index: int) -> str | bytes:
+        """A request taken on its skill's name: an AskForChoice is answered with an option it did not offer (one
+        it shows greyed out when it has one: what a modified client can click); any other request is declined."""
+        cmd, data = self.view.requests[index][1], self.view.requests[index][2]
+        self.choice_probes += 1
+        if cmd == "AskForSkillInvoke":  # yes: the skill goes on to its choice (the next request on its name)
+            self.view.online_replies.append((pid, cbor.encode("1")))
+            self.cheats.append(Cheat("choice_probe_invoked", pid, {"focus": focus, "request": cmd}, index, "ok"))
+            return cbor.encode("1")
+        # (AskForChoices from v0.5.22 for some: the options first as well, answered with a list of them)
+        request = plain(cbor.decode(data, skip_tags=True)) if cmd in ("AskForChoice", "AskForChoices") else None
+        if not (isinstance(request, list) and request and isinstance(request[0], list)):
+            self.choice_misses[focus] = self.choice_misses.get(focus, 0) + 1
+            self.view.online_replies.append((pid, b"__cancel"))
+            self.cheats.append(Cheat("choice_probe_declined", pid, {"focus": focus, "request": cmd}, index, "ok"))
+            return "__cancel"  # (a decline: the request's default, the player's to choose; the check passes it)
+        offered = [str(c) for c in request[0]]
+        greyed = [str(c) for c in request[1]] if len(request) > 1 and isinstance(request[1], list) else []
+        choice = next((c for c in greyed if c not in offered), f"{offered[0]}_not_offered")
+        self.extras.discard("choice_not_offered")
+        # (a client's reply is CBOR, the option's text: FreeKill decodes what it can, receive_decode aside)
+        payload = cbor.encode(choice if cmd == "AskForChoice" else [choice])
+        self.view.online_replies.append((pid, payload))
+        self.cheats.append(Cheat("choice_not_offered", pid, {"choice": choice, "offered": offered}, index,
+                                 CHECK_CODES["choice_not_offered"]))
         return payload
 
 

@@ -4,9 +4,9 @@ with the tap and its reply check, while `sgs-verify bridge` follows the log into
 
 A modified client's replies of many kinds (host.CHEATS's card cheats, a reply answering the wrong request, a discard
 one card short, a second 乐不思蜀 on one character when a game offers it, and the extension room's own: a general not
-offered, 界制衡 twice in a phase, a card chosen from an area not offered) are each printed live as FreeKill's rules
-refused them (the check's code, at the reply's record,
-naming the player, the client's reply); no other client reply is refused; every room is said `not_replayed` once
+offered, 界制衡 twice in a phase, a card chosen from an area not offered, an option 崩坏's AskForChoice did not offer)
+are each printed live as FreeKill's rules refused them (the check's code, at the reply's record, naming the player,
+the client's reply); no other client reply is refused; every room is said `not_replayed` once
 and stored whole with FreeKill's verdicts (judged_by server), none reported uncheckable
 (docs/freekill-bridge.md#two-engines).
 
@@ -46,7 +46,7 @@ pytestmark = pytest.mark.timeout(1800)
 
 KINDS = ["not_held", "draw_pile", "second_slash", "two_targets", "jink_in_play", "snatch_far", "out_of_range",
          "peach_full_hp", "dismantle_self", "duel_self", "wrong_answer", "discard_short", "duplicate_delayed"]
-EXTRAS = ["general_not_offered", "skill_twice", "card_chosen_elsewhere"]
+EXTRAS = ["general_not_offered", "skill_twice", "card_chosen_elsewhere", "choice_not_offered"]
 ROOMS_MAX = 6  # rooms tried until ten kinds found their moment
 TOURNAMENT = "fk-ext"
 
@@ -89,7 +89,7 @@ def test_each_cheat_in_an_extension_room_is_refused_live_by_freekills_rules(
     cheats = [(g.room_id, c) for g in games for c in g.cheats if c.seq is not None]
     refused = {(room, c.seq): c for room, c in cheats if c.expected_code != "ok"}  # ("ok": an extra turned legal)
     kinds = {c.kind for c in refused.values()}
-    assert len(kinds) >= 10 and {"card_chosen_elsewhere", "skill_twice"} <= kinds, sorted(kinds)
+    assert len(kinds) >= 10 and {"card_chosen_elsewhere", "skill_twice", "choice_not_offered"} <= kinds, sorted(kinds)
     printed = run.lines.of("violation")
     assert all(p.get("judge") == "freekill" for p in printed)  # (this engine replays none of these rooms)
     got = {(p["room"], p["record"]): p for p in printed}

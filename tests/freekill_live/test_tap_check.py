@@ -42,7 +42,7 @@ GAMES_MAX = 6  # games tried until every (not rare) kind of cheat found its mome
 GAME_TIMEOUT_S = 120.0
 TRIES = 3
 EXTENSION_CHEATS = ["not_held", "draw_pile", "skill_not_owned", "discard_short", "peach_full_hp"]
-EXTENSION_EXTRAS = ["general_not_offered", "skill_twice"]
+EXTENSION_EXTRAS = ["general_not_offered", "skill_twice", "choice_not_offered"]
 
 
 def play(**kwargs: Any) -> GameRecord:
@@ -160,7 +160,8 @@ def extension_games(core: Path, tmp_path_factory: pytest.TempPathFactory) -> lis
 
 def test_an_extension_room_refuses_cheats(extension_games: list[GameRecord]) -> None:
     placed = {c.kind for g in extension_games for c in g.cheats}
-    assert placed >= {"skill_twice", "general_not_offered"} and len(placed & set(EXTENSION_CHEATS)) >= 3, placed
+    assert placed >= {"skill_twice", "general_not_offered", "choice_not_offered"}, placed
+    assert len(placed & set(EXTENSION_CHEATS)) >= 3, placed
     for game in extension_games:
         assert game.over and not game.anomalies
         checks = checks_of(game)
@@ -169,7 +170,9 @@ def test_an_extension_room_refuses_cheats(extension_games: list[GameRecord]) -> 
         for cheat in game.cheats:
             assert cheat.seq is not None, f"{cheat.kind}: no reply record"
             check = checks[cheat.seq]
-            if cheat.expected_code == "ok":  # the legal first 界制衡; a general that happened to be offered
+            # "ok": the legal first 界制衡; a general that happened to be offered; a skill's request the host took
+            # looking for its choice, declined or invoked (a decline or a yes is always the player's to give)
+            if cheat.expected_code == "ok":
                 assert check["verdict"] == "ok", f"{cheat.kind}: {check}"
             else:
                 want = CHECK_CODES[cheat.kind]
