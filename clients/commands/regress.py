@@ -222,6 +222,18 @@ def run_remote(args: argparse.Namespace) -> int:
     return EXIT_CHANGED if summary.changed else EXIT_UNCHANGED
 
 
+def _saved(store: Any, run: str | None, size: int) -> str:
+    """What an interrupted named run has kept, from the store (the progress bar counts the chunks reported, and
+    the workers may have saved more since)."""
+    if not run:
+        return ""
+    try:
+        saved = len(store.run_ids(run))
+    except Exception:  # (the database may be what went away: the message must still be printed)
+        return ""
+    return f": {saved}" + (f" of {size}" if size else "") + f" replay(s) saved in run {run!r}"
+
+
 def run_regress(args: argparse.Namespace) -> int:
     if args.server and args.list_runs:
         return list_runs_remote(args)
@@ -241,9 +253,11 @@ def run_regress(args: argparse.Namespace) -> int:
         return _fail(failure)
     bar: ProgressBar | None = None
     base = 0
+    size = 0
 
     def progress(done: int, total: int) -> None:
-        nonlocal bar, base
+        nonlocal bar, base, size
+        size = total
         if bar is None:
             base = done
             bar = ProgressBar(total - done, f"regress ({done} resumed) " if done else "regress ")
@@ -274,7 +288,7 @@ def run_regress(args: argparse.Namespace) -> int:
                 bar.clear()
             resume = (f"; run `sgs-verify regress --run {args.run_name}` again to resume" if args.run_name
                       else " (give --run NAME to make a run resumable)")
-            print(f"interrupted{resume}", file=sys.stderr)
+            print(f"interrupted{_saved(store, args.run_name, size)}{resume}", file=sys.stderr)
             return 130
         finally:
             if bar is not None:

@@ -235,6 +235,24 @@ def test_cli(store: Store, capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.startswith(f"v: {len(GAMES)} replay(s)")
 
 
+@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
+def test_an_interrupted_run_says_what_it_saved(store: Store, capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C after the first chunk: the message counts the replays the store holds for the run, not the progress
+    bar's (a newcomer's interrupted run showed 64/222 when 144 were saved), and says how to resume."""
+
+    class InterruptingLocal(Interrupting):
+        def __init__(self, jobs: int) -> None:
+            self.chunk_size = 5
+
+    monkeypatch.setattr("service.regress.LocalBackend", InterruptingLocal)
+    url = store.engine.url.render_as_string(hide_password=False)
+    assert main(["regress", "--db", url, "--jobs", "0", "--run", "cut"]) == 130
+    err = capsys.readouterr().err
+    assert f"interrupted: 5 of {len(GAMES)} replay(s) saved in run 'cut'" in err, err
+    assert "run `sgs-verify regress --run cut` again to resume" in err
+
+
 def _dask_or_skip() -> None:
     try:
         import distributed  # noqa: F401
