@@ -150,7 +150,9 @@ def test_v0522s_ai_declining_liuli_by_selecting_nothing_is_no_decision_of_the_cl
     assert event.WhichOneof("kind") in DECISIONS and event.source == pb.DECISION_SOURCE_CLIENT
     assert 493 not in conv.reply_events
     replay = verify(conv.log)
-    assert [v.code for a in replay.annotations if a.index == made for v in a.violations] == ["WRONG_CARD"]
+    found = [v for a in replay.annotations if a.index == made for v in a.violations]
+    assert [v.code for v in found] == ["WRONG_CARD"]
+    assert "it needs 闪 (jink)" in found[0].message  # (the card named as the viewer names cards, and as the log does)
     # every client reply that made a decision made one said to be the client's
     clients = [seq for seq, m in replies.items() if m.by == "client" and seq in conv.reply_events]
     assert len(clients) >= 5

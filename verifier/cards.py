@@ -125,6 +125,19 @@ def all_cards() -> dict[int, CardDef]:
 
 
 @cache
+def _names_zh() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for card in sorted(all_cards().values(), key=lambda c: c.id):
+        out.setdefault(card.name, card.name_zh)
+    return out
+
+
+def card_name_zh(name: str) -> str:
+    """A card name's Chinese, as cards are labelled (闪 for jink); the name itself when no deck has it."""
+    return _names_zh().get(name, name)
+
+
+@cache
 def data_fingerprint() -> str:
     """A hash of the shipped data tables: part of the engine's identity."""
     h = hashlib.sha256()

@@ -16,7 +16,7 @@ from typing import ClassVar
 from mypy_extensions import mypyc_attr
 
 from sgsverify.v1 import game_log_pb2 as pb
-from verifier.cards import CardDef, Color, Suit, color_of
+from verifier.cards import CardDef, Color, Suit, card_name_zh, color_of
 from verifier.engine.game import DamageInfo, Game, Settle, Trigger, Violation
 from verifier.engine.requests import SKILL_ANSWERS, UNANSWERED, card_request, name_matches, offer_request
 
@@ -647,7 +647,8 @@ class Ruleset:
                 continue
             if card.name not in names and not (card.name.endswith("slash") and "slash" in names):
                 if game.report([Violation("WRONG_CARD", f"seat {seat} answered {reason} with "
-                                          f"{game.used_card_label(card)}; it needs {' or '.join(sorted(names))}",
+                                          f"{game.used_card_label(card)}; it needs "
+                                          f"{' or '.join(f'{card_name_zh(n)} ({n})' for n in sorted(names))}",
                                           seat, card.ids[0] if card.ids else None, hard=True)], can_carry_out=True):
                     continue
                 # A server's record: the card was spent as the answer, and the server settled it as FreeKill does.
