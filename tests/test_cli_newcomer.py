@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from clients.cli import main
-from clients.files import FREEKILL_REPLAY, FREEKILL_TRANSCRIPT, freekill_kind
+from importers.freekill import FKREP, TRANSCRIPT, sniff
 from verifier import engine_version
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -177,16 +177,16 @@ def test_freekill_records_are_told_by_their_content(tmp_path: Path) -> None:
     ours = run("check", "--from", "sgs-verify", str(renamed))
     assert ours.returncode == 2
     assert "this looks like a FreeKill transcript: use --from freekill" in ours.stderr
-    assert freekill_kind(transcript.read_bytes()) == FREEKILL_TRANSCRIPT
-    assert freekill_kind(compressed.read_bytes()) == FREEKILL_TRANSCRIPT
-    assert freekill_kind(EXAMPLE.read_bytes()) is None
-    assert freekill_kind(b'{"header": {}}\n') is None
+    assert sniff(transcript.read_bytes()) == TRANSCRIPT
+    assert sniff(compressed.read_bytes()) == TRANSCRIPT
+    assert sniff(EXAMPLE.read_bytes()) is None
+    assert sniff(b'{"header": {}}\n') is None
 
 
 def test_a_client_replay_is_told_by_its_content() -> None:
     from importers.freekill.fkrep import qcompress
 
-    assert freekill_kind(qcompress(b"\xa1\x61a\x01" * 10)) == FREEKILL_REPLAY
+    assert sniff(qcompress(b"\xa1\x61a\x01" * 10)) == FKREP
 
 
 # ---------------------------------------------------------------------------------------- first run

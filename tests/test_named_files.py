@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from clients.files import freekill_kind, is_unambiguous_freekill, not_regular, read_named_file
+from clients.files import not_regular, read_named_file
+from importers.freekill import sniff, unambiguous
 from tests.test_malformed import run_cli, valid_binary_log
 from verifier.logio import LogFormatError
 
@@ -52,8 +53,8 @@ def fifo(tmp_path: Path) -> Path:
 
 def test_the_detection_takes_deep_json_for_no_freekill_record() -> None:
     for data in (nested_json_log(2_000), nested_meta_line(2_000), nested_meta_line(100_000)):
-        assert freekill_kind(data) is None
-        assert not is_unambiguous_freekill(data)
+        assert sniff(data) is None
+        assert not unambiguous(data)
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

@@ -17,13 +17,11 @@ from google.protobuf import json_format
 
 from clients import interrupts
 from clients.commands.options import card_packages, positive_int, protected_seat_option
+from clients.commands.records import format_hint, is_freekill_record, may_be_freekill_record
 from clients.files import (
     LOG_SUFFIXES,
     RECORD_SUFFIXES,
     expand_folders,
-    format_hint,
-    freekill_kind,
-    is_unambiguous_freekill,
     read_named_file,
 )
 from importers import ENGINES, RecordError, importer_of_all
@@ -107,7 +105,7 @@ def read_logs(path: Path, max_events: int, source: str = "sgs-verify") -> list[E
     a FIFO is not opened, which would wait for a writer)."""
     if source == AUTO:
         data = read_named_file(path, max(MAX_LOG_BYTES, MAX_RECORD_BYTES))
-        if is_unambiguous_freekill(data):
+        if is_freekill_record(data):
             entries = _imported(data, path, "freekill")
         else:
             if len(data) > MAX_LOG_BYTES:
@@ -115,7 +113,7 @@ def read_logs(path: Path, max_events: int, source: str = "sgs-verify") -> list[E
             try:
                 entries = [(str(path), load_log(data))]
             except LogFormatError:
-                if freekill_kind(data) is None:
+                if not may_be_freekill_record(data):
                     raise
                 entries = _imported(data, path, "freekill")
     elif source == "sgs-verify":

@@ -31,13 +31,11 @@ from clients.client import (
     default_server,
     retrying,
 )
+from clients.commands.records import format_hint, is_freekill_record, may_be_freekill_record
 from clients.files import (
     LOG_SUFFIXES,
     RECORD_SUFFIXES,
     expand_folders,
-    format_hint,
-    freekill_kind,
-    is_unambiguous_freekill,
     not_regular,
     read_named_file,
 )
@@ -445,16 +443,16 @@ def _submit_one(client: VerifierClient, path: Path, args: argparse.Namespace) ->
     data = read_named_file(path, max(MAX_LOG_BYTES, MAX_RECORD_BYTES) if source == "auto" else
                            MAX_LOG_BYTES if source == "sgs-verify" else MAX_RECORD_BYTES)
     if source == "auto":
-        # Told by content (clients/files.py); a .fk.rep could be taken for a binary log, so it is one only
+        # Told by content (clients/commands/records.py); a .fk.rep could be taken for a binary log, so it is one only
         # when it does not load as a log.
         source = "sgs-verify"
-        if is_unambiguous_freekill(data):
+        if is_freekill_record(data):
             source = "freekill"
         else:
             try:
                 load_log(data)
             except LogFormatError:
-                if freekill_kind(data) is not None:
+                if may_be_freekill_record(data):
                     source = "freekill"
         if source == "sgs-verify" and len(data) > MAX_LOG_BYTES:
             read_named_file(path, MAX_LOG_BYTES)  # raises the usual "larger than" error

@@ -5,8 +5,19 @@ client's database of replays -> our logs.
 input (a database holds several) (api.py); ``sgs-verify import freekill`` the command.
 """
 
-from importers.freekill.api import DATABASE, FKREP, TRANSCRIPT, Imported, Record, import_freekill, import_records
+from importers.freekill.api import (
+    DATABASE,
+    FKREP,
+    KIND_NAMES,
+    TRANSCRIPT,
+    Imported,
+    Record,
+    import_freekill,
+    import_records,
+    sniff,
+    unambiguous,
+)
 from importers.freekill.convert import ImportFailure
 
-__all__ = ["DATABASE", "FKREP", "TRANSCRIPT", "ImportFailure", "Imported", "Record", "import_freekill",
-           "import_records"]
+__all__ = ["DATABASE", "FKREP", "KIND_NAMES", "TRANSCRIPT", "ImportFailure", "Imported", "Record", "import_freekill",
+           "import_records", "sniff", "unambiguous"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import lzma
 import sqlite3
 import zlib
@@ -91,18 +92,79 @@ def needed(kind: str, cmd: str) -> bool:
     return kind == REPLY and cmd in READ_REPLIES
 
 
-def detect(head: bytes) -> str:
-    """A transcript is JSON lines starting with its meta object; a client replay is Qt's qCompress
-    (a 4-byte length, then a zlib stream, which starts with 0x78) of CBOR or JSON; the client's
-    database is an SQLite file. ``head``: the input's first bytes (16 are enough)."""
-    if head.lstrip()[:1] == b"{":
-        return TRANSCRIPT
+# What each kind of FreeKill input is called where a person reads it.
+KIND_NAMES = {TRANSCRIPT: "a FreeKill transcript", FKREP: "a FreeKill client replay (.fk.rep)",
+              DATABASE: "FreeKill's client database (SQLite)"}
+_XZ, _GZIP = b"\xfd7zXZ\x00", b"\x1f\x8b"
+_SNIFF = 64 * 1024  # bytes of an input looked at (uncompressed) to tell what it is
+
+
+def _kind_of(head: bytes, strict: bool) -> str | None:
+    """The one test of what FreeKill input ``head`` (the input's first bytes, uncompressed) is. A transcript is
+    JSON lines starting with its meta object; a client replay is Qt's qCompress (a 4-byte length, then a zlib
+    stream, which starts with 0x78) of CBOR or JSON; the client's database is an SQLite file. Loose (the importer,
+    told the input is FreeKill's): the first byte or two decide, and the reader says what is wrong after them.
+    ``strict`` (telling FreeKill input from one of our logs): a transcript's first line must be an object with a
+    ``seq`` and a ``kind`` and have lines after it (our JSON log is one object with no such keys), and a replay's
+    zlib stream must inflate."""
     if head.startswith(SQLITE_MAGIC):
         return DATABASE
+    first, _, rest = head.lstrip().partition(b"\n")
+    if first[:1] == b"{":
+        if not strict:
+            return TRANSCRIPT
+        try:
+            meta = json.loads(first)
+        except (ValueError, RecursionError):  # (nested too deep for Python's JSON: no meta line of FreeKill's)
+            return None
+        return TRANSCRIPT if isinstance(meta, dict) and "seq" in meta and "kind" in meta and rest.strip() else None
     if len(head) > 5 and head[4] == 0x78:
+        if not strict:
+            return FKREP
+        try:
+            zlib.decompressobj().decompress(head[4:], 256)
+        except zlib.error:
+            return None
         return FKREP
-    raise ImportFailure("not FreeKill input: neither a server transcript (JSON lines), a client replay "
-                        "(.fk.rep, qCompress'd CBOR or JSON) nor FreeKill's client database (SQLite)")
+    return None
+
+
+def detect(head: bytes) -> str:
+    """What FreeKill input ``head`` (the input's first bytes, uncompressed; 16 are enough) is, for the importer:
+    TRANSCRIPT, FKREP or DATABASE; ImportFailure when none."""
+    kind = _kind_of(head, strict=False)
+    if kind is None:
+        raise ImportFailure("not FreeKill input: neither a server transcript (JSON lines), a client replay "
+                            "(.fk.rep, qCompress'd CBOR or JSON) nor FreeKill's client database (SQLite)")
+    return kind
+
+
+def _inflated_head(data: bytes) -> bytes:
+    """The first bytes of ``data``, uncompressed when it is xz or gzip (FreeKill's records may be; our logs never
+    are); xz's decoder takes no more memory than the importer gives it for a record of the default size."""
+    try:
+        if data.startswith(_XZ):
+            decoder = lzma.LZMADecompressor(memlimit=xz_memory(DEFAULT_MAX_BYTES))
+            return decoder.decompress(data[: _SNIFF * 4], max_length=_SNIFF)
+        if data.startswith(_GZIP):
+            return zlib.decompressobj(wbits=31).decompress(data[: _SNIFF * 4], _SNIFF)
+    except (lzma.LZMAError, zlib.error, EOFError):
+        return b""
+    return data[:_SNIFF]
+
+
+def sniff(data: bytes) -> str | None:
+    """TRANSCRIPT, FKREP or DATABASE when ``data`` (compressed or not) looks like that FreeKill input, else None:
+    for a command given a file that may be a FreeKill record or one of our logs. A binary GameLog can happen to
+    look like a client replay, so a caller tries it as a log first and asks this only when that fails (see
+    ``unambiguous``)."""
+    return _kind_of(_inflated_head(data), strict=True)
+
+
+def unambiguous(data: bytes) -> bool:
+    """FreeKill input that cannot be one of our logs (compressed, a database, a transcript): imported without
+    being tried as a log first."""
+    return data.startswith((_XZ, _GZIP)) or sniff(data) in (TRANSCRIPT, DATABASE)
 
 
 def _opened(data: bytes, max_bytes: int) -> io.BufferedIOBase:
