@@ -90,7 +90,8 @@ def test_each_cheat_in_an_extension_room_is_refused_live_by_freekills_rules(
     refused = {(room, c.seq): c for room, c in cheats if c.expected_code != "ok"}  # ("ok": an extra turned legal)
     kinds = {c.kind for c in refused.values()}
     assert len(kinds) >= 10 and {"card_chosen_elsewhere", "skill_twice", "choice_not_offered"} <= kinds, sorted(kinds)
-    printed = run.lines.of("violation")
+    # (a room given up as stalled, played again under another id, is judged too: its lines are not these games')
+    printed = [p for p in run.lines.of("violation") if p["room"] in {g.room_id for g in games}]
     assert all(p.get("judge") == "freekill" for p in printed)  # (this engine replays none of these rooms)
     got = {(p["room"], p["record"]): p for p in printed}
     for key, cheat in refused.items():
@@ -104,13 +105,15 @@ def test_every_extension_room_is_stored_with_freekills_verdicts(
         played: tuple[list[GameRecord], Running, BackgroundServer]) -> None:
     games, run, server = played
     assert run.lines.of("uncheckable") == []
+    # (a room given up as stalled and played again under another id is followed too, and stored if it ended)
+    played_rooms = {g.room_id for g in games}
     said = {u["room"] for u in run.lines.of("not_replayed")}
-    assert said == {g.room_id for g in games}
+    assert said >= played_rooms
     stored = {s["room"]: s for s in run.lines.of("stored")}
-    assert set(stored) == said and all(s["judged_by"] == "freekill" for s in stored.values())
+    assert said >= set(stored) >= played_rooms and all(s["judged_by"] == "freekill" for s in stored.values())
     with VerifierClient(server.address, timeout=60) as client:
         listed = {i.metadata.table: i for i in client.list(ListFilter(tournament=TOURNAMENT, judged_by="server"))}
-        assert sorted(listed) == sorted(f"room {g.room_id}" for g in games)
+        assert sorted(listed) == sorted(f"room {r}" for r in stored)
         for game in games:
             info = listed[f"room {game.room_id}"]
             wanted = sorted({CHECK_CODES[c.kind] for c in game.cheats if c.seq is not None and c.expected_code != "ok"})
@@ -161,16 +164,18 @@ def test_a_hegemony_room_is_judged_live_by_freekills_rules(
     # (a legal reply the host sent on the way to a cheat, the first 杀 before a second, is no cheat: "ok")
     refused = {(g.room_id, c.seq): c for g in games for c in g.cheats if c.seq is not None and c.expected_code != "ok"}
     assert len({c.kind for c in refused.values()}) >= 3, sorted({c.kind for c in refused.values()})
-    got = {(p["room"], p["record"]): p for p in run.lines.of("violation")}
+    played_rooms = {g.room_id for g in games}  # (not a room given up as stalled and played again: judged too)
+    got = {(p["room"], p["record"]): p for p in run.lines.of("violation") if p["room"] in played_rooms}
     assert sorted(got) == sorted(refused)  # each cheat, and nothing else
     for key, cheat in refused.items():
         p = got[key]
         assert (p["code"], p["player"], p["source"], p["judge"]) == \
             (CHECK_CODES[cheat.kind], cheat.player, "client", "freekill"), (cheat, p)
     said = {u["room"]: u["reason"] for u in run.lines.of("not_replayed")}
-    assert set(said) == {g.room_id for g in games} and all("new_heg_mode" in r for r in said.values())
+    assert set(said) >= played_rooms and all("new_heg_mode" in r for r in said.values())
     assert run.lines.of("uncheckable") == []
     with VerifierClient(server.address, timeout=60) as client:
-        listed = list(client.list(ListFilter(tournament="fk-heg", judged_by="server")))
+        listed = [i for i in client.list(ListFilter(tournament="fk-heg", judged_by="server"))
+                  if i.metadata.table in {f"room {r}" for r in played_rooms}]
         assert len(listed) == len(games)
         assert sum(i.violation_count for i in listed) == len(refused)

@@ -84,7 +84,8 @@ def test_every_room_is_stored_once_with_its_offline_verdict(
     rooms = J.read_rooms(log_path)
     with VerifierClient(server.address, timeout=60) as client:
         by_table = stored(client, TOURNAMENT)
-        assert sorted(by_table) == sorted(f"room {g.room_id}" for g in games)
+        # (a room given up as stalled, played again under another id, may be stored too if it ended)
+        assert set(by_table) >= {f"room {g.room_id}" for g in games}
         for game in games:
             infos = by_table[f"room {game.room_id}"]
             assert len(infos) == 1, f"room {game.room_id} stored {len(infos)} times"
@@ -138,7 +139,9 @@ def test_freekills_own_rules_refuse_each_cheat_too_and_nothing_else(
     (docs/freekill-bridge.md#two-engines); the stored replays keep FreeKill's verdicts beside ours, with no
     disagreement."""
     _, games, run, server = played
-    theirs = [p for p in run.lines.of("violation") if p.get("judge") == "freekill"]
+    # (a room given up as stalled, played again under another id, is judged too: its lines are not these games')
+    theirs = [p for p in run.lines.of("violation") if p.get("judge") == "freekill"
+              and p["room"] in {g.room_id for g in games}]
     expected = {(g.room_id, c.seq): (CHECK_CODES[c.kind], c.player) for g in games for c in g.cheats
                 if c.seq is not None}
     assert expected

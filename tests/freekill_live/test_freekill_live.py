@@ -136,9 +136,10 @@ def test_every_kind_of_cheat_was_placed(cheat_games: list[tuple[GameRecord, Path
 
 
 def test_each_cheat_is_the_clients_and_flagged_at_its_event(cheat_games: list[tuple[GameRecord, Path]]) -> None:
+    assert any(game.cheats for game, _ in cheat_games)
     for game, log_path in cheat_games:
+        # (a game may place none: the kinds left found no moment in it; it is still judged, clean, below)
         result = J.evaluate(game, log_path)
-        assert result.cheats, f"room {game.room_id}: no cheat"
         for cheat in result.cheats:
             assert cheat.seq is not None, f"{cheat.kind}: no reply record"
             assert cheat.by == "client", f"{cheat.kind}: the tap says the reply was made by {cheat.by}"
