@@ -17,7 +17,7 @@ from google.protobuf import json_format
 
 from clients import interrupts
 from clients.commands.options import card_packages, positive_int, protected_seat_option
-from clients.commands.records import format_hint, is_freekill_record, may_be_freekill_record
+from clients.commands.records import format_hint
 from clients.files import (
     LOG_SUFFIXES,
     RECORD_SUFFIXES,
@@ -25,6 +25,7 @@ from clients.files import (
     read_named_file,
 )
 from importers import ENGINES, RecordError, importer_of_all
+from importers.freekill import sniff, unambiguous
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from verifier import LogFormatError, load_log, text, verify
@@ -105,7 +106,7 @@ def read_logs(path: Path, max_events: int, source: str = "sgs-verify") -> list[E
     a FIFO is not opened, which would wait for a writer)."""
     if source == AUTO:
         data = read_named_file(path, max(MAX_LOG_BYTES, MAX_RECORD_BYTES))
-        if is_freekill_record(data):
+        if unambiguous(data):
             entries = _imported(data, path, "freekill")
         else:
             if len(data) > MAX_LOG_BYTES:
@@ -113,7 +114,7 @@ def read_logs(path: Path, max_events: int, source: str = "sgs-verify") -> list[E
             try:
                 entries = [(str(path), load_log(data))]
             except LogFormatError:
-                if not may_be_freekill_record(data):
+                if sniff(data) is None:
                     raise
                 entries = _imported(data, path, "freekill")
     elif source == "sgs-verify":

@@ -1,26 +1,15 @@
-"""A file given to `check` or `submit` without `--from`: one of our logs, or a FreeKill record, told by its content
-(never its name) by the importer's own test (importers.freekill.sniff)."""
+"""The hint for a file refused as one of our logs that is a FreeKill record, told by its content (never its name) by
+the importer's own test (importers.freekill ``sniff``; ``unambiguous`` tells `check` and `submit` to import one
+without trying it as a log first)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from clients.files import not_regular
-from importers.freekill import KIND_NAMES, sniff, unambiguous
+from importers.freekill import KIND_NAMES, sniff
 
 _HINT_BYTES = 256 * 1024  # read for a hint: enough for the importer's test, compressed
-
-
-def is_freekill_record(data: bytes) -> bool:
-    """A FreeKill record that cannot be one of our logs (compressed, a database, a transcript): imported without
-    being tried as a log first."""
-    return unambiguous(data)
-
-
-def may_be_freekill_record(data: bytes) -> bool:
-    """Does ``data``, which did not load as one of our logs, look like a FreeKill record (a client replay can
-    look like a binary log, so it is asked only then)?"""
-    return sniff(data) is not None
 
 
 def format_hint(path: Path, source: str, err: BaseException) -> str:

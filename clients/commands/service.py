@@ -31,7 +31,7 @@ from clients.client import (
     default_server,
     retrying,
 )
-from clients.commands.records import format_hint, is_freekill_record, may_be_freekill_record
+from clients.commands.records import format_hint
 from clients.files import (
     LOG_SUFFIXES,
     RECORD_SUFFIXES,
@@ -42,6 +42,7 @@ from clients.files import (
 from clients.interrupts import EXIT_INTERRUPTED, deferred
 from clients.progress import ProgressBar
 from importers import ENGINES
+from importers.freekill import sniff, unambiguous
 from sgsverify.v1 import annotation_pb2 as apb
 from sgsverify.v1 import game_log_pb2 as pb
 from sgsverify.v1 import service_pb2 as spb
@@ -446,13 +447,13 @@ def _submit_one(client: VerifierClient, path: Path, args: argparse.Namespace) ->
         # Told by content (clients/commands/records.py); a .fk.rep could be taken for a binary log, so it is one only
         # when it does not load as a log.
         source = "sgs-verify"
-        if is_freekill_record(data):
+        if unambiguous(data):
             source = "freekill"
         else:
             try:
                 load_log(data)
             except LogFormatError:
-                if may_be_freekill_record(data):
+                if sniff(data) is not None:
                     source = "freekill"
         if source == "sgs-verify" and len(data) > MAX_LOG_BYTES:
             read_named_file(path, MAX_LOG_BYTES)  # raises the usual "larger than" error

@@ -141,16 +141,13 @@ def detect(head: bytes) -> str:
 
 def _inflated_head(data: bytes) -> bytes:
     """The first bytes of ``data``, uncompressed when it is xz or gzip (FreeKill's records may be; our logs never
-    are); xz's decoder takes no more memory than the importer gives it for a record of the default size."""
+    are), read as the importer reads it (``opened``: xz's decoder within the memory of a record of the default
+    size); nothing when it cannot be inflated."""
     try:
-        if data.startswith(_XZ):
-            decoder = lzma.LZMADecompressor(memlimit=xz_memory(DEFAULT_MAX_BYTES))
-            return decoder.decompress(data[: _SNIFF * 4], max_length=_SNIFF)
-        if data.startswith(_GZIP):
-            return zlib.decompressobj(wbits=31).decompress(data[: _SNIFF * 4], _SNIFF)
-    except (lzma.LZMAError, zlib.error, EOFError):
+        with opened(data, DEFAULT_MAX_BYTES) as stream:
+            return stream.read(_SNIFF)
+    except (TooLarge, lzma.LZMAError, OSError, EOFError, zlib.error):
         return b""
-    return data[:_SNIFF]
 
 
 def sniff(data: bytes) -> str | None:
@@ -167,13 +164,13 @@ def unambiguous(data: bytes) -> bool:
     return data.startswith((_XZ, _GZIP)) or sniff(data) in (TRANSCRIPT, DATABASE)
 
 
-def _opened(data: bytes, max_bytes: int) -> io.BufferedIOBase:
+def opened(data: bytes, max_bytes: int) -> io.BufferedIOBase:
     """``data`` as a stream, inflated as it is read when it is xz or gzip (nothing is copied); xz's decoder
     takes at most limits.xz_memory(max_bytes)."""
     raw = io.BytesIO(data)
-    if data[:6] == b"\xfd7zXZ\x00":
+    if data.startswith(_XZ):
         return io.BufferedReader(XzReader(data, xz_memory(max_bytes)))
-    if data[:2] == b"\x1f\x8b":
+    if data.startswith(_GZIP):
         return gzip.GzipFile(fileobj=raw)
     return raw
 
@@ -188,7 +185,7 @@ def import_records(data: bytes, name: str = "", fmt: str = "auto", *,
     if len(data) > max_bytes:
         raise ImportFailure(f"the input is {len(data)} bytes; the limit is {max_bytes}")
     try:
-        with _opened(data, max_bytes) as stream:
+        with opened(data, max_bytes) as stream:
             reader = BoundedReader(stream, max_bytes, "the input")
             head = reader.head(16)
             if fmt == "auto":

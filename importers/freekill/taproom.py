@@ -75,10 +75,10 @@ def judge_of(room: RoomTap) -> str:
 
 def looks_like_tap(data: bytes, max_bytes: int) -> bool:
     """Whether ``data`` (maybe xz or gzip) begins as a tap log."""
-    from importers.freekill.api import _opened
+    from importers.freekill.api import opened
 
     try:
-        with _opened(data, max_bytes) as stream:
+        with opened(data, max_bytes) as stream:
             return is_tap(stream.read(32))
     except (lzma.LZMAError, zlib.error, OSError, EOFError, TooLarge):
         return False  # (not readable as a tap log: the importer that reads it says why)
@@ -87,7 +87,7 @@ def looks_like_tap(data: bytes, max_bytes: int) -> bool:
 def import_tap_room(data: bytes, name: str = "", *, max_bytes: int) -> TapRoom:
     """Read one room's tap lines (other lines of a freekill.log are passed over); ImportFailure when they are not
     one room's complete, readable records."""
-    from importers.freekill.api import _opened, needed
+    from importers.freekill.api import needed, opened
 
     if len(data) > max_bytes:
         raise ImportFailure(f"the input is {len(data)} bytes; the limit is {max_bytes}")
@@ -96,7 +96,7 @@ def import_tap_room(data: bytes, name: str = "", *, max_bytes: int) -> TapRoom:
     messages: list[Message] = []
     limit = max_items(max_bytes)
     try:
-        with _opened(data, max_bytes) as stream:
+        with opened(data, max_bytes) as stream:
             reader = BoundedReader(stream, max_bytes, "the input")
             for number, raw in enumerate(reader.lines(reader.head(16)), 1):
                 try:
