@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sgsverify.v1 import game_log_pb2 as pb
-from verifier.cards import all_cards
+from verifier.cards import all_cards, card_name_zh
 
 ROLE = {pb.ROLE_LORD: "lord", pb.ROLE_LOYALIST: "loyalist", pb.ROLE_REBEL: "rebel", pb.ROLE_SPY: "spy"}
 PHASE = {pb.PHASE_START: "start", pb.PHASE_JUDGMENT: "judgment", pb.PHASE_DRAW: "draw", pb.PHASE_PLAY: "play",
@@ -102,10 +102,8 @@ def skill_zh(name: str) -> str:
                 key, zh = getattr(value, "name", None), getattr(value, "zh", None)
                 if isinstance(value, type) and isinstance(key, str) and isinstance(zh, str) and zh:
                     found.setdefault(key, zh)
-        for c in all_cards().values():
-            found.setdefault(c.name, c.name_zh)
         _SKILL_ZH.update(found)
-    return _SKILL_ZH.get(name, name)
+    return _SKILL_ZH.get(name) or card_name_zh(name)
 
 
 def describe(ev: pb.Event, skill_name: Callable[[str], str] | None = None) -> str:
