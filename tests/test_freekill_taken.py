@@ -9,6 +9,7 @@ five SmartAI seats, six cheats substituted as a modified client's replies (tools
 from __future__ import annotations
 
 import lzma
+from collections import Counter
 from pathlib import Path
 
 from importers.freekill import import_freekill
@@ -50,3 +51,33 @@ def test_each_cheat_is_one_violation_and_the_game_is_followed_as_played() -> Non
     assert got == CHEATS
     handled = {v.handling for a in replay.annotations for v in a.violations}
     assert handled == {apb.HANDLING_APPLIED}
+
+
+ZHIHENG_ROOM = Path(__file__).resolve().parent / "data" / "freekill" / "tap_zhiheng_lianying_v0520.log.xz"
+
+
+def test_a_borrowed_zhiheng_that_triggers_the_owners_lianying_is_carried_out() -> None:
+    """A live-test cheat room on core v0.5.20: the modified client of 陆逊 sends 制衡 (a skill he lacks) discarding
+    his one hand card; FreeKill carries it out, 陆逊's own 连营 triggers on the empty hand and draws before 制衡's
+    draw. The log's next event after the 制衡 is that 连营 invocation, not an outcome, so 制衡 was once refused:
+    连营 was out of place (SKILL_TIMING), both draws UNEXPECTED_OUTCOME, the pile out of step, and nine more false
+    violations followed (a later 过河拆桥 at oneself read as CARD_NOT_OWNED). Now it is carried out: each of the
+    room's cheats is one violation at its own reply, and nothing else is flagged but FreeKill's AI's 结姻 gap."""
+    from importers.freekill.convert import convert
+    from importers.freekill.tap import read_tap
+
+    room = read_tap(lzma.decompress(ZHIHENG_ROOM.read_bytes()).decode("utf-8").splitlines())[100]
+    conv = convert(room.messages)
+    replay = verify(conv.log)
+    assert replay.followed and replay.result.finished
+    client = {conv.reply_events[m.seq] for m in room.messages if m.kind == "reply" and m.by == "client"
+              and m.seq in conv.reply_events}
+    found = [(a.index, v.code) for a in replay.annotations for v in a.violations]
+    zhiheng = conv.reply_events[1553]
+    assert conv.log.events[zhiheng + 1].invoke_skill.skill == "lianying"
+    by_zhiheng = [v for a in replay.annotations if a.index == zhiheng for v in a.violations]
+    assert [(v.code, v.handling) for v in by_zhiheng] == [("SKILL_NOT_OWNED", apb.HANDLING_APPLIED)]
+    assert {code for index, code in found if index not in client} <= {"SKILL_COST"}
+    # fifteen cheats, one violation each (the sixteenth client reply is the legal 杀 the host sent before a second)
+    flagged = Counter(index for index, _ in found if index in client)
+    assert len(client) == 16 and len(flagged) == 15 and set(flagged.values()) == {1}

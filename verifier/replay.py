@@ -317,7 +317,9 @@ class Verifier:
         self.lookahead = lookahead
         game = self.game
         if game is not None and lookahead is not None and self.held_kind in DECISION_KINDS \
-                and lookahead.WhichOneof("kind") not in DECISION_KINDS:
+                and (lookahead.WhichOneof("kind") not in DECISION_KINDS or lookahead.HasField("invoke_skill")):
+            # (an outcome, or a skill invoked next: the effect may have triggered one before its outcome shows,
+            # as 制衡 discarding 陆逊's last card triggers 连营; effects.borrowed_skill decides)
             game.evidence = lookahead
         try:
             self._feed_one(held, self.held_kind)

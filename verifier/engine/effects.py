@@ -756,14 +756,21 @@ def missing_skill(game: Game, seat: int, name: str) -> Violation | None:
 def borrowed_skill(game: Game, seat: int, name: str) -> Violation | None:
     """A general's active skill ``seat`` lacks, invoked in their play phase, carried out as the game that was
     played did (docs/log-format.md#taken-cards): the soft SKILL_NOT_OWNED to report, when the log's very next
-    event (Game.evidence) is an outcome about ``seat`` — the skill's effect recorded (制衡's draw); None
-    otherwise (the invocation is refused: SKILL_NOT_OWNED, hard)."""
+    event (Game.evidence) is an outcome about ``seat`` — the skill's effect recorded (制衡's draw) — or their own
+    triggered skill answering that effect before its outcome shows (制衡 discarding 陆逊's last hand card: 连营);
+    None otherwise (the invocation is refused: SKILL_NOT_OWNED, hard)."""
     ev = game.evidence
     eff = game.ruleset.effects.get(name)
     if ev is None or eff is None or not eff.active:
         return None
     kind = ev.WhichOneof("kind")
-    if kind is None or kind in ("cards_moved", "reveal", "reshuffle", "game_over"):
+    if kind == "invoke_skill":
+        answering = game.ruleset.effects.get(ev.invoke_skill.skill)
+        if ev.invoke_skill.seat != seat or answering is None or answering.active \
+                or not game.has_effect(seat, ev.invoke_skill.skill):
+            return None
+        about = seat
+    elif kind is None or kind in ("cards_moved", "reveal", "reshuffle", "game_over"):
         about = ev.cards_moved.from_seat if kind == "cards_moved" and ev.cards_moved.HasField("from_seat") else -1
     else:
         about = getattr(getattr(ev, kind), "seat", -1)
