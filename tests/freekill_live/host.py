@@ -83,9 +83,11 @@ CHEATS: dict[str, str] = {
     # Replies to other requests than PlayCard (the focus FreeKill moves to the seat names the request: RESPONSES).
     "wrong_answer": "WRONG_CARD",       # a 杀 played where a 杀's target is asked for 闪
     "discard_short": "HAND_LIMIT",      # one card too few discarded in the discard phase
+    "discard_extra": "HAND_LIMIT",      # one card too many discarded in the discard phase
 }
 # The request (MoveFocus's name for it) each reply cheat answers.
-RESPONSES = {"wrong_answer": "jink", "discard_short": "phase_discard"}
+RESPONSES = {"wrong_answer": "jink", "discard_short": "phase_discard", "discard_extra": "phase_discard"}
+DISCARDS = frozenset(kind for kind, focus in RESPONSES.items() if focus == "phase_discard")
 # Kinds whose moment is rare (a card of which the deck holds one or two, meeting the state it needs): a short run
 # places them when a game offers the moment; every kind placed is checked all the same.
 RARE_CHEATS = frozenset({"lightning_other", "supply_far", "duplicate_delayed", "analeptic_other", "savage_one"})
@@ -432,19 +434,19 @@ class Planner:
                     continue
                 self.todo.remove(kind)
                 return kind, {"card": slashes[0], "targets": []}, True
-            if kind == "discard_short":
+            if kind in DISCARDS:
                 self.todo.remove(kind)
                 return kind, {}, True
         return None
 
     def complete(self, kind: str, pid: int, request: Any) -> dict[str, Any]:
         """The reply of a cheat that needs the request's data: ``discard_short`` discards one card fewer than the
-        request's ``min_num``."""
-        if kind != "discard_short":
+        request's ``min_num``, ``discard_extra`` one more (the hand holds more than is due: HP above 0)."""
+        if kind not in DISCARDS:
             raise ValueError(kind)
         due = int(request[3]["min_num"]) if isinstance(request, list) and len(request) > 3 else 1
-        return {"card": {"skill": "discard_skill", "subcards": self.table.hand(pid)[:max(due - 1, 0)]},
-                "targets": []}
+        count = max(due - 1, 0) if kind == "discard_short" else due + 1
+        return {"card": {"skill": "discard_skill", "subcards": self.table.hand(pid)[:count]}, "targets": []}
 
     def choose(self, pid: int) -> tuple[str, dict[str, Any], bool] | None:
         """(kind, reply, is_the_cheat) for this PlayCard request of ``pid``, or None (AI plays)."""
@@ -776,7 +778,8 @@ class Host:
         plan = self.pending.get(conn)
         # (a 闪 is asked for with AskForUseCard, or — 护驾's call on v0.5.22 — AskForResponseCard: the same reply)
         wanted = ("AskForUseCard", "AskForResponseCard") if plan is not None and plan[0] == "wrong_answer" else \
-            ("AskForUseActiveSkill",) if plan is not None and plan[0] == "discard_short" else ("PlayCard",)
+            ("AskForUseActiveSkill",) if plan is not None and plan[0] in DISCARDS \
+            else ("PlayCard",)
         if plan is not None and cmd not in wanted:
             self.anomalies.append(f"seat {pid} was switched Online for {wanted} but was asked {cmd} first")
 
@@ -916,7 +919,7 @@ CHECK_CODES: dict[str, str] = {
     "savage_one": "FK_NOT_SELECTABLE", "lightning_other": "FK_NOT_SELECTABLE",
     "analeptic_other": "FK_NOT_SELECTABLE", "equip_other": "FK_NOT_SELECTABLE", "snatch_far": "FK_NOT_SELECTABLE",
     "supply_far": "FK_NOT_SELECTABLE", "duplicate_delayed": "FK_NOT_SELECTABLE",
-    "wrong_answer": "FK_NOT_SELECTABLE", "discard_short": "FK_NOT_FEASIBLE",
+    "wrong_answer": "FK_NOT_SELECTABLE", "discard_short": "FK_NOT_FEASIBLE", "discard_extra": "FK_NOT_SELECTABLE",
     # the extension room's own (CheckHost)
     "general_not_offered": "FK_NOT_OFFERED",  # the lord picks 界孙权 though not among the candidates
     "skill_twice": "FK_NOT_SELECTABLE",       # 界制衡 (once a play phase) a second time

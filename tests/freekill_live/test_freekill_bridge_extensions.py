@@ -45,7 +45,8 @@ from tests.service.test_bridge import Running, wait_for
 pytestmark = pytest.mark.timeout(1800)
 
 KINDS = ["not_held", "draw_pile", "second_slash", "two_targets", "jink_in_play", "snatch_far", "out_of_range",
-         "peach_full_hp", "dismantle_self", "duel_self", "wrong_answer", "discard_short", "duplicate_delayed"]
+         "peach_full_hp", "dismantle_self", "duel_self", "wrong_answer", "discard_short", "discard_extra",
+         "duplicate_delayed"]
 EXTRAS = ["general_not_offered", "skill_twice", "card_chosen_elsewhere", "choice_not_offered"]
 ROOMS_MAX = 6  # rooms tried until ten kinds found their moment
 TOURNAMENT = "fk-ext"
